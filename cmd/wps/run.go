@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"wps/internal/config"
+	"wps/internal/httpapi"
+	"wps/internal/sqlstore"
+	"wps/internal/wps"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// run is the whole program; main only wires signals and the process environment.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cmd := "serve"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "serve":
+		return serve(ctx, args, getenv, stdout, stderr, nil)
+	case "migrate":
+		cfg, err := config.Load(getenv, args, stderr)
+		if err != nil {
+			return err
+		}
+		db, err := sqlstore.Open(ctx, cfg.DatabaseURL, sqlstore.Options{Logger: newLogger(cfg, stderr), Synchronous: cfg.SQLiteSync})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, "migrations applied")
+		return db.Close()
+	case "org":
+		return orgCommand(ctx, args, getenv, stdout, stderr)
+	case "version":
+		fmt.Fprintln(stdout, "wps", version)
+		return nil
+	}
+	return fmt.Errorf("unknown command %q (serve, migrate, org create, version)", cmd)
+}
+
+func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(cfg.LogLevel))
+	opts := &slog.HandlerOptions{Level: level}
+	if cfg.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// serve runs the HTTP server until ctx ends, then lets in-flight requests
+// finish. When ready is not nil it receives the listening address.
+func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, ready chan<- string) error {
+	cfg, err := config.Load(getenv, args, stderr)
+	if err != nil {
+		return err
+	}
+	log := newLogger(cfg, stderr)
+	db, err := sqlstore.Open(ctx, cfg.DatabaseURL, sqlstore.Options{Logger: log, Synchronous: cfg.SQLiteSync})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	svc := wps.NewService(db, wps.ServiceConfig{})
+
+	boot, err := svc.Bootstrap(ctx, cfg.BootstrapOrgName, cfg.BootstrapAPIKey)
+	if err != nil {
+		return fmt.Errorf("bootstrap: %w", err)
+	}
+	if boot != nil {
+		fmt.Fprintf(stdout, "Created organization %q with an ADMIN user.\n", boot.Org.Name)
+		if cfg.BootstrapAPIKey == "" {
+			fmt.Fprintf(stdout, "Admin API key (shown once, keep it safe):\n%s\n", boot.Key.Key)
+		} else {
+			fmt.Fprintln(stdout, "The admin's API key is the one set in WPS_BOOTSTRAP_API_KEY.")
+		}
+	}
+
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return err
+	}
+	api := httpapi.New(svc, httpapi.Options{Logger: log, MaxBodyBytes: cfg.MaxBodyBytes,
+		RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst, Version: version})
+	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	log.Info("serving", "addr", ln.Addr().String(), "database", string(db.Engine()), "version", version)
+	if ready != nil {
+		ready <- ln.Addr().String()
+	}
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down", "timeout", cfg.ShutdownTimeout.String())
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// orgCommand implements "wps org create --name NAME [--admin-email E]".
+func orgCommand(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "create" {
+		return errors.New("usage: wps org create --name NAME [--admin-email EMAIL] [--database-url URL]")
+	}
+	fs := flag.NewFlagSet("org create", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	name := fs.String("name", "", "the new org's name")
+	email := fs.String("admin-email", "", "the admin's email (optional)")
+	dbURL := fs.String("database-url", getenv("WPS_DATABASE_URL"), "database (WPS_DATABASE_URL)")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	if *name == "" {
+		return errors.New("--name is required")
+	}
+	db, err := sqlstore.Open(ctx, *dbURL, sqlstore.Options{})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	out, err := wps.NewService(db, wps.ServiceConfig{}).CreateOrg(ctx, *name, *email)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "Created organization %q (%s) with an ADMIN user.\nAdmin API key (shown once, keep it safe):\n%s\n",
+		out.Org.Name, out.Org.ID, out.Key.Key)
+	return nil
+}

@@ -1,0 +1,85 @@
+// Package config reads wps's configuration from flags and the environment.
+// Flags win over environment variables; both are documented in docs/operations.md.
+package config
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+)
+
+// Config is everything the server needs to start.
+type Config struct {
+	Addr             string        // WPS_ADDR
+	DatabaseURL      string        // WPS_DATABASE_URL: "" is ./wps.db
+	BootstrapAPIKey  string        // WPS_BOOTSTRAP_API_KEY
+	BootstrapOrgName string        // WPS_BOOTSTRAP_ORG_NAME
+	RateLimit        float64       // WPS_RATE_LIMIT: requests/s per API key, 0 = off
+	RateBurst        int           // WPS_RATE_BURST
+	MaxBodyBytes     int64         // WPS_MAX_BODY_BYTES
+	ShutdownTimeout  time.Duration // WPS_SHUTDOWN_TIMEOUT
+	LogFormat        string        // WPS_LOG_FORMAT: text or json
+	LogLevel         string        // WPS_LOG_LEVEL: debug, info, warn, error
+	SQLiteSync       string        // WPS_SQLITE_SYNCHRONOUS: FULL (default), NORMAL, ...
+}
+
+// Load builds a Config from the environment, then applies flags from args.
+func Load(getenv func(string) string, args []string, stderr io.Writer) (Config, error) {
+	env := func(name, def string) string {
+		if v := getenv(name); v != "" {
+			return v
+		}
+		return def
+	}
+	c := Config{}
+	fs := flag.NewFlagSet("wps", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.Addr, "addr", env("WPS_ADDR", "127.0.0.1:8080"), "listen address (WPS_ADDR)")
+	fs.StringVar(&c.DatabaseURL, "database-url", env("WPS_DATABASE_URL", ""), "SQLite path or sqlite: URL, or postgres:// URL (WPS_DATABASE_URL); default ./wps.db")
+	fs.StringVar(&c.BootstrapAPIKey, "bootstrap-api-key", env("WPS_BOOTSTRAP_API_KEY", ""), "the first admin's API key on an empty database (WPS_BOOTSTRAP_API_KEY)")
+	fs.StringVar(&c.BootstrapOrgName, "bootstrap-org-name", env("WPS_BOOTSTRAP_ORG_NAME", "Default"), "the first org's name (WPS_BOOTSTRAP_ORG_NAME)")
+	fs.StringVar(&c.LogFormat, "log-format", env("WPS_LOG_FORMAT", "text"), "text or json (WPS_LOG_FORMAT)")
+	fs.StringVar(&c.LogLevel, "log-level", env("WPS_LOG_LEVEL", "info"), "debug, info, warn or error (WPS_LOG_LEVEL)")
+	fs.StringVar(&c.SQLiteSync, "sqlite-synchronous", env("WPS_SQLITE_SYNCHRONOUS", "FULL"), "SQLite synchronous pragma (WPS_SQLITE_SYNCHRONOUS)")
+	var err error
+	if c.RateLimit, err = strconv.ParseFloat(env("WPS_RATE_LIMIT", "100"), 64); err != nil {
+		return c, fmt.Errorf("WPS_RATE_LIMIT: %w", err)
+	}
+	if c.RateBurst, err = strconv.Atoi(env("WPS_RATE_BURST", "200")); err != nil {
+		return c, fmt.Errorf("WPS_RATE_BURST: %w", err)
+	}
+	if c.MaxBodyBytes, err = strconv.ParseInt(env("WPS_MAX_BODY_BYTES", "1048576"), 10, 64); err != nil {
+		return c, fmt.Errorf("WPS_MAX_BODY_BYTES: %w", err)
+	}
+	if c.ShutdownTimeout, err = time.ParseDuration(env("WPS_SHUTDOWN_TIMEOUT", "30s")); err != nil {
+		return c, fmt.Errorf("WPS_SHUTDOWN_TIMEOUT: %w", err)
+	}
+	fs.Float64Var(&c.RateLimit, "rate-limit", c.RateLimit, "requests per second per API key, 0 turns it off (WPS_RATE_LIMIT)")
+	fs.IntVar(&c.RateBurst, "rate-burst", c.RateBurst, "burst per API key (WPS_RATE_BURST)")
+	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", c.MaxBodyBytes, "request body limit (WPS_MAX_BODY_BYTES)")
+	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "how long in-flight requests may finish on SIGTERM (WPS_SHUTDOWN_TIMEOUT)")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	return c, c.Validate()
+}
+
+// Validate reports the first setting that cannot work.
+func (c Config) Validate() error {
+	switch {
+	case c.Addr == "":
+		return fmt.Errorf("addr must not be empty")
+	case c.RateLimit < 0 || c.RateBurst < 0:
+		return fmt.Errorf("rate limit and burst must not be negative")
+	case c.MaxBodyBytes < 1024:
+		return fmt.Errorf("max body bytes must be at least 1024")
+	case c.LogFormat != "text" && c.LogFormat != "json":
+		return fmt.Errorf("log format must be text or json")
+	}
+	return nil
+}

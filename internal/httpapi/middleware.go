@@ -1,0 +1,359 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"log/slog"
+	"math"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"wps/internal/wps"
+)
+
+type ctxKey int
+
+const (
+	principalKey ctxKey = iota
+	requestIDKey
+)
+
+// principal returns the authenticated caller, or nil.
+func principal(ctx context.Context) *wps.Principal {
+	p, _ := ctx.Value(principalKey).(*wps.Principal)
+	return p
+}
+
+func requestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey).(string)
+	return id
+}
+
+// recorder remembers the status and, when asked, a copy of the body.
+type recorder struct {
+	http.ResponseWriter
+	status int
+	body   *bytes.Buffer
+}
+
+func (r *recorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	if r.body != nil {
+		r.body.Write(b)
+	}
+	return r.ResponseWriter.Write(b)
+}
+
+func (r *recorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// logRequests gives every request an id, logs it when it ends, and turns a
+// panic into a 500 problem.
+func (s *Server) logRequests(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		id := r.Header.Get("X-Request-Id")
+		if id == "" || len(id) > 100 {
+			b := make([]byte, 8)
+			_, _ = rand.Read(b)
+			id = hex.EncodeToString(b)
+		}
+		w.Header().Set("X-Request-Id", id)
+		ctx := context.WithValue(r.Context(), requestIDKey, id)
+		rec := &recorder{ResponseWriter: w}
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				s.log.ErrorContext(ctx, "panic", "err", v, "request_id", id)
+				if rec.status == 0 {
+					writeProblem(rec, newProblem(http.StatusInternalServerError, "", "internal error", nil))
+				}
+			}
+			attrs := []any{"method", r.Method, "path", r.URL.Path, "status", rec.status,
+				"ms", float64(time.Since(start).Microseconds()) / 1000, "request_id", id}
+			if p := principal(ctx); p != nil {
+				attrs = append(attrs, "org", p.OrgID, "user", p.UserID)
+			}
+			s.log.LogAttrs(ctx, slog.LevelInfo, "request", slogAttrs(attrs)...)
+		}()
+		next.ServeHTTP(rec, r.WithContext(ctx))
+	})
+}
+
+func slogAttrs(kv []any) []slog.Attr {
+	out := make([]slog.Attr, 0, len(kv)/2)
+	for i := 0; i+1 < len(kv); i += 2 {
+		out = append(out, slog.Any(kv[i].(string), kv[i+1]))
+	}
+	return out
+}
+
+// muxFallback answers the mux's own 404 and 405 (plain text) as problems.
+func muxFallback(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(&fallbackWriter{ResponseWriter: w, r: r}, r)
+	})
+}
+
+type fallbackWriter struct {
+	http.ResponseWriter
+	r       *http.Request
+	swallow bool
+}
+
+func (f *fallbackWriter) WriteHeader(code int) {
+	plain := strings.HasPrefix(f.Header().Get("Content-Type"), "text/plain")
+	if plain && (code == http.StatusNotFound || code == http.StatusMethodNotAllowed) {
+		f.swallow = true
+		f.Header().Del("Content-Length")
+		detail := "no such resource: " + f.r.URL.Path
+		if code == http.StatusMethodNotAllowed {
+			detail = f.r.Method + " is not allowed here; allowed: " + f.Header().Get("Allow")
+		}
+		writeProblem(f.ResponseWriter, newProblem(code, "", detail, nil))
+		return
+	}
+	f.ResponseWriter.WriteHeader(code)
+}
+
+func (f *fallbackWriter) Write(b []byte) (int, error) {
+	if f.swallow {
+		return len(b), nil
+	}
+	return f.ResponseWriter.Write(b)
+}
+
+func (f *fallbackWriter) Unwrap() http.ResponseWriter { return f.ResponseWriter }
+
+// authenticate resolves a Bearer key to a principal. A request without a key
+// goes on anonymous (public routes serve it, others answer 401); a bad key
+// answers 401 at once.
+func (s *Server) authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := r.Header.Get("Authorization")
+		if h == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		scheme, key, ok := strings.Cut(h, " ")
+		if !ok || !strings.EqualFold(scheme, "Bearer") {
+			writeProblem(w, unauthorized("use Authorization: Bearer <api-key>"))
+			return
+		}
+		p, err := s.svc.Authenticate(r.Context(), strings.TrimSpace(key))
+		if err != nil {
+			writeProblem(w, problemFor(r.Context(), s.log, err))
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey, p)))
+	})
+}
+
+func unauthorized(detail string) *Problem {
+	return newProblem(http.StatusUnauthorized, "", detail, nil)
+}
+
+// limiter is a token bucket per API key (per client address when anonymous).
+type limiter struct {
+	mu      sync.Mutex
+	limit   rate.Limit
+	burst   int
+	buckets map[string]*bucket
+	sweep   time.Time
+}
+
+type bucket struct {
+	l    *rate.Limiter
+	seen time.Time
+}
+
+// allow takes a token for key, or says how long until one is free.
+func (l *limiter) allow(key string, now time.Time) (bool, time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if now.Sub(l.sweep) > time.Minute {
+		for k, b := range l.buckets {
+			if now.Sub(b.seen) > 10*time.Minute {
+				delete(l.buckets, k)
+			}
+		}
+		l.sweep = now
+	}
+	b := l.buckets[key]
+	if b == nil {
+		b = &bucket{l: rate.NewLimiter(l.limit, l.burst)}
+		l.buckets[key] = b
+	}
+	b.seen = now
+	res := b.l.ReserveN(now, 1)
+	if d := res.DelayFrom(now); d > 0 {
+		res.CancelAt(now)
+		return false, d
+	}
+	return true, 0
+}
+
+func (s *Server) rateLimit(next http.Handler) http.Handler {
+	if s.limiter == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key := "addr:" + clientAddr(r)
+		if p := principal(r.Context()); p != nil {
+			key = "key:" + p.KeyID
+		}
+		if ok, wait := s.limiter.allow(key, time.Now()); !ok {
+			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+			writeProblem(w, newProblem(http.StatusTooManyRequests, "", "rate limit exceeded; retry later", nil))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func clientAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// idempotencyTTL is how long a first answer is replayed.
+const idempotencyTTL = 24 * time.Hour
+
+// idempotency replays the first answer to a POST with the same
+// Idempotency-Key and body, so that a retried request never acts twice.
+// The same key with another body answers 422; while the first request is
+// still running, 409. Answers of 5xx, 401 and 429 are not kept, so such a
+// request can be retried with the same key.
+func (s *Server) idempotency(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key := r.Header.Get("Idempotency-Key")
+		if r.Method != http.MethodPost || key == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if len(key) > 255 {
+			writeProblem(w, newProblem(http.StatusBadRequest, "", "Idempotency-Key must be at most 255 characters", nil))
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
+		if err != nil {
+			var tooBig *http.MaxBytesError
+			if errors.As(err, &tooBig) {
+				writeProblem(w, newProblem(http.StatusRequestEntityTooLarge, "", "request body is over the limit of "+strconv.FormatInt(s.maxBody, 10)+" bytes", nil))
+				return
+			}
+			writeProblem(w, newProblem(http.StatusBadRequest, "", "cannot read the request body", nil))
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		scope := "public"
+		if p := principal(r.Context()); p != nil {
+			scope = p.KeyID
+		}
+		sum := sha256.Sum256(append([]byte(r.Method+" "+r.URL.RequestURI()+"\n"), body...))
+		rec := wps.Idempotent{Scope: scope, Key: key, RequestHash: hex.EncodeToString(sum[:]), CreatedAt: wps.At(time.Now())}
+
+		prior, err := s.reserve(r.Context(), rec)
+		if err != nil {
+			writeProblem(w, problemFor(r.Context(), s.log, err))
+			return
+		}
+		if prior != nil {
+			switch {
+			case prior.RequestHash != rec.RequestHash:
+				writeProblem(w, newProblem(http.StatusUnprocessableEntity, string(wps.CodeInvalid),
+					"this Idempotency-Key was used with another request", []wps.FieldError{{Field: "Idempotency-Key", Message: "used with another request"}}))
+			case !prior.Done:
+				writeProblem(w, newProblem(http.StatusConflict, "", "a request with this Idempotency-Key is in progress", nil))
+			default:
+				for k, v := range prior.Header {
+					w.Header().Set(k, v)
+				}
+				w.Header().Set("Idempotent-Replayed", "true")
+				w.WriteHeader(prior.Status)
+				_, _ = w.Write(prior.Body)
+			}
+			return
+		}
+
+		out := &recorder{ResponseWriter: w, body: &bytes.Buffer{}}
+		completed := false
+		defer func() {
+			// Runs after a panic too, so the key is never left in progress.
+			ctx := context.WithoutCancel(r.Context())
+			keep := completed && out.status < 500 && out.status != http.StatusUnauthorized && out.status != http.StatusTooManyRequests
+			err := s.svc.Store().Write(ctx, func(tx wps.Tx) error {
+				if !keep {
+					return tx.DeleteIdempotent(scope, key)
+				}
+				rec.Done, rec.Status, rec.Body = true, out.status, out.body.Bytes()
+				rec.Header = map[string]string{}
+				for _, h := range []string{"Content-Type", "Location"} {
+					if v := out.Header().Get(h); v != "" {
+						rec.Header[h] = v
+					}
+				}
+				return tx.CompleteIdempotent(rec)
+			})
+			if err != nil {
+				s.log.ErrorContext(ctx, "idempotency record", "err", err, "request_id", requestID(ctx))
+			}
+		}()
+		next.ServeHTTP(out, r)
+		completed = true
+	})
+}
+
+// reserve claims the key for this request, or returns the record that holds
+// it. A record past its time to live is dropped and the key claimed anew.
+func (s *Server) reserve(ctx context.Context, rec wps.Idempotent) (*wps.Idempotent, error) {
+	var prior *wps.Idempotent
+	err := s.svc.Store().Write(ctx, func(tx wps.Tx) error {
+		prior = nil
+		old, err := tx.GetIdempotent(rec.Scope, rec.Key)
+		switch {
+		case err == nil && old.CreatedAt.Add(idempotencyTTL).After(rec.CreatedAt.Time):
+			prior = &old
+			return nil
+		case err == nil:
+			if err := tx.DeleteIdempotent(rec.Scope, rec.Key); err != nil {
+				return err
+			}
+		case !wps.IsCode(err, wps.CodeNotFound):
+			return err
+		}
+		return tx.ReserveIdempotent(rec)
+	})
+	return prior, err
+}
+

@@ -1,0 +1,37 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"wps/internal/wps"
+)
+
+// routes lists every route of the API, in one place.
+func (s *Server) routes() {
+	const get, post, patch, del = http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete
+
+	register(s, op(get, "/healthz", "healthz", "Liveness: the process answers", 200, public), s.healthz)
+	register(s, op(get, "/readyz", "readyz", "Readiness: the database answers", 200, public), s.readyz)
+
+	register(s, op(get, "/v1/organizations", "getOrganization", "The caller's organization", 200, member), s.getOrg)
+	register(s, op(post, "/v1/organizations", "updateOrganization", "Update org", 200, needs(wps.FnOrgUpdate)), s.updateOrg)
+
+	register(s, op(get, "/v1/users/me", "getMe", "The caller's user", 200, member), s.getMe)
+	register(s, op(post, "/v1/users/me/api-keys", "createApiKey", "Create an API key for the caller", 201, member), s.createAPIKey)
+	register(s, op(get, "/v1/users/me/api-keys", "listApiKeys", "List the caller's API keys", 200, member), s.listAPIKeys)
+	register(s, op(del, "/v1/users/me/api-keys/{id}", "deleteApiKey", "Revoke one of the caller's API keys", 204, member), s.deleteAPIKey)
+	register(s, op(get, "/v1/users", "listUsers", "List the organization's users", 200, needs(wps.FnUsersRead)), s.listUsers)
+
+	register(s, op(post, "/v1/invites", "createInvite", "Invite a user", 201, needs(wps.FnUsersInvite)), s.createInvite)
+	register(s, op(get, "/v1/invites", "listInvites", "List invites", 200, needs(wps.FnUsersInvite)), s.listInvites)
+	register(s, op(del, "/v1/invites/{id}", "deleteInvite", "Revoke an invite", 204, needs(wps.FnUsersInvite)), s.deleteInvite)
+	register(s, op(post, "/v1/invites/accept", "acceptInvite", "Accept an invite: the token is the credential", 201, public), s.acceptInvite)
+
+	register(s, op(post, "/v1/roles/assign", "assignRole", "Assign a role to a user", 200, needs(wps.FnRolesManage)), s.assignRole)
+	register(s, op(post, "/v1/roles/revoke", "revokeRole", "Revoke a role from a user", 200, needs(wps.FnRolesManage)), s.revokeRole)
+
+	register(s, op(post, "/v1/users/policies", "createPolicy", "Create a policy", 201, needs(wps.FnPoliciesManage)), s.createPolicy)
+	register(s, op(get, "/v1/users/policies", "listPolicies", "List policies", 200, needs(wps.FnUsersRead)), s.listPolicies)
+	register(s, op(patch, "/v1/users/policies/{id}", "updatePolicy", "Update a policy (a new name renames every reference)", 200, needs(wps.FnPoliciesManage)), s.updatePolicy)
+	register(s, op(del, "/v1/users/policies/{id}", "deletePolicy", "Delete a policy", 204, needs(wps.FnPoliciesManage)), s.deletePolicy)
+}

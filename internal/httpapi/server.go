@@ -1,0 +1,154 @@
+// Package httpapi serves the wps API over HTTP: routes.go lists every route,
+// one file per noun decodes, calls the service and encodes, problem.go maps
+// every error to one status, and the OpenAPI 3.1 document is generated from
+// the same registrations by huma.
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"reflect"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humago"
+	"golang.org/x/time/rate"
+
+	"wps/internal/wps"
+)
+
+func init() {
+	huma.NewError = humaError
+}
+
+// Options configures a Server; zero values take defaults.
+type Options struct {
+	Logger       *slog.Logger
+	MaxBodyBytes int64   // default 1 MiB
+	RateLimit    float64 // requests per second per API key; 0 turns limiting off
+	RateBurst    int     // default 2 × RateLimit
+	Version      string
+}
+
+// Server is the HTTP API. It is an http.Handler.
+type Server struct {
+	svc     *wps.Service
+	log     *slog.Logger
+	maxBody int64
+	limiter *limiter
+	api     huma.API
+	handler http.Handler
+}
+
+// New builds the API over svc.
+func New(svc *wps.Service, opt Options) *Server {
+	if opt.Logger == nil {
+		opt.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opt.MaxBodyBytes <= 0 {
+		opt.MaxBodyBytes = 1 << 20
+	}
+	if opt.Version == "" {
+		opt.Version = "dev"
+	}
+	s := &Server{svc: svc, log: opt.Logger, maxBody: opt.MaxBodyBytes}
+	if opt.RateLimit > 0 {
+		if opt.RateBurst <= 0 {
+			opt.RateBurst = int(2 * opt.RateLimit)
+		}
+		s.limiter = &limiter{limit: rate.Limit(opt.RateLimit), burst: max(opt.RateBurst, 1), buckets: map[string]*bucket{}}
+	}
+
+	mux := http.NewServeMux()
+	cfg := huma.DefaultConfig("wps: Workflow Process Service", opt.Version)
+	cfg.FieldsOptionalByDefault = true
+	cfg.CreateHooks = nil // no $schema links in bodies: the shapes are the contract
+	cfg.OpenAPIPath = "/v1/openapi"
+	cfg.DocsPath = ""
+	cfg.SchemasPath = ""
+	cfg.Info.Description = "Define entities and processes made of steps, then drive each measurement through them. See docs/api.md."
+	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
+		"bearer": {Type: "http", Scheme: "bearer", Description: "An API key: Authorization: Bearer wps_..."},
+	}
+	cfg.Components.Schemas.RegisterTypeAlias(reflect.TypeFor[wps.Time](), reflect.TypeFor[time.Time]())
+	s.api = humago.New(mux, cfg)
+	s.api.UseMiddleware(s.authorize)
+	s.routes()
+
+	var h http.Handler = muxFallback(mux)
+	h = s.idempotency(h)
+	h = s.rateLimit(h)
+	h = s.authenticate(h)
+	s.handler = s.logRequests(h)
+	return s
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// OpenAPI returns the generated OpenAPI document.
+func (s *Server) OpenAPI() *huma.OpenAPI { return s.api.OpenAPI() }
+
+// access says who may call an operation: anyone (public), any member
+// (fn empty), or holders of a policy granting fn (and ADMIN).
+type access struct {
+	public bool
+	fn     wps.Function
+}
+
+var (
+	public = access{public: true}
+	member = access{}
+)
+
+func needs(fn wps.Function) access { return access{fn: fn} }
+
+// op describes one route for huma and the OpenAPI document.
+func op(method, path, id, summary string, status int, a access) huma.Operation {
+	o := huma.Operation{
+		OperationID:   id,
+		Method:        method,
+		Path:          path,
+		Summary:       summary,
+		DefaultStatus: status,
+		Metadata:      map[string]any{"access": a},
+		Errors:        []int{400, 422},
+	}
+	if !a.public {
+		o.Security = []map[string][]string{{"bearer": {}}}
+		o.Errors = append(o.Errors, 401, 403, 429)
+		if a.fn != "" {
+			o.Description = "Requires function `" + string(a.fn) + "`."
+			o.Extensions = map[string]any{"x-wps-function": string(a.fn)}
+		}
+	}
+	return o
+}
+
+// register adds a route whose handler returns domain errors.
+func register[I, O any](s *Server, o huma.Operation, fn func(context.Context, *I) (*O, error)) {
+	huma.Register(s.api, o, func(ctx context.Context, in *I) (*O, error) {
+		out, err := fn(ctx, in)
+		if err != nil {
+			return nil, problemFor(ctx, s.log, err)
+		}
+		return out, nil
+	})
+}
+
+// authorize enforces each operation's access before its body is read.
+func (s *Server) authorize(ctx huma.Context, next func(huma.Context)) {
+	a, _ := ctx.Operation().Metadata["access"].(access)
+	if !a.public {
+		p := principal(ctx.Context())
+		if p == nil {
+			_ = huma.WriteErr(s.api, ctx, http.StatusUnauthorized, "missing API key: use Authorization: Bearer <api-key>")
+			return
+		}
+		if a.fn != "" && !p.Can(a.fn) {
+			_ = huma.WriteErr(s.api, ctx, http.StatusForbidden, "this action needs a policy with function "+string(a.fn))
+			return
+		}
+	}
+	next(ctx)
+}

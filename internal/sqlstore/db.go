@@ -1,0 +1,515 @@
+// Package sqlstore implements wps.Store on SQLite and on PostgreSQL with one
+// set of plain SQL: the engines differ only in the few places the dialect
+// names (placeholders, row locks, error codes, connection setup), and each
+// has its own numbered migrations under migrations/<engine>.
+//
+// On SQLite every write goes through one writer goroutine that commits the
+// transactions of concurrent requests together (group commit): each request
+// runs inside its own savepoint, so one request's failure never touches
+// another's, and one fsync makes them all durable. On PostgreSQL each write
+// is its own transaction from a pool, retried on serialization failures.
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+	"github.com/pressly/goose/v3"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"wps/internal/wps"
+)
+
+//go:embed migrations
+var migrations embed.FS
+
+// Engine names a database engine.
+type Engine string
+
+// The two engines.
+const (
+	SQLite   Engine = "sqlite"
+	Postgres Engine = "postgres"
+)
+
+// Options tunes a DB; zero values take defaults.
+type Options struct {
+	Logger    *slog.Logger
+	MaxBatch  int // SQLite: most transactions in one group commit (default 128)
+	ReadConns int // SQLite: reader connections (default 4)
+	MaxConns  int // PostgreSQL: pool size (default 16)
+	// Synchronous is SQLite's synchronous pragma (default FULL: an
+	// acknowledged write survives a power loss).
+	Synchronous string
+}
+
+// DB is a wps.Store.
+type DB struct {
+	engine Engine
+	write  *sql.DB // SQLite: the writer's single connection; PostgreSQL: the pool
+	read   *sql.DB // SQLite: reader connections; PostgreSQL: the same pool
+	log    *slog.Logger
+
+	jobs     chan *job // SQLite group commit queue
+	maxBatch int
+	stop     chan struct{}
+	stopped  chan struct{}
+	once     sync.Once
+	rebinds  sync.Map // query text → PostgreSQL form
+}
+
+var _ wps.Store = (*DB)(nil)
+
+// ParseURL tells which engine a database URL selects and the driver's DSN
+// for it: "" is the SQLite file wps.db, "postgres://" or "postgresql://" is
+// PostgreSQL, "sqlite:PATH" or a plain path is a SQLite file.
+func ParseURL(raw string) (Engine, string) {
+	switch {
+	case raw == "":
+		return SQLite, "wps.db"
+	case strings.HasPrefix(raw, "postgres://"), strings.HasPrefix(raw, "postgresql://"):
+		return Postgres, raw
+	case strings.HasPrefix(raw, "sqlite://"):
+		return SQLite, strings.TrimPrefix(raw, "sqlite://")
+	case strings.HasPrefix(raw, "sqlite:"):
+		return SQLite, strings.TrimPrefix(raw, "sqlite:")
+	}
+	return SQLite, raw
+}
+
+// Open connects to the database that rawURL names and applies pending migrations.
+func Open(ctx context.Context, rawURL string, opt Options) (*DB, error) {
+	if opt.Logger == nil {
+		opt.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opt.MaxBatch <= 0 {
+		opt.MaxBatch = 128
+	}
+	if opt.ReadConns <= 0 {
+		opt.ReadConns = 4
+	}
+	if opt.MaxConns <= 0 {
+		opt.MaxConns = 16
+	}
+	if opt.Synchronous == "" {
+		opt.Synchronous = "FULL"
+	}
+	engine, dsn := ParseURL(rawURL)
+	db := &DB{engine: engine, log: opt.Logger, maxBatch: opt.MaxBatch}
+	var err error
+	switch engine {
+	case SQLite:
+		err = db.openSQLite(dsn, opt)
+	case Postgres:
+		err = db.openPostgres(dsn, opt)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := db.ping(ctx); err != nil {
+		db.closeConns()
+		return nil, fmt.Errorf("connect to %s: %w", engine, err)
+	}
+	if err := db.Migrate(ctx); err != nil {
+		db.closeConns()
+		return nil, err
+	}
+	if engine == SQLite {
+		db.jobs = make(chan *job, 4*opt.MaxBatch)
+		db.stop = make(chan struct{})
+		db.stopped = make(chan struct{})
+		go db.writer()
+	}
+	return db, nil
+}
+
+func (db *DB) openSQLite(path string, opt Options) error {
+	switch strings.ToUpper(opt.Synchronous) {
+	case "OFF", "NORMAL", "FULL", "EXTRA":
+	default:
+		return fmt.Errorf("unknown SQLite synchronous mode %q", opt.Synchronous)
+	}
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous("+opt.Synchronous+")")
+	q.Add("_pragma", "foreign_keys(ON)")
+	w := url.Values{"_txlock": {"immediate"}}
+	for k, v := range q {
+		w[k] = v
+	}
+	var err error
+	if db.write, err = sql.Open("sqlite", "file:"+path+"?"+w.Encode()); err != nil {
+		return err
+	}
+	db.write.SetMaxOpenConns(1)
+	db.write.SetConnMaxIdleTime(0)
+	q.Add("_pragma", "query_only(ON)")
+	if db.read, err = sql.Open("sqlite", "file:"+path+"?"+q.Encode()); err != nil {
+		return err
+	}
+	db.read.SetMaxOpenConns(opt.ReadConns)
+	db.read.SetMaxIdleConns(opt.ReadConns)
+	return nil
+}
+
+func (db *DB) openPostgres(dsn string, opt Options) error {
+	var err error
+	if db.write, err = sql.Open("pgx", dsn); err != nil {
+		return err
+	}
+	db.write.SetMaxOpenConns(opt.MaxConns)
+	db.write.SetMaxIdleConns(opt.MaxConns)
+	db.read = db.write
+	return nil
+}
+
+func (db *DB) ping(ctx context.Context) error {
+	if err := db.write.PingContext(ctx); err != nil {
+		return err
+	}
+	return db.read.PingContext(ctx)
+}
+
+// Engine reports which engine the DB runs on.
+func (db *DB) Engine() Engine { return db.engine }
+
+// Ping checks that the database answers.
+func (db *DB) Ping(ctx context.Context) error { return db.ping(ctx) }
+
+// Migrate applies the pending migrations of the DB's engine, each in a transaction.
+func (db *DB) Migrate(ctx context.Context) error {
+	dir, err := fs.Sub(migrations, "migrations/"+string(db.engine))
+	if err != nil {
+		return err
+	}
+	dialect := goose.DialectSQLite3
+	if db.engine == Postgres {
+		dialect = goose.DialectPostgres
+	}
+	p, err := goose.NewProvider(dialect, db.write, dir)
+	if err != nil {
+		return fmt.Errorf("migrations: %w", err)
+	}
+	res, err := p.Up(ctx)
+	if err != nil {
+		return fmt.Errorf("migrations: %w", err)
+	}
+	for _, r := range res {
+		db.log.Info("migration applied", "version", r.Source.Version, "path", r.Source.Path)
+	}
+	return nil
+}
+
+// Close stops the writer after the queued writes and closes the connections.
+func (db *DB) Close() error {
+	db.once.Do(func() {
+		if db.stop != nil {
+			close(db.stop)
+			<-db.stopped
+		}
+	})
+	return db.closeConns()
+}
+
+func (db *DB) closeConns() error {
+	err := db.write.Close()
+	if db.read != db.write {
+		err = errors.Join(err, db.read.Close())
+	}
+	return err
+}
+
+// Read runs fn in a read-only transaction.
+func (db *DB) Read(ctx context.Context, fn func(wps.Tx) error) error {
+	sqltx, err := db.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return db.txErr(ctx, err)
+	}
+	defer sqltx.Rollback() //nolint:errcheck // read-only: nothing to keep
+	return call(fn, &tx{db: db, tx: sqltx, ctx: ctx})
+}
+
+// Write runs fn in a transaction that commits when fn returns nil.
+func (db *DB) Write(ctx context.Context, fn func(wps.Tx) error) error {
+	if db.engine == SQLite {
+		return db.enqueue(ctx, fn)
+	}
+	for attempt := 0; ; attempt++ {
+		err := db.writeOnce(ctx, fn)
+		if !retryable(err) || attempt == 9 {
+			return err
+		}
+		time.Sleep(time.Duration(attempt+1) * 2 * time.Millisecond)
+	}
+}
+
+func (db *DB) writeOnce(ctx context.Context, fn func(wps.Tx) error) error {
+	sqltx, err := db.write.BeginTx(ctx, nil)
+	if err != nil {
+		return db.txErr(ctx, err)
+	}
+	if err := call(fn, &tx{db: db, tx: sqltx, ctx: ctx}); err != nil {
+		_ = sqltx.Rollback()
+		return err
+	}
+	if err := sqltx.Commit(); err != nil {
+		return db.txErr(ctx, err)
+	}
+	return nil
+}
+
+// call runs fn, turning a panic into an internal error so that one bad
+// request cannot take the writer down.
+func call(fn func(wps.Tx) error, t *tx) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = wps.Internal(fmt.Errorf("panic in transaction: %v", r))
+		}
+	}()
+	return fn(t)
+}
+
+// txErr classifies an error of BeginTx or Commit.
+func (db *DB) txErr(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) && (pg.Code == "40001" || pg.Code == "40P01") {
+		return &wps.Error{Code: wps.CodeConflict, Message: "concurrent update, try again", Err: err}
+	}
+	return wps.Internal(err)
+}
+
+// retryable reports a PostgreSQL serialization failure or deadlock.
+func retryable(err error) bool {
+	var pg *pgconn.PgError
+	return errors.As(err, &pg) && (pg.Code == "40001" || pg.Code == "40P01")
+}
+
+// job is one Write waiting for the SQLite writer.
+type job struct {
+	ctx  context.Context
+	fn   func(wps.Tx) error
+	done chan error
+}
+
+func (db *DB) enqueue(ctx context.Context, fn func(wps.Tx) error) error {
+	j := &job{ctx: ctx, fn: fn, done: make(chan error, 1)}
+	select {
+	case db.jobs <- j:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-db.stop:
+		return wps.Internal(errors.New("store is closed"))
+	}
+	// Once queued the job runs to the end even if ctx ends: the caller
+	// must learn whether its change was committed.
+	return <-j.done
+}
+
+// writer is the only goroutine that writes to SQLite. It takes every job
+// waiting in the queue (up to MaxBatch) and commits them together.
+func (db *DB) writer() {
+	defer close(db.stopped)
+	batch := make([]*job, 0, db.maxBatch)
+	for {
+		select {
+		case j := <-db.jobs:
+			batch = append(batch[:0], j)
+		drain:
+			for len(batch) < db.maxBatch {
+				select {
+				case j := <-db.jobs:
+					batch = append(batch, j)
+				default:
+					break drain
+				}
+			}
+			db.commitBatch(batch)
+		case <-db.stop:
+			for {
+				select {
+				case j := <-db.jobs:
+					db.commitBatch([]*job{j})
+				default:
+					return
+				}
+			}
+		}
+	}
+}
+
+func (db *DB) commitBatch(batch []*job) {
+	ctx := context.Background()
+	errs := make([]error, len(batch))
+	finish := func() {
+		for i, j := range batch {
+			j.done <- errs[i]
+		}
+	}
+	defer finish()
+	fail := func(err error) {
+		for i := range errs {
+			if errs[i] == nil {
+				errs[i] = wps.Internal(err)
+			}
+		}
+	}
+	sqltx, err := db.write.BeginTx(ctx, nil)
+	if err != nil {
+		fail(err)
+		return
+	}
+	single := len(batch) == 1
+	for i, j := range batch {
+		if err := j.ctx.Err(); err != nil {
+			errs[i] = err
+			continue
+		}
+		t := &tx{db: db, tx: sqltx, ctx: ctx}
+		if single {
+			errs[i] = call(j.fn, t)
+			break
+		}
+		if _, err := sqltx.Exec("SAVEPOINT job"); err != nil {
+			_ = sqltx.Rollback()
+			fail(err)
+			return
+		}
+		errs[i] = call(j.fn, t)
+		if errs[i] != nil {
+			if _, err := sqltx.Exec("ROLLBACK TO job"); err != nil {
+				_ = sqltx.Rollback()
+				fail(err)
+				return
+			}
+		}
+		if _, err := sqltx.Exec("RELEASE job"); err != nil {
+			_ = sqltx.Rollback()
+			fail(err)
+			return
+		}
+	}
+	if single && errs[0] != nil {
+		_ = sqltx.Rollback()
+		return
+	}
+	if err := sqltx.Commit(); err != nil {
+		for i := range errs {
+			errs[i] = nil
+		}
+		fail(err)
+	}
+}
+
+// tx is a wps.Tx over one SQL transaction.
+type tx struct {
+	db  *DB
+	tx  *sql.Tx
+	ctx context.Context
+}
+
+// q turns a query written with ? placeholders into the engine's form.
+func (t *tx) q(query string) string {
+	if t.db.engine != Postgres {
+		return query
+	}
+	if v, ok := t.db.rebinds.Load(query); ok {
+		return v.(string)
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range query {
+		if r == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	t.db.rebinds.Store(query, b.String())
+	return b.String()
+}
+
+func (t *tx) exec(query string, args ...any) (sql.Result, error) {
+	return t.tx.ExecContext(t.ctx, t.q(query), args...)
+}
+
+func (t *tx) query(query string, args ...any) (*sql.Rows, error) {
+	return t.tx.QueryContext(t.ctx, t.q(query), args...)
+}
+
+func (t *tx) queryRow(query string, args ...any) *sql.Row {
+	return t.tx.QueryRowContext(t.ctx, t.q(query), args...)
+}
+
+// forUpdate is the row-lock suffix of a SELECT: SQLite needs none (its one
+// writer serializes every write transaction).
+func (t *tx) forUpdate() string {
+	if t.db.engine == Postgres {
+		return " FOR UPDATE"
+	}
+	return ""
+}
+
+// err translates a driver error: no rows → not found (what), unique
+// violation → conflict (dup), anything else → internal.
+func (t *tx) err(err error, what, dup string) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, sql.ErrNoRows):
+		return wps.NotFound(what)
+	case isUnique(err):
+		return &wps.Error{Code: wps.CodeConflict, Message: dup, Err: err}
+	case retryable(err):
+		return err // Write retries it
+	}
+	var we *wps.Error
+	if errors.As(err, &we) {
+		return err
+	}
+	if t.ctx.Err() != nil {
+		return t.ctx.Err()
+	}
+	return wps.Internal(err)
+}
+
+func isUnique(err error) bool {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		return se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || se.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
+	}
+	var pg *pgconn.PgError
+	return errors.As(err, &pg) && pg.Code == "23505"
+}
+
+// affected turns "no row changed" into a not-found error.
+func affected(res sql.Result, err error, what string) error {
+	if err != nil {
+		return err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return wps.NotFound(what)
+	}
+	return nil
+}

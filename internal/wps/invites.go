@@ -1,0 +1,140 @@
+package wps
+
+import (
+	"context"
+	"strings"
+)
+
+// InvitePrefix starts every invite token.
+const InvitePrefix = "wpsinv_"
+
+// InviteInput is the body of POST /v1/invites.
+type InviteInput struct {
+	Email string
+	Name  string
+	Roles []string
+}
+
+// Invite asks email to join the caller's org. Re-inviting a pending email
+// replaces its token (the old one answers 410). Errors: CodeInvalid,
+// CodeConflict when the email already belongs to a member.
+func (s *Service) Invite(ctx context.Context, p *Principal, in InviteInput) (Invite, error) {
+	in.Email = strings.ToLower(strings.TrimSpace(in.Email))
+	var v Validator
+	v.Check(validEmail(in.Email), "email", "must be an email address")
+	v.Check(len(in.Name) <= 200, "name", "must be at most 200 characters")
+	validRoles(&v, "roles", in.Roles)
+	if err := v.Err(); err != nil {
+		return Invite{}, err
+	}
+	now := s.Now()
+	token := newSecret(InvitePrefix)
+	inv := Invite{
+		ID: NewID(), OrgID: p.OrgID, Email: in.Email, Name: in.Name, Roles: normalize(in.Roles),
+		Status: InvitePending, ExpiresAt: At(now.Add(s.inviteTTL)), CreatedAt: now,
+		Token: token, TokenHash: HashSecret(token),
+	}
+	err := s.store.Write(ctx, func(tx Tx) error {
+		if _, err := tx.FindUserByEmail(p.OrgID, in.Email); err == nil {
+			return Errorf(CodeConflict, "%s is already a member", in.Email)
+		} else if !IsCode(err, CodeNotFound) {
+			return err
+		}
+		old, err := tx.FindPendingInvite(p.OrgID, in.Email)
+		switch {
+		case err == nil:
+			if err := tx.SetInviteStatus(p.OrgID, old.ID, InviteRevoked); err != nil {
+				return err
+			}
+		case !IsCode(err, CodeNotFound):
+			return err
+		}
+		return tx.CreateInvite(inv)
+	})
+	return inv, err
+}
+
+// ListInvites lists the org's invites, newest first; tokens are never shown.
+func (s *Service) ListInvites(ctx context.Context, p *Principal) ([]Invite, error) {
+	var list []Invite
+	err := s.store.Read(ctx, func(tx Tx) (err error) {
+		list, err = tx.ListInvites(p.OrgID)
+		return err
+	})
+	now := s.Now()
+	for i := range list {
+		list[i].Status = inviteStatus(list[i], now)
+	}
+	return list, err
+}
+
+// RevokeInvite withdraws a pending invite. Errors: CodeNotFound; CodeConflict
+// when it was accepted already.
+func (s *Service) RevokeInvite(ctx context.Context, p *Principal, id string) error {
+	return s.store.Write(ctx, func(tx Tx) error {
+		inv, err := tx.GetInvite(p.OrgID, id)
+		if err != nil {
+			return err
+		}
+		switch inviteStatus(inv, s.Now()) {
+		case InviteAccepted:
+			return Errorf(CodeConflict, "the invite was accepted already")
+		case InviteRevoked:
+			return nil
+		}
+		return tx.SetInviteStatus(p.OrgID, id, InviteRevoked)
+	})
+}
+
+// Accepted is what accepting an invite returns: the new user and their key.
+type Accepted struct {
+	User   User
+	APIKey APIKey
+}
+
+// AcceptInvite turns a pending invite into a member with the invited roles
+// and a first API key. Errors: CodeNotFound for an unknown token, CodeGone
+// for one accepted, revoked, replaced or expired, CodeConflict when the email
+// became a member meanwhile.
+func (s *Service) AcceptInvite(ctx context.Context, token, name string) (Accepted, error) {
+	var out Accepted
+	if len(name) > 200 {
+		return out, Invalid("name", "must be at most 200 characters")
+	}
+	if !strings.HasPrefix(token, InvitePrefix) || len(token) > 128 {
+		return out, NotFound("invite")
+	}
+	err := s.store.Write(ctx, func(tx Tx) error {
+		inv, err := tx.GetInviteByTokenHash(HashSecret(token))
+		if err != nil {
+			return err
+		}
+		now := s.Now()
+		if st := inviteStatus(inv, now); st != InvitePending {
+			return Errorf(CodeGone, "the invite is %s", strings.ToLower(st))
+		}
+		if name == "" {
+			name = inv.Name
+		}
+		u := User{ID: NewID(), OrgID: inv.OrgID, Email: inv.Email, Name: name, Roles: inv.Roles, CreatedAt: now, UpdatedAt: now}
+		if err := tx.CreateUser(u); err != nil {
+			return err
+		}
+		k := newAPIKey(inv.OrgID, u.ID, "first key", now)
+		if err := tx.CreateAPIKey(k); err != nil {
+			return err
+		}
+		out = Accepted{User: u, APIKey: k}
+		return tx.SetInviteStatus(inv.OrgID, inv.ID, InviteAccepted)
+	})
+	return out, err
+}
+
+// inviteStatus is the stored status, with a pending invite past its expiry
+// reported as EXPIRED.
+func inviteStatus(inv Invite, now Time) string {
+	if inv.Status == InvitePending && !now.Before(inv.ExpiresAt.Time) {
+		return InviteExpired
+	}
+	return inv.Status
+}

@@ -1,0 +1,85 @@
+package wps
+
+import (
+	"context"
+	"net/mail"
+	"net/url"
+	"regexp"
+	"strconv"
+)
+
+// OrgUpdate changes the org's settings; nil fields stay as they are.
+type OrgUpdate struct {
+	LogoKey    *string
+	PinnedURL  *string
+	ThemeColor *string
+	Operations *[]string
+}
+
+var colorRe = regexp.MustCompile(`^#[0-9A-Fa-f]{6}$`)
+
+// GetOrg returns the caller's org.
+func (s *Service) GetOrg(ctx context.Context, p *Principal) (Org, error) {
+	var o Org
+	err := s.store.Read(ctx, func(tx Tx) (err error) {
+		o, err = tx.GetOrg(p.OrgID)
+		return err
+	})
+	return o, err
+}
+
+// UpdateOrg applies u to the caller's org. Errors: CodeInvalid naming the field.
+func (s *Service) UpdateOrg(ctx context.Context, p *Principal, u OrgUpdate) (Org, error) {
+	var v Validator
+	if u.LogoKey != nil {
+		v.Check(len(*u.LogoKey) <= 500, "logoKey", "must be at most 500 characters")
+	}
+	if u.PinnedURL != nil && *u.PinnedURL != "" {
+		v.Check(validHTTPURL(*u.PinnedURL), "pinnedUrl", "must be an absolute http or https URL")
+	}
+	if u.ThemeColor != nil && *u.ThemeColor != "" {
+		v.Check(colorRe.MatchString(*u.ThemeColor), "themeColor", "must be a color as #RRGGBB")
+	}
+	if u.Operations != nil {
+		v.Check(len(*u.Operations) <= 100, "operations", "must have at most 100 items")
+		for i, op := range *u.Operations {
+			v.Check(op != "" && len(op) <= 100, fieldIndex("operations", i), "must be 1 to 100 characters")
+		}
+	}
+	if err := v.Err(); err != nil {
+		return Org{}, err
+	}
+	var o Org
+	err := s.store.Write(ctx, func(tx Tx) (err error) {
+		if o, err = tx.GetOrg(p.OrgID); err != nil {
+			return err
+		}
+		setIf(&o.LogoKey, u.LogoKey)
+		setIf(&o.PinnedURL, u.PinnedURL)
+		setIf(&o.ThemeColor, u.ThemeColor)
+		setIf(&o.Operations, u.Operations)
+		o.UpdatedAt = s.Now()
+		return tx.UpdateOrg(o)
+	})
+	return o, err
+}
+
+func setIf[T any](dst *T, src *T) {
+	if src != nil {
+		*dst = *src
+	}
+}
+
+func validHTTPURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && len(s) <= 2000
+}
+
+func validEmail(s string) bool {
+	a, err := mail.ParseAddress(s)
+	return err == nil && a.Address == s && len(s) <= 320
+}
+
+func fieldIndex(field string, i int) string {
+	return field + "[" + strconv.Itoa(i) + "]"
+}

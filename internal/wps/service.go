@@ -1,0 +1,175 @@
+package wps
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"strings"
+	"time"
+)
+
+// Service applies the rules of the domain over a Store. It is safe for
+// concurrent use; every method that changes state does so in one transaction.
+type Service struct {
+	store     Store
+	now       Clock
+	inviteTTL time.Duration
+}
+
+// ServiceConfig holds the Service's tunables; zero values take defaults.
+type ServiceConfig struct {
+	Now       Clock         // default time.Now
+	InviteTTL time.Duration // default 7 days
+}
+
+// NewService returns a Service over store.
+func NewService(store Store, cfg ServiceConfig) *Service {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.InviteTTL == 0 {
+		cfg.InviteTTL = 7 * 24 * time.Hour
+	}
+	return &Service{store: store, now: cfg.Now, inviteTTL: cfg.InviteTTL}
+}
+
+// Store returns the service's store, for the HTTP layer's idempotency records.
+func (s *Service) Store() Store { return s.store }
+
+// Now is the service's clock, truncated to the API's precision.
+func (s *Service) Now() Time { return At(s.now()) }
+
+// KeyPrefix starts every API key, so that leaked keys are easy to find.
+const KeyPrefix = "wps_"
+
+// newSecret returns prefix followed by 32 random bytes in base64url.
+func newSecret(prefix string) string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b) // never fails (crypto/rand panics instead)
+	return prefix + base64.RawURLEncoding.EncodeToString(b)
+}
+
+// HashSecret is how keys and tokens are stored: hex SHA-256.
+func HashSecret(secret string) string {
+	sum := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(sum[:])
+}
+
+// newAPIKey makes a key for user; the secret is in Key and shown once.
+func newAPIKey(orgID, userID, name string, at Time) APIKey {
+	secret := newSecret(KeyPrefix)
+	return APIKey{
+		ID: NewID(), OrgID: orgID, UserID: userID, Name: name,
+		Prefix: secret[:len(KeyPrefix)+8], Key: secret, Hash: HashSecret(secret), CreatedAt: at,
+	}
+}
+
+// Authenticate resolves an API key to its principal. An unknown, malformed
+// or revoked key is CodeUnauthorized.
+func (s *Service) Authenticate(ctx context.Context, key string) (*Principal, error) {
+	if !strings.HasPrefix(key, KeyPrefix) || len(key) > 128 {
+		return nil, Errorf(CodeUnauthorized, "invalid API key")
+	}
+	var p *Principal
+	err := s.store.Read(ctx, func(tx Tx) error {
+		k, err := tx.GetAPIKeyByHash(HashSecret(key))
+		if IsCode(err, CodeNotFound) {
+			return Errorf(CodeUnauthorized, "invalid API key")
+		}
+		if err != nil {
+			return err
+		}
+		u, err := tx.GetUser(k.OrgID, k.UserID)
+		if err != nil {
+			return err
+		}
+		pols, err := tx.ListPolicies(k.OrgID)
+		if err != nil {
+			return err
+		}
+		p = &Principal{OrgID: k.OrgID, UserID: u.ID, KeyID: k.ID, Roles: u.Roles}
+		for _, pol := range pols {
+			if Holds(u.Roles, pol) {
+				p.Policies = append(p.Policies, pol)
+			}
+		}
+		return nil
+	})
+	return p, err
+}
+
+// OrgAdmin is what creating an org hands back: the org, its first admin and
+// that admin's key (shown once).
+type OrgAdmin struct {
+	Org   Org
+	Admin User
+	Key   APIKey
+}
+
+// Bootstrap creates the first org, admin and key on an empty database. It
+// returns nil (and creates nothing) when the database was bootstrapped before,
+// even by another replica. When key is not empty it becomes the admin's key.
+func (s *Service) Bootstrap(ctx context.Context, orgName, key string) (*OrgAdmin, error) {
+	if key != "" && (!strings.HasPrefix(key, KeyPrefix) || len(key) < len(KeyPrefix)+32) {
+		return nil, Errorf(CodeInvalid, "the bootstrap API key must start with %q and carry at least 32 characters after it", KeyPrefix)
+	}
+	var out *OrgAdmin
+	err := s.store.Write(ctx, func(tx Tx) error {
+		out = nil
+		first, err := tx.ClaimBootstrap(s.Now())
+		if err != nil || !first {
+			return err
+		}
+		out, err = s.createOrg(tx, orgName, "")
+		if err != nil || key == "" {
+			return err
+		}
+		// Replace the generated key by the configured one.
+		if err := tx.RevokeAPIKey(out.Org.ID, out.Admin.ID, out.Key.ID, out.Key.CreatedAt); err != nil {
+			return err
+		}
+		k := out.Key
+		k.ID, k.Key, k.Hash, k.Prefix = NewID(), key, HashSecret(key), key[:len(KeyPrefix)+8]
+		out.Key = k
+		return tx.CreateAPIKey(k)
+	})
+	return out, err
+}
+
+// CreateOrg is the operator's way to add a tenant: a new org with its own
+// ADMIN user and key.
+func (s *Service) CreateOrg(ctx context.Context, name, adminEmail string) (*OrgAdmin, error) {
+	var out *OrgAdmin
+	err := s.store.Write(ctx, func(tx Tx) (err error) {
+		out, err = s.createOrg(tx, name, adminEmail)
+		return err
+	})
+	return out, err
+}
+
+func (s *Service) createOrg(tx Tx, name, adminEmail string) (*OrgAdmin, error) {
+	name = strings.TrimSpace(name)
+	if name == "" || len(name) > 200 {
+		return nil, Invalid("name", "must be 1 to 200 characters")
+	}
+	if adminEmail != "" && !validEmail(adminEmail) {
+		return nil, Invalid("adminEmail", "is not an email address")
+	}
+	now := s.Now()
+	org := Org{ID: NewID(), Name: name, Operations: []string{}, CreatedAt: now, UpdatedAt: now}
+	admin := User{ID: NewID(), OrgID: org.ID, Email: strings.ToLower(adminEmail), Name: "Administrator",
+		Roles: []string{RoleAdmin}, CreatedAt: now, UpdatedAt: now}
+	key := newAPIKey(org.ID, admin.ID, "bootstrap", now)
+	if err := tx.CreateOrg(org); err != nil {
+		return nil, err
+	}
+	if err := tx.CreateUser(admin); err != nil {
+		return nil, err
+	}
+	if err := tx.CreateAPIKey(key); err != nil {
+		return nil, err
+	}
+	return &OrgAdmin{Org: org, Admin: admin, Key: key}, nil
+}

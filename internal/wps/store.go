@@ -1,0 +1,73 @@
+package wps
+
+import "context"
+
+// Store persists the domain. Every change runs inside Write, every
+// consistent read inside Read; fn sees one transaction and may run more than
+// once (on a retryable conflict), so it must have no effects outside tx.
+// Stores are dumb: they persist and query. Rules live in Service.
+type Store interface {
+	Read(ctx context.Context, fn func(tx Tx) error) error
+	Write(ctx context.Context, fn func(tx Tx) error) error
+	Ping(ctx context.Context) error
+	Close() error
+}
+
+// Tx is one transaction. Every method takes the org id where rows belong to
+// an org: a row of another org is simply not found. Lookups of a missing row
+// return a CodeNotFound Error; unique violations a CodeConflict Error.
+type Tx interface {
+	// ClaimBootstrap returns true exactly once per database.
+	ClaimBootstrap(at Time) (bool, error)
+
+	CreateOrg(o Org) error
+	GetOrg(orgID string) (Org, error)
+	UpdateOrg(o Org) error
+	// LockOrg serializes changes that check an org-wide invariant.
+	LockOrg(orgID string) error
+
+	CreateUser(u User) error
+	GetUser(orgID, userID string) (User, error)
+	FindUserByEmail(orgID, email string) (User, error)
+	ListUsers(orgID string, p Page) ([]User, int, error)
+	SetUserRoles(orgID, userID string, roles []string, at Time) error
+	CountUsersWithRole(orgID, role string) (int, error)
+
+	CreateAPIKey(k APIKey) error
+	// GetAPIKeyByHash finds a live (not revoked) key by the hash of its secret.
+	GetAPIKeyByHash(hash string) (APIKey, error)
+	ListAPIKeys(orgID, userID string) ([]APIKey, error)
+	RevokeAPIKey(orgID, userID, keyID string, at Time) error
+
+	CreateInvite(i Invite) error
+	GetInvite(orgID, id string) (Invite, error)
+	GetInviteByTokenHash(hash string) (Invite, error)
+	FindPendingInvite(orgID, email string) (Invite, error)
+	ListInvites(orgID string) ([]Invite, error)
+	SetInviteStatus(orgID, id, status string) error
+
+	CreatePolicy(p Policy) error
+	GetPolicy(orgID, id string) (Policy, error)
+	ListPolicies(orgID string) ([]Policy, error)
+	UpdatePolicy(p Policy) error
+	DeletePolicy(orgID, id string) error
+
+	// Idempotency records answers to POST requests with an Idempotency-Key.
+	GetIdempotent(scope, key string) (Idempotent, error)
+	// ReserveIdempotent inserts a pending record; a conflict means the key is taken.
+	ReserveIdempotent(r Idempotent) error
+	CompleteIdempotent(r Idempotent) error
+	DeleteIdempotent(scope, key string) error
+}
+
+// Idempotent is the stored first answer to a POST with an Idempotency-Key.
+type Idempotent struct {
+	Scope       string // the API key id, or "public"
+	Key         string
+	RequestHash string // SHA-256 of method, path and body
+	Done        bool   // false while the first request is in flight
+	Status      int
+	Header      map[string]string
+	Body        []byte
+	CreatedAt   Time
+}

@@ -1,0 +1,129 @@
+// Package wps is the domain of the Workflow Process Service: its types, the
+// rules that govern them, the Store interface that persists them and the
+// Service that applies the rules. It imports neither net/http nor a SQL driver.
+package wps
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// TimeFormat is how every instant is written in the API: RFC 3339, UTC, milliseconds.
+const TimeFormat = "2006-01-02T15:04:05.000Z07:00"
+
+// Time is an instant that marshals as RFC 3339 UTC with milliseconds.
+type Time struct{ time.Time }
+
+// At truncates t to milliseconds in UTC, the precision of the API and the stores.
+func At(t time.Time) Time { return Time{t.UTC().Truncate(time.Millisecond)} }
+
+// FromMillis turns a stored Unix-milliseconds value into a Time.
+func FromMillis(ms int64) Time { return Time{time.UnixMilli(ms).UTC()} }
+
+// Millis is the stored form of t.
+func (t Time) Millis() int64 { return t.UnixMilli() }
+
+// MarshalJSON writes t as "2006-01-02T15:04:05.000Z".
+func (t Time) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, len(TimeFormat)+2)
+	b = append(b, '"')
+	b = t.UTC().AppendFormat(b, TimeFormat)
+	return append(b, '"'), nil
+}
+
+// UnmarshalJSON reads any RFC 3339 instant.
+func (t *Time) UnmarshalJSON(b []byte) error {
+	var v time.Time
+	if err := v.UnmarshalJSON(b); err != nil {
+		return err
+	}
+	*t = At(v)
+	return nil
+}
+
+// Clock tells the time; tests replace it to move time without sleeping.
+type Clock func() time.Time
+
+// NewID returns a new UUIDv7 string: unique and sortable by creation time.
+func NewID() string { return uuid.Must(uuid.NewV7()).String() }
+
+// Org is a tenant. Every other row belongs to exactly one org.
+type Org struct {
+	ID         string   `json:"id"`
+	Name       string   `json:"name"`
+	LogoKey    string   `json:"logoKey"`
+	PinnedURL  string   `json:"pinnedUrl"`
+	ThemeColor string   `json:"themeColor"`
+	Operations []string `json:"operations"`
+	CreatedAt  Time     `json:"createdAt"`
+	UpdatedAt  Time     `json:"updatedAt"`
+}
+
+// User is a member of one org. Roles are free strings; ADMIN may do anything.
+type User struct {
+	ID        string   `json:"id"`
+	OrgID     string   `json:"orgId"`
+	Email     string   `json:"email"`
+	Name      string   `json:"name"`
+	Roles     []string `json:"roles"`
+	CreatedAt Time     `json:"createdAt"`
+	UpdatedAt Time     `json:"updatedAt"`
+}
+
+// APIKey is a credential of one user. Only its SHA-256 hash is stored; the
+// key itself is shown once, in Key, when it is created.
+type APIKey struct {
+	ID         string `json:"id"`
+	Name       string `json:"name"`
+	Prefix     string `json:"prefix"`
+	Key        string `json:"key,omitempty"`
+	CreatedAt  Time   `json:"createdAt"`
+	OrgID      string `json:"-"`
+	UserID     string `json:"-"`
+	Hash       string `json:"-"`
+	RevokedAt  *Time  `json:"-"`
+}
+
+// Invite statuses.
+const (
+	InvitePending  = "PENDING"
+	InviteAccepted = "ACCEPTED"
+	InviteRevoked  = "REVOKED"
+	InviteExpired  = "EXPIRED"
+)
+
+// Invite asks someone to join an org with some roles. Token is shown once.
+type Invite struct {
+	ID        string   `json:"id"`
+	Email     string   `json:"email"`
+	Name      string   `json:"name"`
+	Roles     []string `json:"roles"`
+	Status    string   `json:"status" enum:"PENDING,ACCEPTED,REVOKED,EXPIRED"`
+	ExpiresAt Time     `json:"expiresAt"`
+	CreatedAt Time     `json:"createdAt"`
+	Token     string   `json:"token,omitempty"`
+	OrgID     string   `json:"-"`
+	TokenHash string   `json:"-"`
+}
+
+// Policy grants functions to the holders of any of its roles, and is the
+// unit of a seat in a step's consensus.
+type Policy struct {
+	ID        string   `json:"id"`
+	Name      string   `json:"name"`
+	Roles     []string `json:"roles"`
+	Functions []string `json:"functions"`
+	CreatedAt Time     `json:"createdAt"`
+	UpdatedAt Time     `json:"updatedAt"`
+	OrgID     string   `json:"-"`
+}
+
+// Page asks for one page of a list. Page counts from 1.
+type Page struct {
+	Page    int
+	PerPage int
+}
+
+// Offset is the number of rows before the page.
+func (p Page) Offset() int { return (p.Page - 1) * p.PerPage }
