@@ -59,7 +59,7 @@ func listOf[T any](items []T) *list[T] {
 
 type paged[T any] struct {
 	Body struct {
-		Data []T `json:"data"`
+		Data []T  `json:"data"`
 		Meta Meta `json:"meta"`
 	}
 }
@@ -226,10 +226,12 @@ type policyBody struct {
 type policyIn struct{ Body policyBody }
 
 type policyUpdateIn struct {
-	idPath
+	ID   string `path:"id" maxLength:"100"`
 	Body struct {
-		policyBody
-		OldPolicyName *string `json:"oldPolicyName,omitempty"`
+		Name          string   `json:"name" required:"true"`
+		OldPolicyName *string  `json:"oldPolicyName,omitempty"`
+		Roles         []string `json:"roles,omitempty"`
+		Functions     []string `json:"functions,omitempty"`
 	}
 }
 

@@ -356,4 +356,3 @@ func (s *Server) reserve(ctx context.Context, rec wps.Idempotent) (*wps.Idempote
 	})
 	return prior, err
 }
-

@@ -240,7 +240,7 @@ func (db *DB) Read(ctx context.Context, fn func(wps.Tx) error) error {
 		return db.txErr(ctx, err)
 	}
 	defer sqltx.Rollback() //nolint:errcheck // read-only: nothing to keep
-	return call(fn, &tx{db: db, tx: sqltx, ctx: ctx})
+	return call(fn, &tx{db: db, tx: sqltx, ctx: ctx, write: false})
 }
 
 // Write runs fn in a transaction that commits when fn returns nil.
@@ -262,7 +262,7 @@ func (db *DB) writeOnce(ctx context.Context, fn func(wps.Tx) error) error {
 	if err != nil {
 		return db.txErr(ctx, err)
 	}
-	if err := call(fn, &tx{db: db, tx: sqltx, ctx: ctx}); err != nil {
+	if err := call(fn, &tx{db: db, tx: sqltx, ctx: ctx, write: true}); err != nil {
 		_ = sqltx.Rollback()
 		return err
 	}
@@ -381,7 +381,7 @@ func (db *DB) commitBatch(batch []*job) {
 			errs[i] = err
 			continue
 		}
-		t := &tx{db: db, tx: sqltx, ctx: ctx}
+		t := &tx{db: db, tx: sqltx, ctx: ctx, write: true}
 		if single {
 			errs[i] = call(j.fn, t)
 			break
@@ -419,9 +419,10 @@ func (db *DB) commitBatch(batch []*job) {
 
 // tx is a wps.Tx over one SQL transaction.
 type tx struct {
-	db  *DB
-	tx  *sql.Tx
-	ctx context.Context
+	db    *DB
+	tx    *sql.Tx
+	ctx   context.Context
+	write bool
 }
 
 // q turns a query written with ? placeholders into the engine's form.
@@ -458,10 +459,10 @@ func (t *tx) queryRow(query string, args ...any) *sql.Row {
 	return t.tx.QueryRowContext(t.ctx, t.q(query), args...)
 }
 
-// forUpdate is the row-lock suffix of a SELECT: SQLite needs none (its one
-// writer serializes every write transaction).
+// forUpdate is the row-lock suffix of a SELECT in a write transaction:
+// SQLite needs none (its one writer serializes every write transaction).
 func (t *tx) forUpdate() string {
-	if t.db.engine == Postgres {
+	if t.write && t.db.engine == Postgres {
 		return " FOR UPDATE"
 	}
 	return ""

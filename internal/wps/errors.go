@@ -61,7 +61,9 @@ func Invalid(field, format string, args ...any) *Error {
 func NotFound(what string) *Error { return Errorf(CodeNotFound, "%s not found", what) }
 
 // Internal wraps an unexpected cause (500); the cause is logged, not shown.
-func Internal(err error) *Error { return &Error{Code: CodeInternal, Message: "internal error", Err: err} }
+func Internal(err error) *Error {
+	return &Error{Code: CodeInternal, Message: "internal error", Err: err}
+}
 
 // ErrorCode returns the code of err, CodeInternal when err is not an *Error.
 func ErrorCode(err error) Code {

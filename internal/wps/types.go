@@ -74,15 +74,15 @@ type User struct {
 // APIKey is a credential of one user. Only its SHA-256 hash is stored; the
 // key itself is shown once, in Key, when it is created.
 type APIKey struct {
-	ID         string `json:"id"`
-	Name       string `json:"name"`
-	Prefix     string `json:"prefix"`
-	Key        string `json:"key,omitempty"`
-	CreatedAt  Time   `json:"createdAt"`
-	OrgID      string `json:"-"`
-	UserID     string `json:"-"`
-	Hash       string `json:"-"`
-	RevokedAt  *Time  `json:"-"`
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Prefix    string `json:"prefix"`
+	Key       string `json:"key,omitempty"`
+	CreatedAt Time   `json:"createdAt"`
+	OrgID     string `json:"-"`
+	UserID    string `json:"-"`
+	Hash      string `json:"-"`
+	RevokedAt *Time  `json:"-"`
 }
 
 // Invite statuses.

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"wps/internal/sqlstore"
+	tu "wps/internal/testutil"
+)
+
+// syncBuffer is a bytes.Buffer safe to read while the server writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// start runs the real server on a free port until the returned stop is called.
+func start(t *testing.T, env map[string]string) (addr string, out *syncBuffer, stop func() error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	out = &syncBuffer{}
+	ready := make(chan string, 1)
+	errc := make(chan error, 1)
+	getenv := func(k string) string { return env[k] }
+	go func() { errc <- serve(ctx, []string{"--addr", "127.0.0.1:0"}, getenv, out, io.Discard, ready) }()
+	select {
+	case addr = <-ready:
+	case err := <-errc:
+		t.Fatalf("serve: %v", err)
+	}
+	return addr, out, func() error { cancel(); return <-errc }
+}
+
+func TestServeBootstrapsOnce(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := map[string]string{"WPS_DATABASE_URL": tu.DatabaseURL(t, engine)}
+		addr, out, stop := start(t, env)
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		key := lines[len(lines)-1]
+		if !strings.HasPrefix(key, "wps_") {
+			t.Fatalf("no key printed: %q", out.String())
+		}
+		req, _ := http.NewRequest("GET", "http://"+addr+"/v1/users/me", nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil || res.StatusCode != 200 {
+			t.Fatalf("me: %v %v", res, err)
+		}
+		res.Body.Close()
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+
+		_, out, stop = start(t, env)
+		if strings.Contains(out.String(), "wps_") || strings.Contains(out.String(), "Created") {
+			t.Fatalf("second start printed: %q", out.String())
+		}
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+
+		var buf bytes.Buffer
+		if err := run(context.Background(), []string{"org", "create", "--name", "Globex"}, func(k string) string { return env[k] }, &buf, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(buf.String(), "wps_") {
+			t.Fatalf("org create printed no key: %q", buf.String())
+		}
+	})
+}
+
+func TestBootstrapKeyFromEnvironment(t *testing.T) {
+	key := "wps_" + strings.Repeat("k", 40)
+	addr, out, stop := start(t, map[string]string{"WPS_DATABASE_URL": tu.DatabaseURL(t, sqlstore.SQLite), "WPS_BOOTSTRAP_API_KEY": key})
+	defer stop()
+	if strings.Contains(out.String(), key) {
+		t.Fatalf("the configured key was printed")
+	}
+	req, _ := http.NewRequest("GET", "http://"+addr+"/v1/users/me", nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("me: %v %v", res, err)
+	}
+	res.Body.Close()
+}
+
+func TestGracefulShutdownFinishesInFlightRequests(t *testing.T) {
+	key := "wps_" + strings.Repeat("g", 40)
+	addr, _, stop := start(t, map[string]string{"WPS_DATABASE_URL": tu.DatabaseURL(t, sqlstore.SQLite), "WPS_BOOTSTRAP_API_KEY": key})
+
+	// A request whose body is still arriving when shutdown begins.
+	pr, pw := io.Pipe()
+	req, _ := http.NewRequest("POST", "http://"+addr+"/v1/users/policies", pr)
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	type result struct {
+		status int
+		body   map[string]any
+		err    error
+	}
+	done := make(chan result, 1)
+	go func() {
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		defer res.Body.Close()
+		var m map[string]any
+		_ = json.NewDecoder(res.Body).Decode(&m)
+		done <- result{status: res.StatusCode, body: m}
+	}()
+	_, _ = pw.Write([]byte(`{"name":`))
+	time.Sleep(100 * time.Millisecond) // the request is in the handler now
+	stopped := make(chan error, 1)
+	go func() { stopped <- stop() }()
+	time.Sleep(100 * time.Millisecond) // shutdown has begun
+	_, _ = pw.Write([]byte(`"Late"}`))
+	_ = pw.Close()
+	r := <-done
+	if r.err != nil || r.status != 201 || r.body["name"] != "Late" {
+		t.Fatalf("in-flight request: %+v", r)
+	}
+	if err := <-stopped; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestVersionAndMigrate(t *testing.T) {
+	var buf bytes.Buffer
+	if err := run(context.Background(), []string{"version"}, func(string) string { return "" }, &buf, io.Discard); err != nil || !strings.HasPrefix(buf.String(), "wps ") {
+		t.Fatalf("version: %q %v", buf.String(), err)
+	}
+	buf.Reset()
+	db := tu.DatabaseURL(t, sqlstore.SQLite)
+	if err := run(context.Background(), []string{"migrate", "--database-url", db}, func(string) string { return "" }, &buf, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(context.Background(), []string{"bogus"}, func(string) string { return "" }, &buf, io.Discard); err == nil {
+		t.Fatal("an unknown command succeeded")
+	}
+}

@@ -1,0 +1,28 @@
+package config
+
+import (
+	"io"
+	"testing"
+	"time"
+)
+
+func TestLoad(t *testing.T) {
+	env := map[string]string{"WPS_ADDR": "0.0.0.0:9000", "WPS_RATE_LIMIT": "5", "WPS_SHUTDOWN_TIMEOUT": "3s"}
+	c, err := Load(func(k string) string { return env[k] }, []string{"--rate-limit", "7"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Addr != "0.0.0.0:9000" || c.RateLimit != 7 || c.ShutdownTimeout != 3*time.Second || c.DatabaseURL != "" || c.MaxBodyBytes != 1<<20 {
+		t.Fatalf("config: %+v", c)
+	}
+	for _, bad := range []map[string]string{
+		{"WPS_RATE_LIMIT": "fast"},
+		{"WPS_RATE_LIMIT": "-1"},
+		{"WPS_LOG_FORMAT": "xml"},
+		{"WPS_SHUTDOWN_TIMEOUT": "soon"},
+	} {
+		if _, err := Load(func(k string) string { return bad[k] }, nil, io.Discard); err == nil {
+			t.Errorf("%v was accepted", bad)
+		}
+	}
+}

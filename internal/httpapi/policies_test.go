@@ -1,0 +1,168 @@
+package httpapi_test
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"wps/internal/httpapi"
+	"wps/internal/sqlstore"
+	tu "wps/internal/testutil"
+)
+
+func TestPolicies(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := tu.NewEnv(t, engine)
+		const path = "/v1/users/policies"
+
+		res := env.Call(post, path, env.AdminKey, map[string]any{"name": "Inspector", "roles": []string{"INSPECTOR", "INSPECTOR"}, "functions": []string{"action:write", "measurement:read"}}, 201)
+		pol := res.JSON()
+		id := pol["id"].(string)
+		if res.Header.Get("Location") != path+"/"+id || fmt.Sprint(pol["roles"]) != "[INSPECTOR]" || fmt.Sprint(pol["functions"]) != "[action:write measurement:read]" {
+			t.Fatalf("created: %v %s", res.Header, res.Body)
+		}
+
+		t.Run("duplicates and bad values", func(t *testing.T) {
+			tu.Problem(t, env.Do(tu.Request{Method: post, Path: path, Key: env.AdminKey, Body: map[string]any{"name": "Inspector"}}), 409, "")
+			tu.Problem(t, env.Do(tu.Request{Method: post, Path: path, Key: env.AdminKey, Body: map[string]any{"name": "X", "functions": []string{"fly"}}}), 422, "functions[0]")
+			tu.Problem(t, env.Do(tu.Request{Method: post, Path: path, Key: env.AdminKey, Body: map[string]any{"name": "X", "roles": []string{"1ROLE"}}}), 422, "roles[0]")
+			tu.Problem(t, env.Do(tu.Request{Method: post, Path: path, Key: env.AdminKey, Body: map[string]any{"name": "  "}}), 422, "name")
+			tu.Problem(t, env.Do(tu.Request{Method: post, Path: path, Key: env.AdminKey, Body: map[string]any{"name": 5}}), 422, "name")
+		})
+
+		t.Run("rename is checked against oldPolicyName and atomic", func(t *testing.T) {
+			env.Call(post, path, env.AdminKey, map[string]any{"name": "Supervisor"}, 201)
+			tu.Problem(t, env.Do(tu.Request{Method: patch, Path: path + "/" + id, Key: env.AdminKey, Body: map[string]any{"name": "Checker", "oldPolicyName": "Wrong"}}), 409, "")
+			tu.Problem(t, env.Do(tu.Request{Method: patch, Path: path + "/" + id, Key: env.AdminKey, Body: map[string]any{"name": "Supervisor", "roles": []string{"OTHER"}}}), 409, "")
+			list := env.Call(get, path, env.AdminKey, nil, 200).Body
+			if !strings.Contains(string(list), `"Inspector"`) || strings.Contains(string(list), "OTHER") {
+				t.Fatalf("a refused rename changed something: %s", list)
+			}
+			upd := env.Call(patch, path+"/"+id, env.AdminKey, map[string]any{"name": "Checker", "oldPolicyName": "Inspector"}, 200).JSON()
+			if upd["name"] != "Checker" || fmt.Sprint(upd["roles"]) != "[INSPECTOR]" {
+				t.Fatalf("renamed: %v", upd)
+			}
+		})
+
+		t.Run("concurrent renames to one name: exactly one wins", func(t *testing.T) {
+			a := env.Call(post, path, env.AdminKey, map[string]any{"name": "A"}, 201).JSON()["id"].(string)
+			b := env.Call(post, path, env.AdminKey, map[string]any{"name": "B"}, 201).JSON()["id"].(string)
+			var wg sync.WaitGroup
+			codes := make([]int, 2)
+			for i, pid := range []string{a, b} {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					codes[i] = env.Do(tu.Request{Method: patch, Path: path + "/" + pid, Key: env.AdminKey, Body: map[string]any{"name": "Same"}}).Status
+				}()
+			}
+			wg.Wait()
+			if !(codes[0] == 200 && codes[1] == 409 || codes[0] == 409 && codes[1] == 200) {
+				t.Fatalf("statuses %v", codes)
+			}
+		})
+
+		t.Run("a policy grants functions to the holders of its roles", func(t *testing.T) {
+			_, key := member(t, env, "pm@example.com", "PM")
+			tu.Problem(t, env.Do(tu.Request{Method: post, Path: path, Key: key, Body: map[string]any{"name": "P1"}}), 403, "")
+			env.Call(post, path, env.AdminKey, map[string]any{"name": "Policy admins", "roles": []string{"PM"}, "functions": []string{"policies:manage"}}, 201)
+			env.Call(post, path, key, map[string]any{"name": "P1"}, 201)
+			tu.Problem(t, env.Do(tu.Request{Method: get, Path: "/v1/users", Key: key}), 403, "")
+		})
+
+		t.Run("delete", func(t *testing.T) {
+			env.Call(del, path+"/"+id, env.AdminKey, nil, 204)
+			tu.Problem(t, env.Do(tu.Request{Method: del, Path: path + "/" + id, Key: env.AdminKey}), 404, "")
+			tu.Problem(t, env.Do(tu.Request{Method: patch, Path: path + "/" + id, Key: env.AdminKey, Body: map[string]any{"name": "Z"}}), 404, "")
+		})
+	})
+}
+
+func TestCrossOrgIsolation(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := tu.NewEnv(t, engine)
+		other := env.NewOrg("Globex")
+		pol := env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": "Inspector"}, 201).JSON()["id"].(string)
+		inv := env.Call(post, "/v1/invites", env.AdminKey, map[string]any{"email": "a@example.com"}, 201).JSON()["id"].(string)
+		userID, _ := member(t, env, "m@example.com")
+		keyID := env.Call(post, "/v1/users/me/api-keys", env.AdminKey, map[string]any{"name": "x"}, 201).JSON()["id"].(string)
+
+		tu.Problem(t, env.Do(tu.Request{Method: patch, Path: "/v1/users/policies/" + pol, Key: other, Body: map[string]any{"name": "Mine"}}), 404, "")
+		tu.Problem(t, env.Do(tu.Request{Method: del, Path: "/v1/users/policies/" + pol, Key: other}), 404, "")
+		tu.Problem(t, env.Do(tu.Request{Method: del, Path: "/v1/invites/" + inv, Key: other}), 404, "")
+		tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/roles/assign", Key: other, Body: map[string]any{"role": "ADMIN", "userId": userID}}), 404, "")
+		tu.Problem(t, env.Do(tu.Request{Method: del, Path: "/v1/users/me/api-keys/" + keyID, Key: other}), 404, "")
+
+		// The same names live side by side in two orgs, and lists stay apart.
+		env.Call(post, "/v1/users/policies", other, map[string]any{"name": "Inspector"}, 201)
+		for _, key := range []string{env.AdminKey, other} {
+			if n := len(env.Call(get, "/v1/users/policies", key, nil, 200).JSON()["data"].([]any)); n != 1 {
+				t.Fatalf("an org sees %d policies", n)
+			}
+		}
+		if n := len(env.Call(get, "/v1/invites", other, nil, 200).JSON()["data"].([]any)); n != 0 {
+			t.Fatalf("the other org sees %d invites", n)
+		}
+		if users := env.Call(get, "/v1/users", other, nil, 200).JSON()["meta"].(map[string]any)["total"]; users != 1.0 {
+			t.Fatalf("the other org sees %v users", users)
+		}
+		if org := env.Call(get, "/v1/organizations", other, nil, 200).JSON(); org["name"] != "Globex" {
+			t.Fatalf("other org: %v", org)
+		}
+	})
+}
+
+func TestErrors(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := tu.NewEnv(t, engine)
+		k := env.AdminKey
+		cases := []struct {
+			name   string
+			req    tu.Request
+			status int
+			field  string
+		}{
+			{"malformed JSON", tu.Request{Method: post, Path: "/v1/users/policies", Key: k, Body: `{"name":`}, 400, ""},
+			{"not an object", tu.Request{Method: post, Path: "/v1/users/policies", Key: k, Body: `[1,2]`}, 422, ""},
+			{"unknown field", tu.Request{Method: post, Path: "/v1/users/policies", Key: k, Body: `{"name":"x","color":"red"}`}, 400, "color"},
+			{"empty body", tu.Request{Method: post, Path: "/v1/users/policies", Key: k, Body: ``}, 400, ""},
+			{"no key", tu.Request{Method: get, Path: "/v1/users/policies"}, 401, ""},
+			{"unknown path", tu.Request{Method: get, Path: "/v1/nothing", Key: k}, 404, ""},
+			{"wrong method", tu.Request{Method: "PUT", Path: "/v1/users/policies", Key: k}, 405, ""},
+			{"body over 1 MiB", tu.Request{Method: post, Path: "/v1/users/policies", Key: k, Body: `{"name":"` + strings.Repeat("x", 1<<20) + `"}`}, 413, ""},
+			{"body over 1 MiB with an idempotency key", tu.Request{Method: post, Path: "/v1/users/policies", Key: k, Body: `{"name":"` + strings.Repeat("x", 1<<20) + `"}`, Header: map[string]string{"Idempotency-Key": "big"}}, 413, ""},
+			{"not JSON", tu.Request{Method: post, Path: "/v1/users/policies", Key: k, Body: `name=x`, Header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}}, 415, ""},
+			{"wrong type", tu.Request{Method: post, Path: "/v1/roles/assign", Key: k, Body: `{"role":1,"userId":"x"}`}, 422, "role"},
+		}
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				res := env.Do(c.req)
+				p := tu.Problem(t, res, c.status, c.field)
+				for _, leak := range []string{"goroutine", "SQL", "sqlite", "pgx", "SELECT", ".go:"} {
+					if strings.Contains(string(res.Body), leak) {
+						t.Fatalf("problem leaks %q: %v", leak, p)
+					}
+				}
+			})
+		}
+		if n := len(env.Call(get, "/v1/users/policies", k, nil, 200).JSON()["data"].([]any)); n != 0 {
+			t.Fatalf("rejected requests wrote %d policies", n)
+		}
+	})
+}
+
+func TestRateLimit(t *testing.T) {
+	env := tu.NewEnv(t, sqlstore.SQLite, tu.Options{API: httpapi.Options{RateLimit: 1, RateBurst: 3}})
+	other := env.NewOrg("Other")
+	for range 3 {
+		env.Call(get, "/v1/users/me", env.AdminKey, nil, 200)
+	}
+	res := env.Do(tu.Request{Method: get, Path: "/v1/users/me", Key: env.AdminKey})
+	tu.Problem(t, res, 429, "")
+	if res.Header.Get("Retry-After") != "1" {
+		t.Fatalf("Retry-After = %q", res.Header.Get("Retry-After"))
+	}
+	// Limits are per key.
+	env.Call(get, "/v1/users/me", other, nil, 200)
+}

@@ -1,0 +1,122 @@
+package sqlstore_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"wps/internal/sqlstore"
+	tu "wps/internal/testutil"
+	"wps/internal/wps"
+)
+
+func TestParseURL(t *testing.T) {
+	for _, c := range []struct {
+		in     string
+		engine sqlstore.Engine
+		dsn    string
+	}{
+		{"", sqlstore.SQLite, "wps.db"},
+		{"data/x.db", sqlstore.SQLite, "data/x.db"},
+		{"sqlite:/tmp/x.db", sqlstore.SQLite, "/tmp/x.db"},
+		{"sqlite:///tmp/x.db", sqlstore.SQLite, "/tmp/x.db"},
+		{"postgres://u@h/db", sqlstore.Postgres, "postgres://u@h/db"},
+		{"postgresql://u@h/db", sqlstore.Postgres, "postgresql://u@h/db"},
+	} {
+		if e, d := sqlstore.ParseURL(c.in); e != c.engine || d != c.dsn {
+			t.Errorf("ParseURL(%q) = %s %s", c.in, e, d)
+		}
+	}
+}
+
+func newOrg(t *testing.T, db *sqlstore.DB) wps.Org {
+	t.Helper()
+	now := wps.At(tu.NewClock().Now())
+	o := wps.Org{ID: wps.NewID(), Name: "O", Operations: []string{}, CreatedAt: now, UpdatedAt: now}
+	if err := db.Write(context.Background(), func(tx wps.Tx) error { return tx.CreateOrg(o) }); err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// Concurrent writes, half of which fail after writing: every success is
+// kept, every failure leaves nothing behind, whatever batch they shared.
+func TestWritesAreIsolatedInABatch(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		db := tu.OpenDB(t, engine)
+		org := newOrg(t, db)
+		boom := errors.New("boom")
+		var wg sync.WaitGroup
+		errs := make([]error, 100)
+		for i := range errs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[i] = db.Write(context.Background(), func(tx wps.Tx) error {
+					p := wps.Policy{ID: wps.NewID(), OrgID: org.ID, Name: fmt.Sprint("p", i), Roles: []string{}, Functions: []string{}}
+					if err := tx.CreatePolicy(p); err != nil {
+						return err
+					}
+					if i%2 == 1 {
+						return boom
+					}
+					return nil
+				})
+			}()
+		}
+		wg.Wait()
+		var list []wps.Policy
+		if err := db.Read(context.Background(), func(tx wps.Tx) (err error) {
+			list, err = tx.ListPolicies(org.ID)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		for i, err := range errs {
+			if (i%2 == 1) != errors.Is(err, boom) || (i%2 == 0 && err != nil) {
+				t.Fatalf("write %d: %v", i, err)
+			}
+		}
+		if len(list) != 50 {
+			t.Fatalf("%d policies kept, want 50", len(list))
+		}
+		for _, p := range list {
+			var n int
+			fmt.Sscanf(p.Name, "p%d", &n)
+			if n%2 == 1 {
+				t.Fatalf("a failed write was kept: %s", p.Name)
+			}
+		}
+	})
+}
+
+func TestErrorTranslation(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		db := tu.OpenDB(t, engine)
+		org := newOrg(t, db)
+		ctx := context.Background()
+		err := db.Read(ctx, func(tx wps.Tx) error { _, err := tx.GetPolicy(org.ID, "missing"); return err })
+		if !wps.IsCode(err, wps.CodeNotFound) {
+			t.Fatalf("missing row: %v", err)
+		}
+		p := wps.Policy{ID: wps.NewID(), OrgID: org.ID, Name: "dup", Roles: []string{}, Functions: []string{}}
+		if err := db.Write(ctx, func(tx wps.Tx) error { return tx.CreatePolicy(p) }); err != nil {
+			t.Fatal(err)
+		}
+		p.ID = wps.NewID()
+		err = db.Write(ctx, func(tx wps.Tx) error { return tx.CreatePolicy(p) })
+		if !wps.IsCode(err, wps.CodeConflict) {
+			t.Fatalf("duplicate: %v", err)
+		}
+		err = db.Write(ctx, func(tx wps.Tx) error { panic("bug") })
+		if !wps.IsCode(err, wps.CodeInternal) {
+			t.Fatalf("panic: %v", err)
+		}
+		// The writer survives a panic.
+		if err := db.Write(ctx, func(tx wps.Tx) error { return tx.LockOrg(org.ID) }); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

@@ -1,0 +1,301 @@
+// Package testutil gives tests a real database of each engine and a real
+// HTTP server over it. PostgreSQL tests use their own schema in the database
+// named by WPS_TEST_POSTGRES_URL (default: the local test database); when it
+// cannot be reached they are skipped, except under CI=true, where they fail.
+package testutil
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"wps/internal/httpapi"
+	"wps/internal/sqlstore"
+	"wps/internal/wps"
+)
+
+// DefaultPostgresURL is the database the tests use unless WPS_TEST_POSTGRES_URL says otherwise.
+const DefaultPostgresURL = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+
+// Engines are the engines every store and API test runs on.
+var Engines = []sqlstore.Engine{sqlstore.SQLite, sqlstore.Postgres}
+
+var (
+	pgOnce sync.Once
+	pgErr  error
+)
+
+func postgresURL() string {
+	if u := os.Getenv("WPS_TEST_POSTGRES_URL"); u != "" {
+		return u
+	}
+	return DefaultPostgresURL
+}
+
+// requirePostgres skips (or, under CI=true, fails) when PostgreSQL is down.
+func requirePostgres(t testing.TB) {
+	t.Helper()
+	pgOnce.Do(func() {
+		db, err := sql.Open("pgx", postgresURL())
+		if err != nil {
+			pgErr = err
+			return
+		}
+		defer db.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		pgErr = db.PingContext(ctx)
+	})
+	if pgErr == nil {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("PostgreSQL is required under CI=true but cannot be reached at %s: %v", postgresURL(), pgErr)
+	}
+	t.Skipf("PostgreSQL not reachable (%v); set WPS_TEST_POSTGRES_URL or start it", pgErr)
+}
+
+// DatabaseURL returns the URL of a new, empty database of engine that is
+// removed when the test ends.
+func DatabaseURL(t testing.TB, engine sqlstore.Engine) string {
+	t.Helper()
+	if engine == sqlstore.SQLite {
+		return filepath.Join(t.TempDir(), "wps.db")
+	}
+	requirePostgres(t)
+	schema := "t_" + strings.ReplaceAll(wps.NewID(), "-", "")
+	admin, err := sql.Open("pgx", postgresURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.Exec("CREATE SCHEMA " + schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		defer admin.Close()
+		if _, err := admin.Exec("DROP SCHEMA " + schema + " CASCADE"); err != nil {
+			t.Errorf("drop schema: %v", err)
+		}
+	})
+	u, err := url.Parse(postgresURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// OpenDB opens a new database of engine, closed when the test ends.
+func OpenDB(t testing.TB, engine sqlstore.Engine) *sqlstore.DB {
+	t.Helper()
+	db, err := sqlstore.Open(context.Background(), DatabaseURL(t, engine), sqlstore.Options{MaxConns: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+// ForEachEngine runs fn as a parallel subtest on every engine.
+func ForEachEngine(t *testing.T, fn func(t *testing.T, engine sqlstore.Engine)) {
+	t.Helper()
+	for _, e := range Engines {
+		t.Run(string(e), func(t *testing.T) {
+			t.Parallel()
+			fn(t, e)
+		})
+	}
+}
+
+// Clock is a controllable clock for tests.
+type Clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// NewClock starts at a fixed instant.
+func NewClock() *Clock { return &Clock{now: time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)} }
+
+// Now tells the clock's time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Advance moves the clock forward.
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// Env is a running API over a real database, with the bootstrap admin's key.
+type Env struct {
+	T        testing.TB
+	Engine   sqlstore.Engine
+	DB       *sqlstore.DB
+	Service  *wps.Service
+	Server   *httptest.Server
+	Clock    *Clock
+	AdminKey string
+	OrgID    string
+}
+
+// Options change the API under test.
+type Options struct {
+	API httpapi.Options
+}
+
+// NewEnv starts an API on engine with a bootstrapped org.
+func NewEnv(t testing.TB, engine sqlstore.Engine, opt ...Options) *Env {
+	t.Helper()
+	var o Options
+	if len(opt) > 0 {
+		o = opt[0]
+	}
+	db := OpenDB(t, engine)
+	clock := NewClock()
+	svc := wps.NewService(db, wps.ServiceConfig{Now: clock.Now})
+	boot, err := svc.Bootstrap(context.Background(), "Acme", "")
+	if err != nil || boot == nil {
+		t.Fatalf("bootstrap: %v", err)
+	}
+	if o.API.Logger == nil {
+		o.API.Logger = slog.New(slog.DiscardHandler)
+	}
+	srv := httptest.NewServer(httpapi.New(svc, o.API))
+	t.Cleanup(srv.Close)
+	return &Env{T: t, Engine: engine, DB: db, Service: svc, Server: srv, Clock: clock, AdminKey: boot.Key.Key, OrgID: boot.Org.ID}
+}
+
+// NewOrg creates another org the way the operator command does and returns its admin key.
+func (e *Env) NewOrg(name string) string {
+	e.T.Helper()
+	out, err := e.Service.CreateOrg(context.Background(), name, "")
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	return out.Key.Key
+}
+
+// Response is an API answer.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// JSON decodes the body into a map.
+func (r *Response) JSON() map[string]any {
+	var m map[string]any
+	_ = json.Unmarshal(r.Body, &m)
+	return m
+}
+
+// Decode decodes the body into v.
+func (r *Response) Decode(t testing.TB, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		t.Fatalf("decode %s: %v", r.Body, err)
+	}
+}
+
+// Request is one call to the API; Body may be a string (sent as is), nil or
+// any value (sent as JSON).
+type Request struct {
+	Method string
+	Path   string
+	Key    string
+	Body   any
+	Header map[string]string
+}
+
+// Do sends r and returns the answer.
+func (e *Env) Do(r Request) *Response {
+	e.T.Helper()
+	var body io.Reader
+	switch b := r.Body.(type) {
+	case nil:
+	case string:
+		body = strings.NewReader(b)
+	case []byte:
+		body = bytes.NewReader(b)
+	default:
+		j, err := json.Marshal(b)
+		if err != nil {
+			e.T.Fatal(err)
+		}
+		body = bytes.NewReader(j)
+	}
+	req, err := http.NewRequest(r.Method, e.Server.URL+r.Path, body)
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if r.Key != "" {
+		req.Header.Set("Authorization", "Bearer "+r.Key)
+	}
+	for k, v := range r.Header {
+		req.Header.Set(k, v)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	return &Response{Status: res.StatusCode, Header: res.Header, Body: b}
+}
+
+// Call sends a request with key and fails the test unless the status is want.
+func (e *Env) Call(method, path, key string, body any, want int) *Response {
+	e.T.Helper()
+	r := e.Do(Request{Method: method, Path: path, Key: key, Body: body})
+	if r.Status != want {
+		e.T.Fatalf("%s %s: status %d, want %d: %s", method, path, r.Status, want, r.Body)
+	}
+	return r
+}
+
+// Problem checks that r is a problem+json answer with status and, when
+// field is not empty, an error naming field.
+func Problem(t testing.TB, r *Response, status int, field string) map[string]any {
+	t.Helper()
+	if r.Status != status {
+		t.Fatalf("status %d, want %d: %s", r.Status, status, r.Body)
+	}
+	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/problem+json") {
+		t.Fatalf("content type %q, want application/problem+json: %s", ct, r.Body)
+	}
+	m := r.JSON()
+	for _, k := range []string{"type", "title", "status", "detail", "code"} {
+		if _, ok := m[k]; !ok {
+			t.Fatalf("problem without %q: %s", k, r.Body)
+		}
+	}
+	if field != "" && !strings.Contains(fmt.Sprint(m["errors"]), "field:"+field+" ") {
+		t.Fatalf("problem does not name field %q: %s", field, r.Body)
+	}
+	return m
+}
