@@ -59,13 +59,7 @@ func TestServeBootstrapsOnce(t *testing.T) {
 		if !strings.HasPrefix(key, "wps_") {
 			t.Fatalf("no key printed: %q", out.String())
 		}
-		req, _ := http.NewRequest("GET", "http://"+addr+"/v1/users/me", nil)
-		req.Header.Set("Authorization", "Bearer "+key)
-		res, err := http.DefaultClient.Do(req)
-		if err != nil || res.StatusCode != 200 {
-			t.Fatalf("me: %v %v", res, err)
-		}
-		res.Body.Close()
+		getMe(t, addr, key)
 		if err := stop(); err != nil {
 			t.Fatal(err)
 		}
@@ -95,6 +89,12 @@ func TestBootstrapKeyFromEnvironment(t *testing.T) {
 	if strings.Contains(out.String(), key) {
 		t.Fatalf("the configured key was printed")
 	}
+	getMe(t, addr, key)
+}
+
+// getMe fails the test unless key authenticates at addr.
+func getMe(t *testing.T, addr, key string) {
+	t.Helper()
 	req, _ := http.NewRequest("GET", "http://"+addr+"/v1/users/me", nil)
 	req.Header.Set("Authorization", "Bearer "+key)
 	res, err := http.DefaultClient.Do(req)
