@@ -265,11 +265,15 @@ func (s *Server) idempotency(next http.Handler) http.Handler {
 			writeProblem(w, newProblem(http.StatusBadRequest, "", "Idempotency-Key must be at most 255 characters", nil))
 			return
 		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
+		limit := s.maxBody
+		if strings.HasSuffix(r.URL.Path, ":import") {
+			limit = importLimit
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 		if err != nil {
 			var tooBig *http.MaxBytesError
 			if errors.As(err, &tooBig) {
-				writeProblem(w, newProblem(http.StatusRequestEntityTooLarge, "", "request body is over the limit of "+strconv.FormatInt(s.maxBody, 10)+" bytes", nil))
+				writeProblem(w, newProblem(http.StatusRequestEntityTooLarge, "", "request body is over the limit of "+strconv.FormatInt(limit, 10)+" bytes", nil))
 				return
 			}
 			writeProblem(w, newProblem(http.StatusBadRequest, "", "cannot read the request body", nil))

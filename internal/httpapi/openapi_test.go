@@ -18,6 +18,10 @@ var contract = []string{
 	"POST /v1/invites", "GET /v1/invites", "DELETE /v1/invites/{id}", "POST /v1/invites/accept",
 	"POST /v1/roles/assign", "POST /v1/roles/revoke",
 	"POST /v1/users/policies", "GET /v1/users/policies", "PATCH /v1/users/policies/{id}", "DELETE /v1/users/policies/{id}",
+	"POST /v1/entities", "POST /v1/entities/simplified", "GET /v1/entities", "GET /v1/entities/{id}", "PATCH /v1/entities/{id}", "DELETE /v1/entities/{id}",
+	"POST /v1/entities/{id}/records", "GET /v1/entities/{id}/records", "GET /v1/entities/{id}/records/{recordId}",
+	"PATCH /v1/entities/{id}/records/{recordId}", "DELETE /v1/entities/{id}/records/{recordId}",
+	"POST /v1/entities/{id}/records:import", "GET /v1/entities/{id}/records:export",
 }
 
 func TestOpenAPIDocument(t *testing.T) {

@@ -34,4 +34,19 @@ func (s *Server) routes() {
 	register(s, op(get, "/v1/users/policies", "listPolicies", "List policies", 200, needs(wps.FnUsersRead)), s.listPolicies)
 	register(s, op(patch, "/v1/users/policies/{id}", "updatePolicy", "Update a policy (a new name renames every reference)", 200, needs(wps.FnPoliciesManage)), s.updatePolicy)
 	register(s, op(del, "/v1/users/policies/{id}", "deletePolicy", "Delete a policy", 204, needs(wps.FnPoliciesManage)), s.deletePolicy)
+
+	register(s, op(post, "/v1/entities", "createEntity", "Create an entity", 201, needs(wps.FnEntityWrite)), s.createEntity)
+	register(s, op(post, "/v1/entities/simplified", "createSimplifiedEntity", "Create an entity in compact form", 201, needs(wps.FnEntityWrite)), s.createSimplifiedEntity)
+	register(s, op(get, "/v1/entities", "listEntities", "List entities", 200, needs(wps.FnEntityRead)), s.listEntities)
+	register(s, op(get, "/v1/entities/{id}", "getEntity", "Get an entity", 200, needs(wps.FnEntityRead)), s.getEntity)
+	register(s, op(patch, "/v1/entities/{id}", "updateEntity", "Update an entity", 200, needs(wps.FnEntityWrite)), s.updateEntity)
+	register(s, op(del, "/v1/entities/{id}", "deleteEntity", "Delete an entity (soft)", 204, needs(wps.FnEntityWrite)), s.deleteEntity)
+
+	register(s, op(post, "/v1/entities/{id}/records", "createRecord", "Create a record", 201, needs(wps.FnEntityWrite)), s.createRecord)
+	register(s, op(get, "/v1/entities/{id}/records", "listRecords", "List records; filter with filter[NAME]=VALUE", 200, needs(wps.FnEntityRead)), s.listRecords)
+	register(s, op(get, "/v1/entities/{id}/records/{recordId}", "getRecord", "Get a record", 200, needs(wps.FnEntityRead)), s.getRecord)
+	register(s, op(patch, "/v1/entities/{id}/records/{recordId}", "patchRecord", "Update a record (merge; null clears)", 200, needs(wps.FnEntityWrite)), s.patchRecord)
+	register(s, op(del, "/v1/entities/{id}/records/{recordId}", "deleteRecord", "Delete a record", 204, needs(wps.FnEntityWrite)), s.deleteRecord)
+	register(s, withBodyLimit(op(post, "/v1/entities/{id}/records:import", "importRecords", "Import records from CSV or a JSON array, all or nothing", 200, needs(wps.FnEntityWrite)), importLimit), s.importRecords)
+	register(s, withCSV(op(get, "/v1/entities/{id}/records:export", "exportRecords", "Export records as CSV (streamed)", 200, needs(wps.FnEntityRead))), s.exportRecords)
 }

@@ -127,6 +127,9 @@ func op(method, path, id, summary string, status int, a access) huma.Operation {
 
 // register adds a route whose handler returns domain errors.
 func register[I, O any](s *Server, o huma.Operation, fn func(context.Context, *I) (*O, error)) {
+	if o.MaxBodyBytes == 0 {
+		o.MaxBodyBytes = s.maxBody
+	}
 	huma.Register(s.api, o, func(ctx context.Context, in *I) (*O, error) {
 		out, err := fn(ctx, in)
 		if err != nil {
@@ -151,4 +154,19 @@ func (s *Server) authorize(ctx huma.Context, next func(huma.Context)) {
 		}
 	}
 	next(ctx)
+}
+
+// importLimit is the body limit of bulk imports.
+const importLimit = 20 << 20
+
+// withBodyLimit raises an operation's body limit above the default.
+func withBodyLimit(o huma.Operation, n int64) huma.Operation {
+	o.MaxBodyBytes = n
+	return o
+}
+
+// withCSV documents a text/csv response.
+func withCSV(o huma.Operation) huma.Operation {
+	o.Responses = map[string]*huma.Response{"200": {Description: "CSV with a header row", Content: map[string]*huma.MediaType{"text/csv": {Schema: &huma.Schema{Type: "string"}}}}}
+	return o
 }

@@ -103,3 +103,5 @@ func (v *Validator) Err() error {
 	}
 	return &Error{Code: CodeInvalid, Message: msg, Fields: v.fields}
 }
+
+func asError(err error, target **Error) bool { return errors.As(err, target) }

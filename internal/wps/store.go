@@ -52,6 +52,27 @@ type Tx interface {
 	UpdatePolicy(p Policy) error
 	DeletePolicy(orgID, id string) error
 
+	CreateEntity(e Entity) error
+	// GetEntity and FindEntityByName find live (not deleted) entities only.
+	GetEntity(orgID, id string) (Entity, error)
+	FindEntityByName(orgID, name string) (Entity, error)
+	ListEntities(orgID string, p Page, search string) ([]Entity, int, error)
+	UpdateEntity(e Entity) error
+	SoftDeleteEntity(orgID, id string, at Time) error
+	// EntityReferrers names the live entities and processes that refer to an entity.
+	EntityReferrers(orgID, entityID string) ([]string, error)
+
+	CreateRecord(r Record) error
+	GetRecord(orgID, entityID, id string) (Record, error)
+	UpdateRecord(r Record) error
+	DeleteRecord(orgID, entityID, id string) error
+	ListRecords(orgID, entityID string, q RecordQuery) ([]Record, int, error)
+	ListRecordsAfter(orgID, entityID, afterID string, limit int) ([]Record, error)
+	ListRecordIDs(orgID, entityID string) ([]string, error)
+	// InsertRecordIndex adds one indexed value; a unique one may conflict.
+	InsertRecordIndex(row IndexRow) error
+	DeleteRecordIndex(orgID, recordID string) error
+
 	// Idempotency records answers to POST requests with an Idempotency-Key.
 	GetIdempotent(scope, key string) (Idempotent, error)
 	// ReserveIdempotent inserts a pending record; a conflict means the key is taken.

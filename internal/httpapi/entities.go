@@ -1,0 +1,307 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"wps/internal/wps"
+)
+
+type entityIn struct {
+	Body struct {
+		Name            string          `json:"name" required:"true"`
+		Label           string          `json:"label,omitempty"`
+		ViewPolicyNames []string        `json:"viewPolicyNames,omitempty"`
+		Parameters      []wps.Parameter `json:"parameters,omitempty"`
+	}
+}
+
+type simplifiedParamBody struct {
+	N        string   `json:"n" required:"true" doc:"parameter name"`
+	T        string   `json:"t" required:"true" doc:"parameter type"`
+	Ref      string   `json:"ref,omitempty" doc:"ENTITY parameters: the linked entity's name or id"`
+	Op       []string `json:"op,omitempty" doc:"entity operations, e.g. WRITE"`
+	IsUnique bool     `json:"isUnique,omitempty"`
+}
+
+type simplifiedEntityIn struct {
+	Body struct {
+		N  string                `json:"n" required:"true" doc:"entity name"`
+		VP []string              `json:"vp,omitempty" doc:"view policy names"`
+		P  []simplifiedParamBody `json:"p,omitempty" doc:"parameters"`
+	}
+}
+
+type entityUpdateIn struct {
+	ID   string `path:"id" maxLength:"100"`
+	Body struct {
+		Name            *string          `json:"name,omitempty"`
+		Label           *string          `json:"label,omitempty"`
+		ViewPolicyNames *[]string        `json:"viewPolicyNames,omitempty"`
+		Parameters      *[]wps.Parameter `json:"parameters,omitempty"`
+	}
+}
+
+type listQuery struct {
+	Page    int    `query:"page" minimum:"1" default:"1" doc:"Page number, from 1"`
+	PerPage int    `query:"perPage" minimum:"1" maximum:"100" default:"20" doc:"Items per page"`
+	Search  string `query:"search" maxLength:"200" doc:"Name or label contains (case-insensitive)"`
+}
+
+func (q listQuery) page() wps.Page { return wps.Page{Page: q.Page, PerPage: q.PerPage} }
+
+func entityCreated(e wps.Entity, err error) (*created[wps.Entity], error) {
+	return &created[wps.Entity]{Location: "/v1/entities/" + e.ID, Body: e}, err
+}
+
+func (s *Server) createEntity(ctx context.Context, in *entityIn) (*created[wps.Entity], error) {
+	b := in.Body
+	return entityCreated(s.svc.CreateEntity(ctx, principal(ctx), wps.EntityInput{Name: b.Name, Label: b.Label, ViewPolicyNames: b.ViewPolicyNames, Parameters: b.Parameters}))
+}
+
+func (s *Server) createSimplifiedEntity(ctx context.Context, in *simplifiedEntityIn) (*created[wps.Entity], error) {
+	ps := make([]wps.SimplifiedParam, len(in.Body.P))
+	for i, p := range in.Body.P {
+		ps[i] = wps.SimplifiedParam{N: p.N, T: p.T, Ref: p.Ref, Op: p.Op, IsUnique: p.IsUnique}
+	}
+	return entityCreated(s.svc.CreateEntity(ctx, principal(ctx), wps.FromSimplified(in.Body.N, in.Body.VP, ps)))
+}
+
+func (s *Server) listEntities(ctx context.Context, in *listQuery) (*paged[wps.Entity], error) {
+	list, total, err := s.svc.ListEntities(ctx, principal(ctx), in.page(), in.Search)
+	return pagedOf(list, in.page(), total), err
+}
+
+func (s *Server) getEntity(ctx context.Context, in *idPath) (*body[wps.Entity], error) {
+	e, err := s.svc.GetEntity(ctx, principal(ctx), in.ID)
+	return &body[wps.Entity]{e}, err
+}
+
+func (s *Server) updateEntity(ctx context.Context, in *entityUpdateIn) (*body[wps.Entity], error) {
+	b := in.Body
+	e, err := s.svc.UpdateEntity(ctx, principal(ctx), in.ID, wps.EntityUpdate{Name: b.Name, Label: b.Label, ViewPolicyNames: b.ViewPolicyNames, Parameters: b.Parameters})
+	return &body[wps.Entity]{e}, err
+}
+
+func (s *Server) deleteEntity(ctx context.Context, in *idPath) (*empty, error) {
+	return nil, s.svc.DeleteEntity(ctx, principal(ctx), in.ID)
+}
+
+// Records.
+
+type recordPath struct {
+	ID       string `path:"id" maxLength:"100"`
+	RecordID string `path:"recordId" maxLength:"100"`
+}
+
+type recordValues struct {
+	Values map[string]json.RawMessage `json:"values" required:"true" doc:"Values keyed by parameter name"`
+}
+
+type recordIn struct {
+	ID   string `path:"id" maxLength:"100"`
+	Body recordValues
+}
+
+type recordPatchIn struct {
+	ID       string `path:"id" maxLength:"100"`
+	RecordID string `path:"recordId" maxLength:"100"`
+	Body     recordValues
+}
+
+// recordListIn takes filter[NAME]=VALUE query parameters besides paging.
+type recordListIn struct {
+	ID      string `path:"id" maxLength:"100"`
+	Page    int    `query:"page" minimum:"1" default:"1" doc:"Page number, from 1"`
+	PerPage int    `query:"perPage" minimum:"1" maximum:"100" default:"20" doc:"Items per page"`
+	filters map[string]string
+}
+
+// Resolve collects filter[NAME]=VALUE pairs.
+func (in *recordListIn) Resolve(ctx huma.Context) []error {
+	in.filters = map[string]string{}
+	u := ctx.URL()
+	for key, vals := range u.Query() {
+		if name, ok := strings.CutPrefix(key, "filter["); ok && strings.HasSuffix(name, "]") && len(vals) > 0 {
+			in.filters[strings.TrimSuffix(name, "]")] = vals[0]
+		}
+	}
+	return nil
+}
+
+func (s *Server) createRecord(ctx context.Context, in *recordIn) (*created[wps.Record], error) {
+	r, err := s.svc.CreateRecord(ctx, principal(ctx), in.ID, in.Body.Values)
+	return &created[wps.Record]{Location: "/v1/entities/" + in.ID + "/records/" + r.ID, Body: r}, err
+}
+
+func (s *Server) listRecords(ctx context.Context, in *recordListIn) (*paged[wps.Record], error) {
+	page := wps.Page{Page: in.Page, PerPage: in.PerPage}
+	list, total, err := s.svc.ListRecords(ctx, principal(ctx), in.ID, page, in.filters)
+	return pagedOf(list, page, total), err
+}
+
+func (s *Server) getRecord(ctx context.Context, in *recordPath) (*body[wps.Record], error) {
+	r, err := s.svc.GetRecord(ctx, principal(ctx), in.ID, in.RecordID)
+	return &body[wps.Record]{r}, err
+}
+
+func (s *Server) patchRecord(ctx context.Context, in *recordPatchIn) (*body[wps.Record], error) {
+	r, err := s.svc.PatchRecord(ctx, principal(ctx), in.ID, in.RecordID, in.Body.Values)
+	return &body[wps.Record]{r}, err
+}
+
+func (s *Server) deleteRecord(ctx context.Context, in *recordPath) (*empty, error) {
+	return nil, s.svc.DeleteRecord(ctx, principal(ctx), in.ID, in.RecordID)
+}
+
+// Import and export.
+
+type importIn struct {
+	ID          string `path:"id" maxLength:"100"`
+	ContentType string `header:"Content-Type"`
+	RawBody     []byte `contentType:"text/csv" doc:"CSV with a header row of parameter names, or a JSON array of objects keyed by parameter name"`
+}
+
+type imported struct {
+	Imported int `json:"imported"`
+}
+
+func (s *Server) importRecords(ctx context.Context, in *importIn) (*body[imported], error) {
+	var rows []map[string]json.RawMessage
+	var err error
+	if strings.HasPrefix(in.ContentType, "application/json") {
+		if json.Unmarshal(in.RawBody, &rows) != nil {
+			return nil, wps.Errorf(wps.CodeBadRequest, "the body must be a JSON array of objects keyed by parameter name")
+		}
+	} else if rows, err = s.csvRows(ctx, in.ID, in.RawBody); err != nil {
+		return nil, err
+	}
+	n, err := s.svc.ImportRecords(ctx, principal(ctx), in.ID, rows)
+	return &body[imported]{imported{n}}, err
+}
+
+// csvRows reads CSV with a header row into rows keyed by parameter name,
+// each cell turned into JSON by its parameter's type. The id, createdAt and
+// updatedAt columns of an export are ignored, so an export imports as is.
+func (s *Server) csvRows(ctx context.Context, entityID string, data []byte) ([]map[string]json.RawMessage, error) {
+	e, err := s.svc.GetEntity(ctx, principal(ctx), entityID)
+	if err != nil {
+		return nil, err
+	}
+	r := csv.NewReader(bytes.NewReader(data))
+	r.FieldsPerRecord = -1
+	header, err := r.Read()
+	if errors.Is(err, io.EOF) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, wps.Errorf(wps.CodeBadRequest, "malformed CSV: %v", err)
+	}
+	var rows []map[string]json.RawMessage
+	for line := 2; ; line++ {
+		rec, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return rows, nil
+		}
+		if err != nil {
+			return nil, wps.Errorf(wps.CodeBadRequest, "malformed CSV: %v", err)
+		}
+		row := map[string]json.RawMessage{}
+		for i, cell := range rec {
+			if i >= len(header) || cell == "" || exportOnly[header[i]] {
+				continue
+			}
+			p, _ := e.ParamByName(header[i])
+			row[header[i]] = csvCell(p.Type, cell)
+		}
+		rows = append(rows, row)
+	}
+}
+
+var exportOnly = map[string]bool{"id": true, "createdAt": true, "updatedAt": true}
+
+// csvCell is the JSON a CSV cell stands for, given the parameter's type.
+func csvCell(typ, cell string) json.RawMessage {
+	switch typ {
+	case wps.TypeInt, wps.TypeNumber, wps.TypeMultiSelect, wps.TypeTable:
+		if json.Valid([]byte(cell)) {
+			return json.RawMessage(cell)
+		}
+	case wps.TypeBoolean:
+		if l := strings.ToLower(cell); l == "true" || l == "false" {
+			return json.RawMessage(l)
+		}
+	}
+	b, _ := json.Marshal(cell)
+	return b
+}
+
+type exportIn struct {
+	ID string `path:"id" maxLength:"100"`
+}
+
+func (s *Server) exportRecords(ctx context.Context, in *exportIn) (*huma.StreamResponse, error) {
+	p := principal(ctx)
+	if _, err := s.svc.GetEntity(ctx, p, in.ID); err != nil {
+		return nil, err
+	}
+	return &huma.StreamResponse{Body: func(hctx huma.Context) {
+		hctx.SetHeader("Content-Type", "text/csv; charset=utf-8")
+		hctx.SetHeader("Content-Disposition", `attachment; filename="records.csv"`)
+		hctx.SetStatus(http.StatusOK)
+		w := csv.NewWriter(hctx.BodyWriter())
+		var names []string
+		err := s.svc.ExportRecords(ctx, p, in.ID, func(e wps.Entity, r *wps.Record) error {
+			if r == nil {
+				names = make([]string, 0, len(e.Parameters))
+				for _, prm := range e.Parameters {
+					names = append(names, prm.Name)
+				}
+				return w.Write(append(append([]string{"id"}, names...), "createdAt", "updatedAt"))
+			}
+			row := []string{r.ID}
+			for _, n := range names {
+				row = append(row, csvValue(r.Values[n]))
+			}
+			ca, _ := r.CreatedAt.MarshalJSON()
+			ua, _ := r.UpdatedAt.MarshalJSON()
+			row = append(row, strings.Trim(string(ca), `"`), strings.Trim(string(ua), `"`))
+			if err := w.Write(row); err != nil {
+				return err
+			}
+			w.Flush()
+			return w.Error()
+		})
+		w.Flush()
+		if err != nil {
+			s.log.ErrorContext(ctx, "export interrupted", "err", err, "request_id", requestID(ctx))
+		}
+	}}, nil
+}
+
+// csvValue writes a value as its canonical text; lists and rows as JSON.
+func csvValue(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case json.Number:
+		return string(x)
+	case bool:
+		if x {
+			return "true"
+		}
+		return "false"
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}

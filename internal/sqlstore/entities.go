@@ -1,0 +1,195 @@
+package sqlstore
+
+import (
+	"bytes"
+	"database/sql"
+	"encoding/json"
+	"strings"
+
+	"wps/internal/wps"
+)
+
+const entityCols = `id, org_id, name, label, view_policy_names, parameters, created_at, updated_at, deleted_at`
+
+func scanEntity(s interface{ Scan(...any) error }) (wps.Entity, error) {
+	var e wps.Entity
+	var vpn, params string
+	var created, updated int64
+	var deleted sql.NullInt64
+	if err := s.Scan(&e.ID, &e.OrgID, &e.Name, &e.Label, &vpn, &params, &created, &updated, &deleted); err != nil {
+		return e, err
+	}
+	fromJSON(vpn, &e.ViewPolicyNames)
+	fromJSON(params, &e.Parameters)
+	e.CreatedAt, e.UpdatedAt = wps.FromMillis(created), wps.FromMillis(updated)
+	if deleted.Valid {
+		d := wps.FromMillis(deleted.Int64)
+		e.DeletedAt = &d
+	}
+	return e, nil
+}
+
+func (t *tx) CreateEntity(e wps.Entity) error {
+	_, err := t.exec(`INSERT INTO entities (`+entityCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL)`,
+		e.ID, e.OrgID, e.Name, e.Label, jsonText(e.ViewPolicyNames), jsonText(e.Parameters), e.CreatedAt.Millis(), e.UpdatedAt.Millis())
+	return t.err(err, "entity", "an entity named "+e.Name+" exists")
+}
+
+func (t *tx) GetEntity(orgID, id string) (wps.Entity, error) {
+	e, err := scanEntity(t.queryRow(`SELECT `+entityCols+` FROM entities WHERE org_id = ? AND id = ? AND deleted_at IS NULL`+t.forUpdate(), orgID, id))
+	return e, t.err(err, "entity", "")
+}
+
+func (t *tx) FindEntityByName(orgID, name string) (wps.Entity, error) {
+	e, err := scanEntity(t.queryRow(`SELECT `+entityCols+` FROM entities WHERE org_id = ? AND name = ? AND deleted_at IS NULL`, orgID, name))
+	return e, t.err(err, "entity", "")
+}
+
+// likePattern matches s anywhere, with LIKE's wildcards escaped.
+func likePattern(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+	return "%" + r.Replace(s) + "%"
+}
+
+func (t *tx) ListEntities(orgID string, p wps.Page, search string) ([]wps.Entity, int, error) {
+	where := `org_id = ? AND deleted_at IS NULL`
+	args := []any{orgID}
+	if search != "" {
+		where += ` AND (lower(name) LIKE ? ESCAPE '\' OR lower(label) LIKE ? ESCAPE '\')`
+		pat := likePattern(strings.ToLower(search))
+		args = append(args, pat, pat)
+	}
+	var total int
+	if err := t.queryRow(`SELECT count(*) FROM entities WHERE `+where, args...).Scan(&total); err != nil {
+		return nil, 0, t.err(err, "", "")
+	}
+	rows, err := t.query(`SELECT `+entityCols+` FROM entities WHERE `+where+` ORDER BY id LIMIT ? OFFSET ?`,
+		append(args, p.PerPage, p.Offset())...)
+	if err != nil {
+		return nil, 0, t.err(err, "", "")
+	}
+	list, err := collect(rows, scanEntity)
+	return list, total, t.err(err, "", "")
+}
+
+func (t *tx) UpdateEntity(e wps.Entity) error {
+	res, err := t.exec(`UPDATE entities SET name = ?, label = ?, view_policy_names = ?, parameters = ?, updated_at = ?
+		WHERE org_id = ? AND id = ? AND deleted_at IS NULL`,
+		e.Name, e.Label, jsonText(e.ViewPolicyNames), jsonText(e.Parameters), e.UpdatedAt.Millis(), e.OrgID, e.ID)
+	return t.err(affected(res, err, "entity"), "entity", "an entity named "+e.Name+" exists")
+}
+
+func (t *tx) SoftDeleteEntity(orgID, id string, at wps.Time) error {
+	res, err := t.exec(`UPDATE entities SET deleted_at = ? WHERE org_id = ? AND id = ? AND deleted_at IS NULL`, at.Millis(), orgID, id)
+	return t.err(affected(res, err, "entity"), "entity", "")
+}
+
+// EntityReferrers finds the id in the stored definitions of other live
+// entities: ids are UUIDs, so a text match is exact.
+func (t *tx) EntityReferrers(orgID, entityID string) ([]string, error) {
+	rows, err := t.query(`SELECT name FROM entities WHERE org_id = ? AND deleted_at IS NULL AND id <> ? AND parameters LIKE ?
+		ORDER BY name`, orgID, entityID, likePattern(`"`+entityID+`"`))
+	if err != nil {
+		return nil, t.err(err, "", "")
+	}
+	names, err := collect(rows, func(s interface{ Scan(...any) error }) (string, error) {
+		var n string
+		err := s.Scan(&n)
+		return "entity " + n, err
+	})
+	return names, t.err(err, "", "")
+}
+
+const recordCols = `id, org_id, entity_id, vals, created_at, updated_at`
+
+func scanRecord(s interface{ Scan(...any) error }) (wps.Record, error) {
+	var r wps.Record
+	var vals string
+	var created, updated int64
+	if err := s.Scan(&r.ID, &r.OrgID, &r.EntityID, &vals, &created, &updated); err != nil {
+		return r, err
+	}
+	d := json.NewDecoder(bytes.NewReader([]byte(vals)))
+	d.UseNumber() // numbers stay exact decimals
+	if err := d.Decode(&r.Values); err != nil {
+		return r, err
+	}
+	r.CreatedAt, r.UpdatedAt = wps.FromMillis(created), wps.FromMillis(updated)
+	return r, nil
+}
+
+func (t *tx) CreateRecord(r wps.Record) error {
+	_, err := t.exec(`INSERT INTO entity_records (`+recordCols+`) VALUES (?, ?, ?, ?, ?, ?)`,
+		r.ID, r.OrgID, r.EntityID, jsonText(r.Values), r.CreatedAt.Millis(), r.UpdatedAt.Millis())
+	return t.err(err, "record", "record exists")
+}
+
+func (t *tx) GetRecord(orgID, entityID, id string) (wps.Record, error) {
+	r, err := scanRecord(t.queryRow(`SELECT `+recordCols+` FROM entity_records WHERE org_id = ? AND entity_id = ? AND id = ?`, orgID, entityID, id))
+	return r, t.err(err, "record", "")
+}
+
+func (t *tx) UpdateRecord(r wps.Record) error {
+	res, err := t.exec(`UPDATE entity_records SET vals = ?, updated_at = ? WHERE org_id = ? AND entity_id = ? AND id = ?`,
+		jsonText(r.Values), r.UpdatedAt.Millis(), r.OrgID, r.EntityID, r.ID)
+	return t.err(affected(res, err, "record"), "record", "")
+}
+
+func (t *tx) DeleteRecord(orgID, entityID, id string) error {
+	res, err := t.exec(`DELETE FROM entity_records WHERE org_id = ? AND entity_id = ? AND id = ?`, orgID, entityID, id)
+	return t.err(affected(res, err, "record"), "record", "")
+}
+
+func (t *tx) ListRecords(orgID, entityID string, q wps.RecordQuery) ([]wps.Record, int, error) {
+	where := `org_id = ? AND entity_id = ?`
+	args := []any{orgID, entityID}
+	for _, f := range q.Filters {
+		where += ` AND id IN (SELECT record_id FROM record_index WHERE org_id = ? AND entity_id = ? AND param_id = ? AND value = ?)`
+		args = append(args, orgID, entityID, f.ParamID, f.Value)
+	}
+	var total int
+	if err := t.queryRow(`SELECT count(*) FROM entity_records WHERE `+where, args...).Scan(&total); err != nil {
+		return nil, 0, t.err(err, "", "")
+	}
+	rows, err := t.query(`SELECT `+recordCols+` FROM entity_records WHERE `+where+` ORDER BY id LIMIT ? OFFSET ?`,
+		append(args, q.Page.PerPage, q.Page.Offset())...)
+	if err != nil {
+		return nil, 0, t.err(err, "", "")
+	}
+	list, err := collect(rows, scanRecord)
+	return list, total, t.err(err, "", "")
+}
+
+func (t *tx) ListRecordsAfter(orgID, entityID, afterID string, limit int) ([]wps.Record, error) {
+	rows, err := t.query(`SELECT `+recordCols+` FROM entity_records WHERE org_id = ? AND entity_id = ? AND id > ? ORDER BY id LIMIT ?`,
+		orgID, entityID, afterID, limit)
+	if err != nil {
+		return nil, t.err(err, "", "")
+	}
+	list, err := collect(rows, scanRecord)
+	return list, t.err(err, "", "")
+}
+
+func (t *tx) ListRecordIDs(orgID, entityID string) ([]string, error) {
+	rows, err := t.query(`SELECT id FROM entity_records WHERE org_id = ? AND entity_id = ? ORDER BY id`, orgID, entityID)
+	if err != nil {
+		return nil, t.err(err, "", "")
+	}
+	ids, err := collect(rows, func(s interface{ Scan(...any) error }) (string, error) {
+		var id string
+		err := s.Scan(&id)
+		return id, err
+	})
+	return ids, t.err(err, "", "")
+}
+
+func (t *tx) InsertRecordIndex(r wps.IndexRow) error {
+	_, err := t.exec(`INSERT INTO record_index (org_id, entity_id, record_id, param_id, value, uniq) VALUES (?, ?, ?, ?, ?, ?)`,
+		r.OrgID, r.EntityID, r.RecordID, r.ParamID, r.Value, r.Unique)
+	return t.err(err, "", "value in use")
+}
+
+func (t *tx) DeleteRecordIndex(orgID, recordID string) error {
+	_, err := t.exec(`DELETE FROM record_index WHERE org_id = ? AND record_id = ?`, orgID, recordID)
+	return t.err(err, "", "")
+}

@@ -1,0 +1,663 @@
+package wps
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Entity is an org's data table definition, made of typed parameters.
+type Entity struct {
+	ID              string      `json:"id"`
+	Name            string      `json:"name"`
+	Label           string      `json:"label"`
+	OrgID           string      `json:"orgId"`
+	ViewPolicyNames []string    `json:"viewPolicyNames"`
+	Parameters      []Parameter `json:"parameters"`
+	CreatedAt       Time        `json:"createdAt"`
+	UpdatedAt       Time        `json:"updatedAt"`
+	DeletedAt       *Time       `json:"deletedAt" nullable:"true"`
+}
+
+// Param finds a parameter by id.
+func (e *Entity) Param(id string) (Parameter, bool) {
+	for _, p := range e.Parameters {
+		if p.ID == id {
+			return p, true
+		}
+	}
+	return Parameter{}, false
+}
+
+// ParamByName finds a top-level parameter by name, or else by id.
+func (e *Entity) ParamByName(name string) (Parameter, bool) {
+	for _, p := range e.Parameters {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return e.Param(name)
+}
+
+// EntityInput is the body of an entity create (full form) or update.
+type EntityInput struct {
+	Name            string
+	Label           string
+	ViewPolicyNames []string
+	Parameters      []Parameter
+}
+
+// SimplifiedParam is one parameter of the compact entity form.
+type SimplifiedParam struct {
+	N        string   // name
+	T        string   // type
+	Ref      string   // linked entity (name or id) of an ENTITY parameter
+	Op       []string // entity operations
+	IsUnique bool
+}
+
+// FromSimplified turns the compact entity form into the full one.
+func FromSimplified(n string, vp []string, p []SimplifiedParam) EntityInput {
+	in := EntityInput{Name: n, ViewPolicyNames: vp, Parameters: make([]Parameter, len(p))}
+	for i, sp := range p {
+		in.Parameters[i] = Parameter{Name: sp.N, Type: sp.T, EntityID: sp.Ref, EntityOperation: sp.Op, IsUnique: sp.IsUnique}
+	}
+	return in
+}
+
+// EntityUpdate changes an entity; nil fields stay as they are. Parameters,
+// when set, is the whole new list: a parameter with a known id is changed in
+// place, one without an id is added, and a missing one is removed.
+type EntityUpdate struct {
+	Name            *string
+	Label           *string
+	ViewPolicyNames *[]string
+	Parameters      *[]Parameter
+}
+
+// Record is one row of an entity. Values are keyed by parameter name in the
+// API and by parameter id in the store.
+type Record struct {
+	ID        string         `json:"id"`
+	EntityID  string         `json:"entityId"`
+	Values    map[string]any `json:"values"`
+	CreatedAt Time           `json:"createdAt"`
+	UpdatedAt Time           `json:"updatedAt"`
+	OrgID     string         `json:"-"`
+}
+
+// IndexRow is one indexed value of a record: for filters, and for
+// uniqueness when Unique is set (the database enforces it).
+type IndexRow struct {
+	OrgID, EntityID, RecordID, ParamID, Value string
+	Unique                                    bool
+}
+
+// RecordFilter selects records whose parameter has a value.
+type RecordFilter struct {
+	ParamID string
+	Value   string
+}
+
+// RecordQuery pages and filters records.
+type RecordQuery struct {
+	Page    Page
+	Filters []RecordFilter
+}
+
+func (s *Service) checkEntityInput(tx Tx, orgID, selfID string, in *EntityInput, keep map[string]bool) error {
+	in.Name = strings.TrimSpace(in.Name)
+	if in.Label == "" {
+		in.Label = in.Name
+	}
+	var v Validator
+	v.Check(validName(in.Name, 100), "name", "must be 1 to 100 printable characters")
+	v.Check(validName(in.Label, 200), "label", "must be 1 to 200 printable characters")
+	normalizeParams(&v, "parameters", in.Parameters, keep, 0)
+	if err := v.Err(); err != nil {
+		return err
+	}
+	if err := s.checkPolicyNames(tx, orgID, &v, "viewPolicyNames", in.ViewPolicyNames); err != nil {
+		return err
+	}
+	in.ViewPolicyNames = normalize(in.ViewPolicyNames)
+	if err := resolveEntityRefs(tx, orgID, selfID, in.Name, &v, "parameters", in.Parameters); err != nil {
+		return err
+	}
+	return v.Err()
+}
+
+// resolveEntityRefs turns the name-or-id of each ENTITY parameter's linked
+// entity into the id, checking that it exists.
+func resolveEntityRefs(tx Tx, orgID, selfID, selfName string, v *Validator, field string, params []Parameter) error {
+	for i := range params {
+		p := &params[i]
+		f := fieldIndex(field, i)
+		if p.Type == TypeTable {
+			if err := resolveEntityRefs(tx, orgID, selfID, selfName, v, f+".parameters", p.Parameters); err != nil {
+				return err
+			}
+		}
+		if p.Type != TypeEntity {
+			continue
+		}
+		ref := p.EntityID
+		switch {
+		case ref == "":
+			v.Add(f+".entityId", "an ENTITY parameter needs the linked entity (ref): its name or id")
+		case ref == selfID || ref == selfName:
+			p.EntityID = selfID
+		default:
+			e, err := findEntity(tx, orgID, ref)
+			if IsCode(err, CodeNotFound) {
+				v.Add(f+".entityId", "no entity named or with id %q", ref)
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			p.EntityID = e.ID
+		}
+	}
+	return nil
+}
+
+// findEntity finds a live entity by id or else by name.
+func findEntity(tx Tx, orgID, ref string) (Entity, error) {
+	e, err := tx.GetEntity(orgID, ref)
+	if IsCode(err, CodeNotFound) {
+		return tx.FindEntityByName(orgID, ref)
+	}
+	return e, err
+}
+
+// checkPolicyNames reports names that are not policies of the org.
+func (s *Service) checkPolicyNames(tx Tx, orgID string, v *Validator, field string, names []string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	pols, err := tx.ListPolicies(orgID)
+	if err != nil {
+		return err
+	}
+	known := map[string]bool{}
+	for _, p := range pols {
+		known[p.Name] = true
+	}
+	for i, n := range names {
+		v.Check(known[n], fieldIndex(field, i), "no policy named %q", n)
+	}
+	return nil
+}
+
+// CreateEntity adds an entity. Errors: CodeInvalid naming the field,
+// CodeConflict when the name is taken.
+func (s *Service) CreateEntity(ctx context.Context, p *Principal, in EntityInput) (Entity, error) {
+	now := s.Now()
+	e := Entity{ID: NewID(), OrgID: p.OrgID, CreatedAt: now, UpdatedAt: now}
+	err := s.store.Write(ctx, func(tx Tx) error {
+		in := in
+		in.Parameters = cloneParams(in.Parameters)
+		if err := s.checkEntityInput(tx, p.OrgID, e.ID, &in, nil); err != nil {
+			return err
+		}
+		e.Name, e.Label, e.ViewPolicyNames, e.Parameters = in.Name, in.Label, in.ViewPolicyNames, in.Parameters
+		return tx.CreateEntity(e)
+	})
+	return e, err
+}
+
+// cloneParams deep-copies a parameter list so that a retried transaction
+// starts from the request as sent.
+func cloneParams(params []Parameter) []Parameter {
+	b, _ := json.Marshal(params)
+	var out []Parameter
+	_ = json.Unmarshal(b, &out)
+	return out
+}
+
+// GetEntity returns a live entity. Errors: CodeNotFound.
+func (s *Service) GetEntity(ctx context.Context, p *Principal, id string) (Entity, error) {
+	var e Entity
+	err := s.store.Read(ctx, func(tx Tx) (err error) {
+		e, err = tx.GetEntity(p.OrgID, id)
+		return err
+	})
+	return e, err
+}
+
+// ListEntities pages the org's live entities; search matches name or label.
+func (s *Service) ListEntities(ctx context.Context, p *Principal, page Page, search string) ([]Entity, int, error) {
+	var list []Entity
+	var total int
+	err := s.store.Read(ctx, func(tx Tx) (err error) {
+		list, total, err = tx.ListEntities(p.OrgID, page, search)
+		return err
+	})
+	return list, total, err
+}
+
+// UpdateEntity changes an entity. Records follow: values of removed
+// parameters are dropped, values of a parameter whose type changed are
+// converted. Errors: CodeInvalid, CodeNotFound, CodeConflict when the name
+// is taken, when existing records cannot take a new type, or when a
+// parameter made unique has duplicate values.
+func (s *Service) UpdateEntity(ctx context.Context, p *Principal, id string, u EntityUpdate) (Entity, error) {
+	var e Entity
+	err := s.store.Write(ctx, func(tx Tx) (err error) {
+		if e, err = tx.GetEntity(p.OrgID, id); err != nil {
+			return err
+		}
+		old := e
+		in := EntityInput{Name: e.Name, Label: e.Label, ViewPolicyNames: e.ViewPolicyNames, Parameters: cloneParams(e.Parameters)}
+		setIf(&in.Name, u.Name)
+		setIf(&in.Label, u.Label)
+		setIf(&in.ViewPolicyNames, u.ViewPolicyNames)
+		if u.Parameters != nil {
+			in.Parameters = cloneParams(*u.Parameters)
+		}
+		if u.Label == nil && u.Name != nil && e.Label == e.Name {
+			in.Label = "" // the label followed the name; keep it so
+		}
+		if err := s.checkEntityInput(tx, p.OrgID, e.ID, &in, paramIDs(old.Parameters, nil)); err != nil {
+			return err
+		}
+		e.Name, e.Label, e.ViewPolicyNames, e.Parameters = in.Name, in.Label, in.ViewPolicyNames, in.Parameters
+		e.UpdatedAt = s.Now()
+		if err := tx.UpdateEntity(e); err != nil {
+			return err
+		}
+		if u.Parameters == nil {
+			return nil
+		}
+		return s.migrateRecords(tx, old, e)
+	})
+	return e, err
+}
+
+// migrateRecords rewrites every record of an entity whose parameters changed.
+func (s *Service) migrateRecords(tx Tx, old, e Entity) error {
+	ids, err := tx.ListRecordIDs(e.OrgID, e.ID)
+	if err != nil {
+		return err
+	}
+	var bad []string
+	for _, rid := range ids {
+		r, err := tx.GetRecord(e.OrgID, e.ID, rid)
+		if err != nil {
+			return err
+		}
+		next := map[string]any{}
+		for _, np := range e.Parameters {
+			val, has := r.Values[np.ID]
+			if !has || val == nil {
+				continue
+			}
+			if op, ok := old.Param(np.ID); ok && op.Type == np.Type {
+				next[np.ID] = val
+				continue
+			}
+			conv, ok := convertValue(np, val)
+			if !ok {
+				bad = append(bad, fmt.Sprintf("record %s: %s cannot be a %s", r.ID, np.Name, np.Type))
+				continue
+			}
+			next[np.ID] = conv
+		}
+		if len(bad) >= 5 {
+			break
+		}
+		r.Values = next
+		if err := s.saveRecord(tx, e, r, false); err != nil {
+			return err
+		}
+	}
+	if len(bad) > 0 {
+		return &Error{Code: CodeConflict, Message: "existing records cannot take the change: " + strings.Join(bad, "; ")}
+	}
+	return nil
+}
+
+// DeleteEntity soft-deletes an entity. Errors: CodeNotFound; CodeConflict
+// when a live entity or process refers to it.
+func (s *Service) DeleteEntity(ctx context.Context, p *Principal, id string) error {
+	return s.store.Write(ctx, func(tx Tx) error {
+		e, err := tx.GetEntity(p.OrgID, id)
+		if err != nil {
+			return err
+		}
+		refs, err := tx.EntityReferrers(p.OrgID, e.ID)
+		if err != nil {
+			return err
+		}
+		if len(refs) > 0 {
+			return Errorf(CodeConflict, "entity %q is referenced by %s", e.Name, strings.Join(refs, ", "))
+		}
+		return tx.SoftDeleteEntity(p.OrgID, e.ID, s.Now())
+	})
+}
+
+// txRefs checks links inside one transaction.
+type txRefs struct {
+	tx    Tx
+	orgID string
+}
+
+func (r txRefs) RecordExists(entityID, recordID string) (bool, error) {
+	_, err := r.tx.GetRecord(r.orgID, entityID, recordID)
+	if IsCode(err, CodeNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// checkRecordValues validates values (keyed by name) for e; with partial
+// the result is merged over base.
+func checkRecordValues(tx Tx, e Entity, in map[string]json.RawMessage, base map[string]any, field string) (map[string]any, error) {
+	var v Validator
+	c := &valueCheck{v: &v, refs: txRefs{tx, e.OrgID}}
+	vals, _ := c.values(e.Parameters, in, field, base != nil)
+	if c.err != nil {
+		return nil, c.err
+	}
+	if base != nil {
+		merged := map[string]any{}
+		for k, val := range base {
+			merged[k] = val
+		}
+		for k, val := range vals {
+			merged[k] = val
+		}
+		vals = merged
+		for _, p := range e.Parameters {
+			if p.IsRequired && vals[p.ID] == nil {
+				v.Add(joinPath(field, p.Name), "is required")
+			}
+		}
+	}
+	for k, val := range vals {
+		if val == nil {
+			delete(vals, k)
+		}
+	}
+	return vals, v.Err()
+}
+
+// saveRecord writes r and its index rows; a unique violation names the field.
+func (s *Service) saveRecord(tx Tx, e Entity, r Record, create bool) error {
+	var err error
+	if create {
+		err = tx.CreateRecord(r)
+	} else {
+		err = tx.UpdateRecord(r)
+	}
+	if err != nil {
+		return err
+	}
+	if err := tx.DeleteRecordIndex(e.OrgID, r.ID); err != nil {
+		return err
+	}
+	for _, p := range e.Parameters {
+		for _, item := range itemStrings(r.Values[p.ID]) {
+			row := IndexRow{OrgID: e.OrgID, EntityID: e.ID, RecordID: r.ID, ParamID: p.ID, Value: indexKey(item), Unique: p.IsUnique}
+			if err := tx.InsertRecordIndex(row); IsCode(err, CodeConflict) {
+				return &Error{Code: CodeConflict, Message: fmt.Sprintf("%s: %q is already used by another record", p.Name, item),
+					Fields: []FieldError{{Field: "values." + p.Name, Message: "must be unique"}}, Err: err}
+			} else if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// CreateRecord adds a record. Errors: CodeNotFound (entity), CodeInvalid
+// naming the value, CodeConflict for a unique value in use.
+func (s *Service) CreateRecord(ctx context.Context, p *Principal, entityID string, values map[string]json.RawMessage) (Record, error) {
+	var out Record
+	err := s.store.Write(ctx, func(tx Tx) error {
+		e, err := tx.GetEntity(p.OrgID, entityID)
+		if err != nil {
+			return err
+		}
+		vals, err := checkRecordValues(tx, e, values, nil, "values")
+		if err != nil {
+			return err
+		}
+		now := s.Now()
+		r := Record{ID: NewID(), OrgID: p.OrgID, EntityID: e.ID, Values: vals, CreatedAt: now, UpdatedAt: now}
+		if err := s.saveRecord(tx, e, r, true); err != nil {
+			return err
+		}
+		out = present(e, r)
+		return nil
+	})
+	return out, err
+}
+
+// GetRecord returns one record. Errors: CodeNotFound.
+func (s *Service) GetRecord(ctx context.Context, p *Principal, entityID, id string) (Record, error) {
+	var out Record
+	err := s.store.Read(ctx, func(tx Tx) error {
+		e, err := tx.GetEntity(p.OrgID, entityID)
+		if err != nil {
+			return err
+		}
+		r, err := tx.GetRecord(p.OrgID, e.ID, id)
+		out = present(e, r)
+		return err
+	})
+	return out, err
+}
+
+// ListRecords pages an entity's records; filters map a parameter name to a
+// value, compared in the parameter's canonical form.
+func (s *Service) ListRecords(ctx context.Context, p *Principal, entityID string, page Page, filters map[string]string) ([]Record, int, error) {
+	var out []Record
+	var total int
+	err := s.store.Read(ctx, func(tx Tx) error {
+		e, err := tx.GetEntity(p.OrgID, entityID)
+		if err != nil {
+			return err
+		}
+		q := RecordQuery{Page: page}
+		var v Validator
+		keys := make([]string, 0, len(filters))
+		for k := range filters {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, name := range keys {
+			prm, ok := e.ParamByName(name)
+			if !ok {
+				v.Add("filter["+name+"]", "is not a parameter")
+				continue
+			}
+			val, ok := convertValue(prm, filters[name])
+			if prm.Type == TypeMultiSelect {
+				val, ok = filters[name], hasOption(prm, filters[name])
+			}
+			items := itemStrings(val)
+			if !ok || len(items) != 1 {
+				v.Add("filter["+name+"]", "is not a valid %s value", prm.Type)
+				continue
+			}
+			q.Filters = append(q.Filters, RecordFilter{ParamID: prm.ID, Value: indexKey(items[0])})
+		}
+		if err := v.Err(); err != nil {
+			return err
+		}
+		list, n, err := tx.ListRecords(p.OrgID, e.ID, q)
+		for _, r := range list {
+			out = append(out, present(e, r))
+		}
+		total = n
+		return err
+	})
+	if out == nil {
+		out = []Record{}
+	}
+	return out, total, err
+}
+
+// PatchRecord merges values into a record (null clears one). Errors: as CreateRecord.
+func (s *Service) PatchRecord(ctx context.Context, p *Principal, entityID, id string, values map[string]json.RawMessage) (Record, error) {
+	var out Record
+	err := s.store.Write(ctx, func(tx Tx) error {
+		e, err := tx.GetEntity(p.OrgID, entityID)
+		if err != nil {
+			return err
+		}
+		r, err := tx.GetRecord(p.OrgID, e.ID, id)
+		if err != nil {
+			return err
+		}
+		if r.Values, err = checkRecordValues(tx, e, values, r.Values, "values"); err != nil {
+			return err
+		}
+		r.UpdatedAt = s.Now()
+		if err := s.saveRecord(tx, e, r, false); err != nil {
+			return err
+		}
+		out = present(e, r)
+		return nil
+	})
+	return out, err
+}
+
+// DeleteRecord removes a record. Errors: CodeNotFound.
+func (s *Service) DeleteRecord(ctx context.Context, p *Principal, entityID, id string) error {
+	return s.store.Write(ctx, func(tx Tx) error {
+		e, err := tx.GetEntity(p.OrgID, entityID)
+		if err != nil {
+			return err
+		}
+		if err := tx.DeleteRecordIndex(p.OrgID, id); err != nil {
+			return err
+		}
+		return tx.DeleteRecord(p.OrgID, e.ID, id)
+	})
+}
+
+// ImportRecords adds rows (values keyed by name) all or nothing. Errors list
+// every invalid row as rows[i].name; a unique conflict names its row.
+func (s *Service) ImportRecords(ctx context.Context, p *Principal, entityID string, rows []map[string]json.RawMessage) (int, error) {
+	const maxRows = 100_000
+	if len(rows) > maxRows {
+		return 0, Invalid("rows", "at most %d rows per import", maxRows)
+	}
+	err := s.store.Write(ctx, func(tx Tx) error {
+		e, err := tx.GetEntity(p.OrgID, entityID)
+		if err != nil {
+			return err
+		}
+		recs := make([]Record, 0, len(rows))
+		var all Validator
+		for i, row := range rows {
+			vals, err := checkRecordValues(tx, e, row, nil, fieldIndex("rows", i))
+			var we *Error
+			if asError(err, &we) && we.Code == CodeInvalid {
+				all.fields = append(all.fields, we.Fields...)
+				continue
+			} else if err != nil {
+				return err
+			}
+			now := s.Now()
+			recs = append(recs, Record{ID: NewID(), OrgID: p.OrgID, EntityID: e.ID, Values: vals, CreatedAt: now, UpdatedAt: now})
+		}
+		if err := all.Err(); err != nil {
+			return err
+		}
+		for i, r := range recs {
+			if err := s.saveRecord(tx, e, r, true); err != nil {
+				var we *Error
+				if asError(err, &we) && we.Code == CodeConflict {
+					return &Error{Code: CodeConflict, Message: fmt.Sprintf("rows[%d]: %s", i, we.Message), Fields: prefixFields(fieldIndex("rows", i), we.Fields)}
+				}
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return len(rows), nil
+}
+
+func prefixFields(prefix string, fields []FieldError) []FieldError {
+	out := make([]FieldError, len(fields))
+	for i, f := range fields {
+		out[i] = FieldError{Field: prefix + "." + f.Field, Message: f.Message}
+	}
+	return out
+}
+
+// ExportRecords calls fn with the entity and then each record, in creation
+// order, reading in pages so that no transaction stays open while fn writes.
+func (s *Service) ExportRecords(ctx context.Context, p *Principal, entityID string, fn func(e Entity, r *Record) error) error {
+	e, err := s.GetEntity(ctx, p, entityID)
+	if err != nil {
+		return err
+	}
+	if err := fn(e, nil); err != nil {
+		return err
+	}
+	after := ""
+	for {
+		var page []Record
+		err := s.store.Read(ctx, func(tx Tx) (err error) {
+			page, err = tx.ListRecordsAfter(p.OrgID, e.ID, after, 500)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		for _, r := range page {
+			r := present(e, r)
+			if err := fn(e, &r); err != nil {
+				return err
+			}
+		}
+		if len(page) < 500 {
+			return nil
+		}
+		after = page[len(page)-1].ID
+	}
+}
+
+// present turns stored values (by parameter id) into API values (by name).
+func present(e Entity, r Record) Record {
+	r.Values = byName(e.Parameters, r.Values)
+	return r
+}
+
+func byName(params []Parameter, vals map[string]any) map[string]any {
+	out := map[string]any{}
+	for _, p := range params {
+		v, ok := vals[p.ID]
+		if !ok || v == nil {
+			continue
+		}
+		if p.Type == TypeTable {
+			if rows, ok := v.([]any); ok {
+				named := make([]any, 0, len(rows))
+				for _, row := range rows {
+					m, _ := row.(map[string]any)
+					named = append(named, byName(p.Parameters, m))
+				}
+				v = named
+			} else if rows, ok := v.([]map[string]any); ok {
+				named := make([]any, 0, len(rows))
+				for _, row := range rows {
+					named = append(named, byName(p.Parameters, row))
+				}
+				v = named
+			}
+		}
+		out[p.Name] = v
+	}
+	return out
+}

@@ -1,0 +1,309 @@
+package wps
+
+import (
+	"slices"
+	"strings"
+)
+
+// Parameter types (semantics section 4). DataItem types use the same names.
+const (
+	TypeText        = "TEXT"
+	TypeLongText    = "LONG_TEXT"
+	TypeInt         = "INT"
+	TypeNumber      = "NUMBER"
+	TypeBoolean     = "BOOLEAN"
+	TypeDate        = "DATE"
+	TypeDateTime    = "DATETIME"
+	TypeSelect      = "SELECT"
+	TypeMultiSelect = "MULTI_SELECT"
+	TypeEmail       = "EMAIL"
+	TypeURL         = "URL"
+	TypeAttachment  = "ATTACHMENT"
+	TypeEntity      = "ENTITY"
+	TypeTable       = "TABLE"
+	TypeFormula     = "FORMULA"
+)
+
+// ParamTypes lists every parameter type.
+var ParamTypes = []string{TypeText, TypeLongText, TypeInt, TypeNumber, TypeBoolean, TypeDate, TypeDateTime,
+	TypeSelect, TypeMultiSelect, TypeEmail, TypeURL, TypeAttachment, TypeEntity, TypeTable, TypeFormula}
+
+// uniqueTypes are the types whose values can be unique: one scalar each.
+var uniqueTypes = []string{TypeText, TypeInt, TypeNumber, TypeDate, TypeDateTime, TypeSelect, TypeEmail, TypeURL, TypeEntity}
+
+// Parameter is one typed input of an entity or a step. Sub-objects are
+// stored and returned as sent; the service assigns their ids.
+type Parameter struct {
+	ID                             string                        `json:"id"`
+	Name                           string                        `json:"name"`
+	Label                          string                        `json:"label"`
+	Type                           string                        `json:"type" enum:"TEXT,LONG_TEXT,INT,NUMBER,BOOLEAN,DATE,DATETIME,SELECT,MULTI_SELECT,EMAIL,URL,ATTACHMENT,ENTITY,TABLE,FORMULA"`
+	Description                    string                        `json:"description,omitempty"`
+	Index                          int                           `json:"index"`
+	Decimals                       *int                          `json:"decimals,omitempty" minimum:"0" maximum:"12"`
+	IsRequired                     bool                          `json:"isRequired"`
+	IsUnique                       bool                          `json:"isUnique"`
+	IsPermanent                    bool                          `json:"isPermanent"`
+	ComputedFormula                []string                      `json:"computedFormula,omitempty"`
+	ParameterID                    string                        `json:"parameterId,omitempty"`
+	StepID                         string                        `json:"stepId,omitempty"`
+	EntityID                       string                        `json:"entityId,omitempty" doc:"For an ENTITY parameter: the linked entity (its id, or its name in a request)"`
+	EntityOperation                []string                      `json:"entityOperation,omitempty"`
+	AutoFillEntityRelation         string                        `json:"autoFillEntityRelation,omitempty"`
+	ContractTemplateID             string                        `json:"contractTemplateId,omitempty"`
+	ContractTemplate               *ContractTemplate             `json:"contractTemplate,omitempty"`
+	ShowColumns                    []string                      `json:"showColumns,omitempty"`
+	ViewColumns                    []string                      `json:"viewColumns,omitempty"`
+	AdvancedOptions                *AdvancedOptions              `json:"advancedOptions,omitempty"`
+	OptionItems                    []OptionItem                  `json:"optionItems,omitempty"`
+	SheetData                      *SheetData                    `json:"sheetData,omitempty"`
+	ReadFromEntity                 *ReadFromEntity               `json:"readFromEntity,omitempty"`
+	ReadFromOtherMeasurementData   *ReadFromOtherMeasurementData `json:"readFromOtherMeasurementData,omitempty"`
+	ReadFromOtherMeasurementDataID string                        `json:"readFromOtherMeasurementDataId,omitempty"`
+	APICalls                       []APICallLink                 `json:"apiCalls,omitempty"`
+	Parameters                     []Parameter                   `json:"parameters,omitempty" doc:"The columns of a TABLE parameter"`
+}
+
+// AdvancedOptions tunes validation and display of a parameter.
+type AdvancedOptions struct {
+	ID                     string   `json:"id,omitempty"`
+	Tooltip                string   `json:"tooltip,omitempty"`
+	Description            string   `json:"description,omitempty"`
+	Placeholder            string   `json:"placeholder,omitempty"`
+	Max                    *float64 `json:"max,omitempty"`
+	MaxLength              *int     `json:"maxLength,omitempty" minimum:"0"`
+	Min                    *float64 `json:"min,omitempty"`
+	MinLength              *int     `json:"minLength,omitempty" minimum:"0"`
+	Decimals               *int     `json:"decimals,omitempty" minimum:"0" maximum:"12"`
+	Sort                   *int     `json:"sort,omitempty"`
+	Currency               string   `json:"currency,omitempty"`
+	Locale                 string   `json:"locale,omitempty"`
+	DateFormat             string   `json:"dateFormat,omitempty"`
+	IsHidden               bool     `json:"isHidden,omitempty"`
+	RightFreeze            bool     `json:"rightFreeze,omitempty"`
+	LeftFreeze             bool     `json:"leftFreeze,omitempty"`
+	HasCustomColor         bool     `json:"hasCustomColor,omitempty"`
+	HasMetadata            bool     `json:"hasMetadata,omitempty"`
+	IsMultiple             bool     `json:"isMultiple,omitempty"`
+	HiddenFrom             []string `json:"hiddenFrom,omitempty"`
+	InsertOnEntity         string   `json:"insertOnEntity,omitempty"`
+	InsertOnEntityMetadata []string `json:"insertOnEntityMetadata,omitempty"`
+	EntityOperation        []string `json:"entityOperation,omitempty"`
+	ParameterID            string   `json:"parameterId,omitempty"`
+	EntityParameterID      string   `json:"entityParameterId,omitempty"`
+	CreatedAt              *Time    `json:"createdAt,omitempty"`
+	UpdatedAt              *Time    `json:"updatedAt,omitempty"`
+	DeletedAt              *Time    `json:"deletedAt,omitempty"`
+}
+
+// OptionItem is one allowed value of a SELECT or MULTI_SELECT parameter.
+type OptionItem struct {
+	ID                string         `json:"id,omitempty"`
+	Value             string         `json:"value"`
+	Label             string         `json:"label,omitempty"`
+	Color             string         `json:"color,omitempty"`
+	ParameterID       string         `json:"parameterId,omitempty"`
+	EntityParameterID string         `json:"entityParameterId,omitempty"`
+	Meta              map[string]any `json:"meta,omitempty"`
+	Persisted         bool           `json:"persisted,omitempty"`
+	CreatedAt         *Time          `json:"createdAt,omitempty"`
+	UpdatedAt         *Time          `json:"updatedAt,omitempty"`
+	DeletedAt         *Time          `json:"deletedAt,omitempty"`
+}
+
+// SheetData links a parameter to a spreadsheet cell.
+type SheetData struct {
+	ID                string `json:"id,omitempty"`
+	SheetAPIID        string `json:"sheetApiId,omitempty"`
+	Cell              string `json:"cell,omitempty"`
+	InputType         string `json:"inputType,omitempty"`
+	ParameterID       string `json:"parameterId,omitempty"`
+	EntityID          string `json:"entityId,omitempty"`
+	EntityParameterID string `json:"entityParameterId,omitempty"`
+	Page              string `json:"page,omitempty"`
+	Formula           string `json:"formula,omitempty"`
+}
+
+// ReadFromEntity fills target parameters from the record of EntityID whose
+// ReadParameterID equals the value of OriginParameterID.
+type ReadFromEntity struct {
+	ID                 string   `json:"id,omitempty"`
+	StepID             string   `json:"stepId,omitempty"`
+	ProcessID          string   `json:"processId,omitempty"`
+	EntityID           string   `json:"entityId,omitempty"`
+	ReadParameterID    string   `json:"readParameterId,omitempty"`
+	OriginParameterID  string   `json:"originParameterId,omitempty"`
+	TargetParameterIDs []string `json:"targetParameterIds,omitempty"`
+	CreatedAt          *Time    `json:"createdAt,omitempty"`
+	UpdatedAt          *Time    `json:"updatedAt,omitempty"`
+}
+
+// ReadFromOtherMeasurementData fills parameters from the latest measurement
+// of ProcessID whose SearchFieldID equals the value.
+type ReadFromOtherMeasurementData struct {
+	ID              string          `json:"id,omitempty"`
+	ProcessID       string          `json:"processId,omitempty"`
+	StepID          string          `json:"stepId,omitempty"`
+	ParameterID     string          `json:"parameterId,omitempty"`
+	ReadParameterID string          `json:"readParameterId,omitempty"`
+	SearchFieldID   string          `json:"searchFieldId,omitempty"`
+	SelectedFields  []SelectedField `json:"selectedFields,omitempty"`
+}
+
+// SelectedField maps a read parameter to the parameter it fills.
+type SelectedField struct {
+	ReadParameterID  string `json:"readParameterId"`
+	WriteParameterID string `json:"writeParameterId"`
+}
+
+// ContractTemplate names the entity a contract is generated from.
+type ContractTemplate struct {
+	TemplateEntityID   string `json:"templateEntityId,omitempty"`
+	TemplateEntityName string `json:"templateEntityName,omitempty"`
+}
+
+// APICallLink attaches an API call to a parameter.
+type APICallLink struct {
+	ID          string   `json:"id,omitempty"`
+	APICallID   string   `json:"apiCallId,omitempty"`
+	ParameterID string   `json:"parameterId,omitempty"`
+	APICall     *APICall `json:"apiCall,omitempty"`
+	CreatedAt   *Time    `json:"createdAt,omitempty"`
+}
+
+// APICall is a configured HTTP call that fills a parameter.
+type APICall struct {
+	ID          string   `json:"id,omitempty"`
+	Type        string   `json:"type,omitempty"`
+	Description string   `json:"description,omitempty"`
+	Sort        []string `json:"sort,omitempty"`
+	Parameters  []any    `json:"parameters,omitempty"`
+	CreatedAt   *Time    `json:"createdAt,omitempty"`
+	UpdatedAt   *Time    `json:"updatedAt,omitempty"`
+}
+
+// ParamLimits bound a definition (semantics section 7).
+const (
+	MaxParamsPerOwner = 200
+	MaxTableDepth     = 1
+)
+
+// normalizeParams checks a parameter list, fills defaults and assigns ids to
+// the parameters and sub-objects that have none. field is the path of the
+// list in the request ("parameters", "steps[0].parameters"). keep holds the
+// ids that may be kept (the definition's current ones); other ids are
+// replaced. depth counts TABLE nesting.
+func normalizeParams(v *Validator, field string, params []Parameter, keep map[string]bool, depth int) {
+	v.Check(len(params) <= MaxParamsPerOwner, field, "must have at most %d parameters", MaxParamsPerOwner)
+	seen := map[string]bool{}
+	for i := range params {
+		p := &params[i]
+		f := fieldIndex(field, i)
+		p.Name = strings.TrimSpace(p.Name)
+		if !validName(p.Name, 100) {
+			v.Add(f+".name", "must be 1 to 100 printable characters")
+		} else if seen[p.Name] {
+			v.Add(f+".name", "%q is used by another parameter", p.Name)
+		}
+		seen[p.Name] = true
+		if p.Label == "" {
+			p.Label = p.Name
+		}
+		if !slices.Contains(ParamTypes, p.Type) {
+			v.Add(f+".type", "must be one of %s", strings.Join(ParamTypes, ", "))
+		}
+		if p.IsUnique && !slices.Contains(uniqueTypes, p.Type) {
+			v.Add(f+".isUnique", "a %s parameter cannot be unique", p.Type)
+		}
+		if p.ID == "" || !keep[p.ID] {
+			p.ID = NewID()
+		}
+		p.Index = i
+		if p.AdvancedOptions != nil {
+			a := p.AdvancedOptions
+			setID(&a.ID)
+			if a.Min != nil && a.Max != nil && *a.Min > *a.Max {
+				v.Add(f+".advancedOptions.min", "must not be greater than max")
+			}
+			if a.MinLength != nil && a.MaxLength != nil && *a.MinLength > *a.MaxLength {
+				v.Add(f+".advancedOptions.minLength", "must not be greater than maxLength")
+			}
+		}
+		if p.SheetData != nil {
+			setID(&p.SheetData.ID)
+		}
+		if p.ReadFromEntity != nil {
+			setID(&p.ReadFromEntity.ID)
+		}
+		if p.ReadFromOtherMeasurementData != nil {
+			setID(&p.ReadFromOtherMeasurementData.ID)
+		}
+		for j := range p.APICalls {
+			setID(&p.APICalls[j].ID)
+		}
+		switch p.Type {
+		case TypeSelect, TypeMultiSelect:
+			if len(p.OptionItems) == 0 {
+				v.Add(f+".optionItems", "a %s parameter needs at least one option", p.Type)
+			}
+			values := map[string]bool{}
+			for j := range p.OptionItems {
+				o := &p.OptionItems[j]
+				setID(&o.ID)
+				if o.Value == "" {
+					v.Add(fieldIndex(f+".optionItems", j)+".value", "must not be empty")
+				} else if values[o.Value] {
+					v.Add(fieldIndex(f+".optionItems", j)+".value", "%q is listed twice", o.Value)
+				}
+				values[o.Value] = true
+				if o.Label == "" {
+					o.Label = o.Value
+				}
+			}
+		case TypeTable:
+			if depth >= MaxTableDepth {
+				v.Add(f+".type", "a TABLE cannot hold another TABLE")
+			} else if len(p.Parameters) == 0 {
+				v.Add(f+".parameters", "a TABLE parameter needs at least one column")
+			}
+			normalizeParams(v, f+".parameters", p.Parameters, keep, depth+1)
+		case TypeFormula:
+			if len(p.ComputedFormula) == 0 {
+				v.Add(f+".computedFormula", "a FORMULA parameter needs a formula")
+			}
+		}
+		if p.Type != TypeTable && len(p.Parameters) > 0 {
+			v.Add(f+".parameters", "only a TABLE parameter has nested parameters")
+		}
+	}
+}
+
+func setID(id *string) {
+	if *id == "" {
+		*id = NewID()
+	}
+}
+
+// paramIDs collects the ids of params and their nested parameters.
+func paramIDs(params []Parameter, into map[string]bool) map[string]bool {
+	if into == nil {
+		into = map[string]bool{}
+	}
+	for _, p := range params {
+		into[p.ID] = true
+		paramIDs(p.Parameters, into)
+	}
+	return into
+}
+
+// decimalsOf is the rounding of a NUMBER: the parameter's own, else its
+// advanced options', else none (-1).
+func decimalsOf(p Parameter) int32 {
+	switch {
+	case p.Decimals != nil:
+		return int32(*p.Decimals)
+	case p.AdvancedOptions != nil && p.AdvancedOptions.Decimals != nil:
+		return int32(*p.AdvancedOptions.Decimals)
+	}
+	return -1
+}
