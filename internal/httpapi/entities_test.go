@@ -94,7 +94,7 @@ func TestEntityDefinitions(t *testing.T) {
 				"p": []map[string]any{{"n": "cnpj", "t": "TEXT", "isUnique": true}, {"n": "plant", "t": "ENTITY", "ref": plantID, "op": []string{"WRITE"}}},
 			}, 201).JSON()
 			full := env.Call(post, "/v1/entities", env.AdminKey, map[string]any{
-				"name": "Supplier2",
+				"name":       "Supplier2",
 				"parameters": []map[string]any{{"name": "cnpj", "type": "TEXT", "isUnique": true}, {"name": "plant", "type": "ENTITY", "entityId": "Plant", "entityOperation": []string{"WRITE"}}},
 			}, 201).JSON()
 			for _, m := range []map[string]any{simple, full} {
