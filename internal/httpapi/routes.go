@@ -48,5 +48,17 @@ func (s *Server) routes() {
 	register(s, op(patch, "/v1/entities/{id}/records/{recordId}", "patchRecord", "Update a record (merge; null clears)", 200, needs(wps.FnEntityWrite)), s.patchRecord)
 	register(s, op(del, "/v1/entities/{id}/records/{recordId}", "deleteRecord", "Delete a record", 204, needs(wps.FnEntityWrite)), s.deleteRecord)
 	register(s, withBodyLimit(op(post, "/v1/entities/{id}/records:import", "importRecords", "Import records from CSV or a JSON array, all or nothing", 200, needs(wps.FnEntityWrite)), importLimit), s.importRecords)
+	register(s, op(post, "/v1/process", "createProcess", "Create a process with its steps", 201, needs(wps.FnProcessWrite)), s.createProcess)
+	register(s, op(get, "/v1/process", "listProcesses", "List processes (latest versions)", 200, needs(wps.FnProcessRead)), s.listProcesses)
+	register(s, op(post, "/v1/process/import", "importProcess", "Create a process from an exported definition", 201, needs(wps.FnProcessWrite)), s.importProcess)
+	register(s, op(get, "/v1/process/{id}", "getProcess", "Get a process (latest version, or ?version=N)", 200, needs(wps.FnProcessRead)), s.getProcess)
+	register(s, op(patch, "/v1/process/{id}", "updateProcess", "Update a process (a new version once measurements use it)", 200, needs(wps.FnProcessWrite)), s.updateProcess)
+	register(s, op(del, "/v1/process/{id}", "deleteProcess", "Delete a process (soft)", 204, needs(wps.FnProcessWrite)), s.deleteProcess)
+	register(s, op(get, "/v1/process/{id}/versions", "listProcessVersions", "List a process's versions", 200, needs(wps.FnProcessRead)), s.listProcessVersions)
+	register(s, op(get, "/v1/process/{id}/export", "exportProcess", "Export a process definition (portable JSON)", 200, needs(wps.FnProcessRead)), s.exportProcess)
+	register(s, op(post, "/v1/process/{id}/steps", "addStep", "Add a step", 201, needs(wps.FnProcessWrite)), s.addStep)
+	register(s, op(patch, "/v1/process/{id}/steps/{stepId}", "updateStep", "Update a step (the fields sent)", 200, needs(wps.FnProcessWrite)), s.updateStep)
+	register(s, op(del, "/v1/process/{id}/steps/{stepId}", "deleteStep", "Delete a step", 204, needs(wps.FnProcessWrite)), s.deleteStep)
+
 	register(s, withCSV(op(get, "/v1/entities/{id}/records:export", "exportRecords", "Export records as CSV (streamed)", 200, needs(wps.FnEntityRead))), s.exportRecords)
 }

@@ -84,10 +84,20 @@ func (t *tx) SoftDeleteEntity(orgID, id string, at wps.Time) error {
 	return t.err(affected(res, err, "entity"), "entity", "")
 }
 
+func (t *tx) EntitiesMentioning(orgID, text string) ([]wps.Entity, error) {
+	rows, err := t.query(`SELECT `+entityCols+` FROM entities WHERE org_id = ? AND deleted_at IS NULL
+		AND (parameters LIKE ? ESCAPE '\' OR view_policy_names LIKE ? ESCAPE '\') ORDER BY id`, orgID, likePattern(text), likePattern(text))
+	if err != nil {
+		return nil, t.err(err, "", "")
+	}
+	list, err := collect(rows, scanEntity)
+	return list, t.err(err, "", "")
+}
+
 // EntityReferrers finds the id in the stored definitions of other live
 // entities: ids are UUIDs, so a text match is exact.
 func (t *tx) EntityReferrers(orgID, entityID string) ([]string, error) {
-	rows, err := t.query(`SELECT name FROM entities WHERE org_id = ? AND deleted_at IS NULL AND id <> ? AND parameters LIKE ?
+	rows, err := t.query(`SELECT name FROM entities WHERE org_id = ? AND deleted_at IS NULL AND id <> ? AND parameters LIKE ? ESCAPE '\'
 		ORDER BY name`, orgID, entityID, likePattern(`"`+entityID+`"`))
 	if err != nil {
 		return nil, t.err(err, "", "")
@@ -97,7 +107,16 @@ func (t *tx) EntityReferrers(orgID, entityID string) ([]string, error) {
 		err := s.Scan(&n)
 		return "entity " + n, err
 	})
-	return names, t.err(err, "", "")
+	if err != nil {
+		return nil, t.err(err, "", "")
+	}
+	versions, err := t.ProcessVersionsMentioning(orgID, `"`+entityID+`"`)
+	for _, v := range versions {
+		if v.Live {
+			names = append(names, "process "+v.ProcessName)
+		}
+	}
+	return names, err
 }
 
 const recordCols = `id, org_id, entity_id, vals, created_at, updated_at`

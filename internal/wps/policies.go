@@ -2,6 +2,9 @@ package wps
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -70,6 +73,11 @@ func (s *Service) UpdatePolicy(ctx context.Context, p *Principal, id string, in 
 		if in.OldName != nil && *in.OldName != pol.Name {
 			return Errorf(CodeConflict, "oldPolicyName %q is not the current name %q", *in.OldName, pol.Name)
 		}
+		if in.Name != pol.Name {
+			if err := renamePolicyReferences(tx, p.OrgID, pol.Name, in.Name); err != nil {
+				return err
+			}
+		}
 		pol.Name = in.Name
 		if in.Roles != nil {
 			pol.Roles = normalize(in.Roles)
@@ -83,7 +91,97 @@ func (s *Service) UpdatePolicy(ctx context.Context, p *Principal, id string, in 
 	return pol, err
 }
 
-// DeletePolicy removes a policy. Errors: CodeNotFound.
+// DeletePolicy removes a policy. Errors: CodeNotFound; CodeConflict when a
+// step of a live process refers to it (the message lists the steps).
 func (s *Service) DeletePolicy(ctx context.Context, p *Principal, id string) error {
-	return s.store.Write(ctx, func(tx Tx) error { return tx.DeletePolicy(p.OrgID, id) })
+	return s.store.Write(ctx, func(tx Tx) error {
+		pol, err := tx.GetPolicy(p.OrgID, id)
+		if err != nil {
+			return err
+		}
+		versions, err := tx.ProcessVersionsMentioning(p.OrgID, jsonQuoted(pol.Name))
+		if err != nil {
+			return err
+		}
+		var users []string
+		for _, v := range versions {
+			if !v.Live {
+				continue
+			}
+			for _, st := range v.Steps {
+				if stepMentionsPolicy(st, pol.Name) {
+					users = append(users, fmt.Sprintf("%s / %s", v.ProcessName, st.Label))
+				}
+			}
+		}
+		if len(users) > 0 {
+			return Errorf(CodeConflict, "policy %q is used by steps: %s", pol.Name, strings.Join(users, "; "))
+		}
+		return tx.DeletePolicy(p.OrgID, id)
+	})
+}
+
+func stepMentionsPolicy(st Step, name string) bool {
+	return slices.Contains(st.PolicyNames, name) || slices.Contains(st.OrderedPolicies, name) ||
+		slices.Contains(st.ViewPolicyNames, name) || slices.ContainsFunc(st.Roles, func(r StepRole) bool { return r.P == name })
+}
+
+// renamePolicyReferences makes every step (of every version, since running
+// measurements keep theirs) and every entity that names the policy follow
+// its new name, in the caller's transaction.
+func renamePolicyReferences(tx Tx, orgID, old, name string) error {
+	rename := func(list []string) {
+		for i := range list {
+			if list[i] == old {
+				list[i] = name
+			}
+		}
+	}
+	versions, err := tx.ProcessVersionsMentioning(orgID, jsonQuoted(old))
+	if err != nil {
+		return err
+	}
+	for _, v := range versions {
+		changed := false
+		for i := range v.Steps {
+			st := &v.Steps[i]
+			if !stepMentionsPolicy(*st, old) {
+				continue
+			}
+			changed = true
+			rename(st.PolicyNames)
+			rename(st.OrderedPolicies)
+			rename(st.ViewPolicyNames)
+			for j := range st.Roles {
+				if st.Roles[j].P == old {
+					st.Roles[j].P = name
+				}
+			}
+		}
+		if changed {
+			if err := tx.UpdateProcessVersion(v.ProcessVersion); err != nil {
+				return err
+			}
+		}
+	}
+	entities, err := tx.EntitiesMentioning(orgID, jsonQuoted(old))
+	if err != nil {
+		return err
+	}
+	for _, e := range entities {
+		if slices.Contains(e.ViewPolicyNames, old) {
+			rename(e.ViewPolicyNames)
+			e.ViewPolicyNames = normalize(e.ViewPolicyNames)
+			if err := tx.UpdateEntity(e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// jsonQuoted is s as it appears in stored JSON, quotes included.
+func jsonQuoted(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }

@@ -59,6 +59,8 @@ type Tx interface {
 	ListEntities(orgID string, p Page, search string) ([]Entity, int, error)
 	UpdateEntity(e Entity) error
 	SoftDeleteEntity(orgID, id string, at Time) error
+	// EntitiesMentioning lists the live entities whose stored definition contains text.
+	EntitiesMentioning(orgID, text string) ([]Entity, error)
 	// EntityReferrers names the live entities and processes that refer to an entity.
 	EntityReferrers(orgID, entityID string) ([]string, error)
 
@@ -73,12 +75,38 @@ type Tx interface {
 	InsertRecordIndex(row IndexRow) error
 	DeleteRecordIndex(orgID, recordID string) error
 
+	CreateProcess(p Process) error
+	// GetProcess finds a live process with its steps at version, or at its
+	// latest version when version is 0.
+	GetProcess(orgID, id string, version int) (Process, error)
+	FindProcessByCode(orgID, code string) (Process, error)
+	ListProcesses(orgID string, p Page, search string) ([]Process, int, error)
+	UpdateProcess(p Process) error
+	SoftDeleteProcess(orgID, id string, at Time) error
+	CreateProcessVersion(v ProcessVersion) error
+	UpdateProcessVersion(v ProcessVersion) error
+	ListProcessVersions(orgID, processID string) ([]ProcessVersion, error)
+	// LockProcessVersion marks a version as used by a measurement.
+	LockProcessVersion(orgID, processID string, version int) error
+	// ProcessVersionsMentioning lists the versions (of live and deleted
+	// processes) whose stored steps contain text; Live tells the latest
+	// version of a live process.
+	ProcessVersionsMentioning(orgID, text string) ([]MentioningVersion, error)
+
 	// Idempotency records answers to POST requests with an Idempotency-Key.
 	GetIdempotent(scope, key string) (Idempotent, error)
 	// ReserveIdempotent inserts a pending record; a conflict means the key is taken.
 	ReserveIdempotent(r Idempotent) error
 	CompleteIdempotent(r Idempotent) error
 	DeleteIdempotent(scope, key string) error
+}
+
+// MentioningVersion is a stored process version found by text, with the
+// name of its process and whether it is the live latest version.
+type MentioningVersion struct {
+	ProcessVersion
+	ProcessName string
+	Live        bool
 }
 
 // Idempotent is the stored first answer to a POST with an Idempotency-Key.

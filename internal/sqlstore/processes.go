@@ -1,0 +1,158 @@
+package sqlstore
+
+import (
+	"database/sql"
+	"strings"
+
+	"wps/internal/wps"
+)
+
+const processCols = `p.id, p.org_id, p.code, p.name, p.label, p.icon_name, p.version, p.created_at, p.updated_at, p.deleted_at, v.steps, v.locked`
+
+// processJoin selects a process with the steps of one version (?-bound).
+const processJoin = `FROM processes p JOIN process_versions v ON v.process_id = p.id AND v.version = `
+
+func scanProcess(s interface{ Scan(...any) error }) (wps.Process, error) {
+	var p wps.Process
+	var steps string
+	var created, updated int64
+	var deleted sql.NullInt64
+	if err := s.Scan(&p.ID, &p.OrgID, &p.Code, &p.Name, &p.Label, &p.IconName, &p.Version, &created, &updated, &deleted, &steps, &p.Locked); err != nil {
+		return p, err
+	}
+	fromJSON(steps, &p.Steps)
+	p.CreatedAt, p.UpdatedAt = wps.FromMillis(created), wps.FromMillis(updated)
+	if deleted.Valid {
+		d := wps.FromMillis(deleted.Int64)
+		p.DeletedAt = &d
+	}
+	return p, nil
+}
+
+func (t *tx) CreateProcess(p wps.Process) error {
+	_, err := t.exec(`INSERT INTO processes (id, org_id, code, name, label, icon_name, version, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		p.ID, p.OrgID, p.Code, p.Name, p.Label, p.IconName, p.Version, p.CreatedAt.Millis(), p.UpdatedAt.Millis())
+	return t.err(err, "process", processDup(err, p))
+}
+
+// processDup says which unique key a process conflicts on.
+func processDup(err error, p wps.Process) string {
+	if err != nil && strings.Contains(err.Error(), "label") {
+		return "a process labelled " + p.Label + " exists"
+	}
+	return "a process with code " + p.Code + " or label " + p.Label + " exists"
+}
+
+func (t *tx) GetProcess(orgID, id string, version int) (wps.Process, error) {
+	q := `SELECT ` + processCols + ` ` + processJoin
+	args := []any{}
+	if version > 0 {
+		q += `?`
+		args = append(args, version)
+	} else {
+		q += `p.version`
+	}
+	q += ` WHERE p.org_id = ? AND p.id = ? AND p.deleted_at IS NULL`
+	p, err := scanProcess(t.queryRow(q, append(args, orgID, id)...))
+	return p, t.err(err, "process", "")
+}
+
+func (t *tx) FindProcessByCode(orgID, code string) (wps.Process, error) {
+	p, err := scanProcess(t.queryRow(`SELECT `+processCols+` `+processJoin+`p.version
+		WHERE p.org_id = ? AND p.code = ? AND p.deleted_at IS NULL`, orgID, code))
+	return p, t.err(err, "process", "")
+}
+
+func (t *tx) ListProcesses(orgID string, pg wps.Page, search string) ([]wps.Process, int, error) {
+	where := `p.org_id = ? AND p.deleted_at IS NULL`
+	args := []any{orgID}
+	if search != "" {
+		where += ` AND (lower(p.name) LIKE ? ESCAPE '\' OR lower(p.label) LIKE ? ESCAPE '\')`
+		pat := likePattern(strings.ToLower(search))
+		args = append(args, pat, pat)
+	}
+	var total int
+	if err := t.queryRow(`SELECT count(*) FROM processes p WHERE `+where, args...).Scan(&total); err != nil {
+		return nil, 0, t.err(err, "", "")
+	}
+	rows, err := t.query(`SELECT `+processCols+` `+processJoin+`p.version WHERE `+where+` ORDER BY p.id LIMIT ? OFFSET ?`,
+		append(args, pg.PerPage, pg.Offset())...)
+	if err != nil {
+		return nil, 0, t.err(err, "", "")
+	}
+	list, err := collect(rows, scanProcess)
+	return list, total, t.err(err, "", "")
+}
+
+func (t *tx) UpdateProcess(p wps.Process) error {
+	res, err := t.exec(`UPDATE processes SET code = ?, name = ?, label = ?, icon_name = ?, version = ?, updated_at = ?
+		WHERE org_id = ? AND id = ? AND deleted_at IS NULL`,
+		p.Code, p.Name, p.Label, p.IconName, p.Version, p.UpdatedAt.Millis(), p.OrgID, p.ID)
+	return t.err(affected(res, err, "process"), "process", processDup(err, p))
+}
+
+func (t *tx) SoftDeleteProcess(orgID, id string, at wps.Time) error {
+	res, err := t.exec(`UPDATE processes SET deleted_at = ? WHERE org_id = ? AND id = ? AND deleted_at IS NULL`, at.Millis(), orgID, id)
+	return t.err(affected(res, err, "process"), "process", "")
+}
+
+func (t *tx) CreateProcessVersion(v wps.ProcessVersion) error {
+	_, err := t.exec(`INSERT INTO process_versions (process_id, version, org_id, steps, locked, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+		v.ProcessID, v.Version, v.OrgID, jsonText(v.Steps), false, v.CreatedAt.Millis())
+	return t.err(err, "process version", "this version exists")
+}
+
+func (t *tx) UpdateProcessVersion(v wps.ProcessVersion) error {
+	res, err := t.exec(`UPDATE process_versions SET steps = ? WHERE org_id = ? AND process_id = ? AND version = ?`,
+		jsonText(v.Steps), v.OrgID, v.ProcessID, v.Version)
+	return t.err(affected(res, err, "process version"), "process version", "")
+}
+
+func (t *tx) ListProcessVersions(orgID, processID string) ([]wps.ProcessVersion, error) {
+	rows, err := t.query(`SELECT process_id, version, steps, locked, created_at FROM process_versions
+		WHERE org_id = ? AND process_id = ? ORDER BY version DESC`, orgID, processID)
+	if err != nil {
+		return nil, t.err(err, "", "")
+	}
+	list, err := collect(rows, func(s interface{ Scan(...any) error }) (wps.ProcessVersion, error) {
+		v := wps.ProcessVersion{OrgID: orgID}
+		var steps string
+		var created int64
+		if err := s.Scan(&v.ProcessID, &v.Version, &steps, &v.Locked, &created); err != nil {
+			return v, err
+		}
+		fromJSON(steps, &v.Steps)
+		v.StepCount, v.CreatedAt = len(v.Steps), wps.FromMillis(created)
+		return v, nil
+	})
+	return list, t.err(err, "", "")
+}
+
+func (t *tx) LockProcessVersion(orgID, processID string, version int) error {
+	res, err := t.exec(`UPDATE process_versions SET locked = ? WHERE org_id = ? AND process_id = ? AND version = ?`,
+		true, orgID, processID, version)
+	return t.err(affected(res, err, "process version"), "process version", "")
+}
+
+func (t *tx) ProcessVersionsMentioning(orgID, text string) ([]wps.MentioningVersion, error) {
+	rows, err := t.query(`SELECT v.process_id, v.version, v.steps, v.locked, v.created_at, p.name,
+			(p.deleted_at IS NULL AND p.version = v.version)
+		FROM process_versions v JOIN processes p ON p.id = v.process_id
+		WHERE v.org_id = ? AND v.steps LIKE ? ESCAPE '\' ORDER BY v.process_id, v.version`+t.forUpdate(), orgID, likePattern(text))
+	if err != nil {
+		return nil, t.err(err, "", "")
+	}
+	list, err := collect(rows, func(s interface{ Scan(...any) error }) (wps.MentioningVersion, error) {
+		m := wps.MentioningVersion{ProcessVersion: wps.ProcessVersion{OrgID: orgID}}
+		var steps string
+		var created int64
+		if err := s.Scan(&m.ProcessID, &m.Version, &steps, &m.Locked, &created, &m.ProcessName, &m.Live); err != nil {
+			return m, err
+		}
+		fromJSON(steps, &m.Steps)
+		m.StepCount, m.CreatedAt = len(m.Steps), wps.FromMillis(created)
+		return m, nil
+	})
+	return list, t.err(err, "", "")
+}

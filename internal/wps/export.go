@@ -1,0 +1,176 @@
+package wps
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// ExportFormat names the process definition format.
+const ExportFormat = "wps.process/v1"
+
+// ProcessExport is a process definition that can be kept in git and
+// imported into any org: steps refer to each other by label, to entities by
+// name and to parameters by name; ids, seats and times are left out.
+type ProcessExport struct {
+	Format   string           `json:"format" enum:"wps.process/v1"`
+	Name     string           `json:"name"`
+	Label    string           `json:"label,omitempty"`
+	IconName string           `json:"iconName,omitempty"`
+	Code     string           `json:"code,omitempty"`
+	Steps    []map[string]any `json:"steps"`
+}
+
+// ExportProcess returns the latest version of a process as a portable definition.
+func (s *Service) ExportProcess(ctx context.Context, p *Principal, id string) (ProcessExport, error) {
+	var out ProcessExport
+	err := s.store.Read(ctx, func(tx Tx) error {
+		proc, err := tx.GetProcess(p.OrgID, id, 0)
+		if err != nil {
+			return err
+		}
+		out = ProcessExport{Format: ExportFormat, Name: proc.Name, Label: proc.Label, IconName: proc.IconName, Code: proc.Code}
+		labels := map[string]string{}
+		for _, st := range proc.Steps {
+			labels[st.ID] = st.Label
+		}
+		entities := map[string]Entity{}
+		entity := func(id string) (Entity, error) {
+			if e, ok := entities[id]; ok || id == "" {
+				return e, nil
+			}
+			e, err := tx.GetEntity(p.OrgID, id)
+			if IsCode(err, CodeNotFound) {
+				return Entity{ID: id, Name: id}, nil
+			}
+			entities[id] = e
+			return e, err
+		}
+		for _, st := range cloneSteps(proc.Steps) {
+			m, err := exportStep(st, labels, entity)
+			if err != nil {
+				return err
+			}
+			out.Steps = append(out.Steps, m)
+		}
+		return nil
+	})
+	return out, err
+}
+
+func exportStep(st Step, labels map[string]string, entity func(string) (Entity, error)) (map[string]any, error) {
+	toLabels := func(ids []string) []string {
+		out := make([]string, len(ids))
+		for i, id := range ids {
+			out[i] = labels[id]
+		}
+		return out
+	}
+	st.StepIDsDependencies = toLabels(st.StepIDsDependencies)
+	st.StepIDsReprovalDependencies = toLabels(st.StepIDsReprovalDependencies)
+	if r := st.Routing; r != nil {
+		for i := range r.Rules {
+			r.Rules[i].StepID = labels[r.Rules[i].StepID]
+		}
+		if r.EntityID != "" {
+			e, err := entity(r.EntityID)
+			if err != nil {
+				return nil, err
+			}
+			r.EntityID = e.Name
+		}
+	}
+	names := map[string]string{}
+	for _, prm := range st.Parameters {
+		names[prm.ID] = prm.Name
+	}
+	for i := range st.Parameters {
+		prm := &st.Parameters[i]
+		if prm.Type == TypeEntity {
+			e, err := entity(prm.EntityID)
+			if err != nil {
+				return nil, err
+			}
+			prm.EntityID = e.Name
+		}
+		if a := prm.AdvancedOptions; a != nil && a.InsertOnEntity != "" {
+			e, err := entity(a.InsertOnEntity)
+			if err != nil {
+				return nil, err
+			}
+			a.InsertOnEntity = e.Name
+		}
+		if r := prm.ReadFromEntity; r != nil {
+			e, err := entity(r.EntityID)
+			if err != nil {
+				return nil, err
+			}
+			if ep, ok := e.Param(r.ReadParameterID); ok {
+				r.ReadParameterID = ep.Name
+			}
+			r.EntityID, r.StepID, r.ProcessID, r.ID = e.Name, "", "", ""
+			r.OriginParameterID = names[r.OriginParameterID]
+			for k, t := range r.TargetParameterIDs {
+				r.TargetParameterIDs[k] = names[t]
+			}
+		}
+	}
+	b, err := json.Marshal(st)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	for _, k := range []string{"id", "processId", "tokenIds", "createdAt", "updatedAt", "deletedAt"} {
+		delete(m, k)
+	}
+	if params, ok := m["parameters"].([]any); ok {
+		stripIDs(params)
+	}
+	return m, nil
+}
+
+// stripIDs removes service-assigned ids from exported parameters.
+func stripIDs(params []any) {
+	for _, p := range params {
+		pm, ok := p.(map[string]any)
+		if !ok {
+			continue
+		}
+		for _, k := range []string{"id", "stepId", "index"} {
+			delete(pm, k)
+		}
+		for _, sub := range []string{"advancedOptions", "sheetData", "readFromOtherMeasurementData"} {
+			if m, ok := pm[sub].(map[string]any); ok {
+				delete(m, "id")
+			}
+		}
+		if items, ok := pm["optionItems"].([]any); ok {
+			for _, it := range items {
+				if m, ok := it.(map[string]any); ok {
+					delete(m, "id")
+				}
+			}
+		}
+		if nested, ok := pm["parameters"].([]any); ok {
+			stripIDs(nested)
+		}
+	}
+}
+
+// ImportProcess creates a process from an exported definition. Errors: as CreateProcess.
+func (s *Service) ImportProcess(ctx context.Context, p *Principal, doc ProcessExport) (Process, error) {
+	if doc.Format != ExportFormat {
+		return Process{}, Invalid("format", "must be %q", ExportFormat)
+	}
+	b, err := json.Marshal(doc.Steps)
+	if err != nil {
+		return Process{}, Invalid("steps", "cannot be read: %v", err)
+	}
+	var steps []Step
+	if err := json.Unmarshal(b, &steps); err != nil {
+		return Process{}, Invalid("steps", "cannot be read: %v", err)
+	}
+	return s.CreateProcess(ctx, p, ProcessInput{Name: doc.Name, Label: doc.Label, IconName: doc.IconName, Code: doc.Code, Steps: steps})
+}

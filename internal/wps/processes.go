@@ -1,0 +1,872 @@
+package wps
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/teambition/rrule-go"
+
+	"wps/internal/formula"
+)
+
+// StepRole narrows, at one step, which roles count as holding policy P.
+type StepRole struct {
+	P string   `json:"p"`
+	R []string `json:"r"`
+}
+
+// RoutingRule sends the flow to StepID when the routing parameter equals
+// Value; Value "*" is the default.
+type RoutingRule struct {
+	Value  string `json:"value"`
+	StepID string `json:"stepId"`
+}
+
+// Routing picks the next step by the value of a parameter, of this step or
+// of the linked entity record.
+type Routing struct {
+	EntityParamName string        `json:"entityParamName"`
+	EntityID        string        `json:"entityId,omitempty"`
+	Rules           []RoutingRule `json:"rules"`
+}
+
+// Step is one stage of a process: who must agree (policies, seats), what
+// they enter (parameters), where the flow goes next, and when.
+type Step struct {
+	ID                          string      `json:"id"`
+	Label                       string      `json:"label"`
+	Description                 string      `json:"description"`
+	Prompt                      string      `json:"prompt"`
+	ProcessID                   string      `json:"processId"`
+	TokenIDs                    []string    `json:"tokenIds" doc:"One seat id per policy, assigned by the service"`
+	PolicyNames                 []string    `json:"policyNames"`
+	Roles                       []StepRole  `json:"roles"`
+	OrderedPolicies             []string    `json:"orderedPolicies"`
+	ViewPolicyNames             []string    `json:"viewPolicyNames"`
+	Routing                     *Routing    `json:"routing,omitempty"`
+	WebhookURLs                 string      `json:"webhookUrls" doc:"Comma-separated http(s) URLs"`
+	LegalContractID             string      `json:"legalContractId"`
+	Frequency                   string      `json:"frequency" doc:"First step only: DAILY, WEEKLY, MONTHLY, YEARLY or an RFC 5545 RRULE"`
+	Deadline                    string      `json:"deadline" doc:"A count of deadlineType units, or an RFC 3339 instant for DATE"`
+	DeadlineType                string      `json:"deadlineType" doc:"HOURS, DAYS or DATE"`
+	FrequencyDate               string      `json:"frequencyDate" doc:"RFC 3339 start of the recurrence"`
+	StepIDsDependencies         []string    `json:"stepIdsDependencies" doc:"Steps that must be consensed or skipped first (ids or labels); empty: the previous step"`
+	StepIDsReprovalDependencies []string    `json:"stepIdsReprovalDependencies" doc:"Steps re-opened with this one on a rejection (ids or labels)"`
+	Parameters                  []Parameter `json:"parameters,omitempty"`
+	CreatedAt                   Time        `json:"createdAt"`
+	UpdatedAt                   Time        `json:"updatedAt"`
+	DeletedAt                   *Time       `json:"deletedAt" nullable:"true"`
+}
+
+// Process is a flow of steps. Its steps are versioned: once a measurement
+// uses a version, edits make a new one.
+type Process struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Label     string `json:"label"`
+	IconName  string `json:"iconName"`
+	OrgID     string `json:"orgId"`
+	Code      string `json:"code"`
+	Version   int    `json:"version"`
+	Steps     []Step `json:"steps"`
+	CreatedAt Time   `json:"createdAt"`
+	UpdatedAt Time   `json:"updatedAt"`
+	DeletedAt *Time  `json:"deletedAt" nullable:"true"`
+	// Locked is true once a measurement uses this version.
+	Locked bool `json:"-"`
+}
+
+// ProcessVersion is one stored version of a process's steps.
+type ProcessVersion struct {
+	ProcessID string `json:"processId"`
+	Version   int    `json:"version"`
+	Locked    bool   `json:"inUse" doc:"A measurement uses this version, so it never changes"`
+	StepCount int    `json:"stepCount"`
+	CreatedAt Time   `json:"createdAt"`
+	Steps     []Step `json:"-"`
+	OrgID     string `json:"-"`
+}
+
+// ProcessInput is the body of a process create or import.
+type ProcessInput struct {
+	Name     string
+	Label    string
+	IconName string
+	Code     string
+	Steps    []Step
+}
+
+// Deadline types.
+const (
+	DeadlineHours = "HOURS"
+	DeadlineDays  = "DAYS"
+	DeadlineDate  = "DATE"
+)
+
+// Limits of a definition.
+const MaxStepsPerProcess = 100
+
+var codeRe = regexp.MustCompile(`^[A-Z0-9][A-Z0-9_-]{0,15}$`)
+
+// checkProcessMeta validates the process's own fields.
+func checkProcessMeta(v *Validator, in *ProcessInput) {
+	in.Name = strings.TrimSpace(in.Name)
+	if in.Label == "" {
+		in.Label = in.Name
+	}
+	v.Check(validName(in.Name, 200), "name", "must be 1 to 200 printable characters")
+	v.Check(validName(in.Label, 200), "label", "must be 1 to 200 printable characters")
+	v.Check(len(in.IconName) <= 100, "iconName", "must be at most 100 characters")
+	v.Check(in.Code == "" || codeRe.MatchString(in.Code), "code", "must match ^[A-Z0-9][A-Z0-9_-]{0,15}$")
+}
+
+// defaultCode derives a code from a name: its first letters and digits, upper-cased.
+func defaultCode(name string) string {
+	var b strings.Builder
+	for _, r := range strings.ToUpper(name) {
+		if r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r)) && b.Len() < 6 {
+			b.WriteRune(r)
+		}
+	}
+	if b.Len() == 0 {
+		return "P"
+	}
+	return b.String()
+}
+
+// stepCheck validates and normalizes a list of steps in one transaction.
+type stepCheck struct {
+	tx       Tx
+	orgID    string
+	v        *Validator
+	steps    []Step
+	old      map[string]Step // the current steps, by id (edits)
+	policies map[string]bool
+	now      Time
+}
+
+// checkSteps validates steps, resolves every reference to an id, keeps the
+// ids (steps, parameters, seats) that old already had, and assigns the rest.
+func (s *Service) checkSteps(tx Tx, orgID, processID string, steps []Step, old []Step) ([]Step, error) {
+	var v Validator
+	c := &stepCheck{tx: tx, orgID: orgID, v: &v, steps: cloneSteps(steps), old: map[string]Step{}, now: s.Now()}
+	for _, st := range old {
+		c.old[st.ID] = st
+	}
+	if len(c.steps) == 0 || len(c.steps) > MaxStepsPerProcess {
+		v.Add("steps", "must have 1 to %d steps", MaxStepsPerProcess)
+		return nil, v.Err()
+	}
+	pols, err := tx.ListPolicies(orgID)
+	if err != nil {
+		return nil, err
+	}
+	c.policies = map[string]bool{}
+	for _, p := range pols {
+		c.policies[p.Name] = true
+	}
+	refs := c.assignIDs(processID)
+	for i := range c.steps {
+		c.checkStep(i, refs)
+	}
+	if err := c.checkParams(); err != nil {
+		return nil, err
+	}
+	if v.Err() == nil {
+		c.checkFlow()
+		c.checkFormulas()
+	}
+	if err := c.checkRouting(); err != nil {
+		return nil, err
+	}
+	return c.steps, v.Err()
+}
+
+func cloneSteps(steps []Step) []Step {
+	b, _ := json.Marshal(steps)
+	var out []Step
+	_ = json.Unmarshal(b, &out)
+	return out
+}
+
+// assignIDs gives every step its id and returns how each step may be
+// referred to in this body: by its label, its new id, or the id it was sent with.
+func (c *stepCheck) assignIDs(processID string) map[string]string {
+	refs := map[string]string{}
+	labels := map[string]bool{}
+	for i := range c.steps {
+		st := &c.steps[i]
+		f := fieldIndex("steps", i)
+		st.Label = strings.TrimSpace(st.Label)
+		if !validName(st.Label, 200) {
+			c.v.Add(f+".label", "must be 1 to 200 printable characters")
+		} else if labels[st.Label] {
+			c.v.Add(f+".label", "%q is the label of another step", st.Label)
+		}
+		labels[st.Label] = true
+		sent := st.ID
+		if prev, ok := c.old[sent]; ok {
+			st.CreatedAt = prev.CreatedAt
+		} else {
+			st.ID = NewID()
+			st.CreatedAt = c.now
+		}
+		st.UpdatedAt = c.now
+		st.DeletedAt = nil
+		st.ProcessID = processID
+		if sent != "" {
+			refs[sent] = st.ID
+		}
+		refs[st.ID] = st.ID
+	}
+	for _, st := range c.steps {
+		if _, taken := refs[st.Label]; !taken {
+			refs[st.Label] = st.ID
+		}
+	}
+	return refs
+}
+
+func (c *stepCheck) checkStep(i int, refs map[string]string) {
+	st := &c.steps[i]
+	f := fieldIndex("steps", i)
+	v := c.v
+	v.Check(len(st.Description) <= 10000, f+".description", "must be at most 10000 characters")
+	v.Check(len(st.Prompt) <= 10000, f+".prompt", "must be at most 10000 characters")
+
+	// Policies and seats.
+	seen := map[string]bool{}
+	for j, name := range st.PolicyNames {
+		ff := fieldIndex(f+".policyNames", j)
+		if !c.policies[name] {
+			v.Add(ff, "no policy named %q", name)
+		} else if seen[name] {
+			v.Add(ff, "%q is listed twice", name)
+		}
+		seen[name] = true
+	}
+	for j, name := range st.OrderedPolicies {
+		ff := fieldIndex(f+".orderedPolicies", j)
+		switch {
+		case !c.policies[name]:
+			v.Add(ff, "no policy named %q", name)
+		case !slices.Contains(st.PolicyNames, name):
+			v.Add(ff, "%q is not in policyNames", name)
+		case slices.Index(st.OrderedPolicies, name) != j:
+			v.Add(ff, "%q is listed twice", name)
+		}
+	}
+	for j, name := range st.ViewPolicyNames {
+		v.Check(c.policies[name], fieldIndex(f+".viewPolicyNames", j), "no policy named %q", name)
+	}
+	for j, r := range st.Roles {
+		ff := fieldIndex(f+".roles", j)
+		switch {
+		case !c.policies[r.P]:
+			v.Add(ff+".p", "no policy named %q", r.P)
+		case !slices.Contains(st.PolicyNames, r.P):
+			v.Add(ff+".p", "%q is not in policyNames", r.P)
+		}
+		validRoles(v, ff+".r", r.R)
+	}
+	st.TokenIDs = c.tokens(*st)
+
+	// References to other steps.
+	resolve := func(field string, list []string) []string {
+		out := make([]string, 0, len(list))
+		for j, ref := range list {
+			id, ok := refs[ref]
+			if !ok {
+				v.Add(fieldIndex(field, j), "no step with id or label %q", ref)
+				continue
+			}
+			if !slices.Contains(out, id) {
+				out = append(out, id)
+			}
+		}
+		return out
+	}
+	st.StepIDsDependencies = resolve(f+".stepIdsDependencies", st.StepIDsDependencies)
+	st.StepIDsReprovalDependencies = resolve(f+".stepIdsReprovalDependencies", st.StepIDsReprovalDependencies)
+	if st.Routing != nil {
+		for j := range st.Routing.Rules {
+			r := &st.Routing.Rules[j]
+			ff := fieldIndex(f+".routing.rules", j)
+			id, ok := refs[r.StepID]
+			if !ok {
+				v.Add(ff+".stepId", "no step with id or label %q", r.StepID)
+				continue
+			}
+			r.StepID = id
+		}
+	}
+
+	// Deadline.
+	switch st.DeadlineType {
+	case "":
+		v.Check(st.Deadline == "", f+".deadlineType", "is required with a deadline: HOURS, DAYS or DATE")
+	case DeadlineHours, DeadlineDays:
+		n, err := strconv.Atoi(st.Deadline)
+		v.Check(err == nil && n > 0 && n <= 100000, f+".deadline", "must be a whole number of %s from 1 to 100000", strings.ToLower(st.DeadlineType))
+	case DeadlineDate:
+		_, err := time.Parse(time.RFC3339, st.Deadline)
+		v.Check(err == nil, f+".deadline", "must be an RFC 3339 instant for DATE")
+	default:
+		v.Add(f+".deadlineType", "must be HOURS, DAYS or DATE")
+	}
+
+	// Frequency: first step only.
+	if st.Frequency != "" {
+		if i != 0 {
+			v.Add(f+".frequency", "only the first step can recur")
+		} else if _, err := ParseFrequency(st.Frequency, time.Unix(0, 0)); err != nil {
+			v.Add(f+".frequency", "must be DAILY, WEEKLY, MONTHLY, YEARLY or an RRULE: %v", err)
+		}
+	}
+	if st.FrequencyDate != "" {
+		_, err := time.Parse(time.RFC3339, st.FrequencyDate)
+		v.Check(err == nil, f+".frequencyDate", "must be an RFC 3339 instant")
+		v.Check(st.Frequency != "", f+".frequencyDate", "needs a frequency")
+	}
+
+	// Webhooks.
+	if st.WebhookURLs != "" {
+		urls := SplitURLs(st.WebhookURLs)
+		v.Check(len(urls) <= 10, f+".webhookUrls", "at most 10 URLs")
+		for _, u := range urls {
+			v.Check(validHTTPURL(u), f+".webhookUrls", "%q is not an absolute http or https URL", u)
+		}
+		st.WebhookURLs = strings.Join(urls, ",")
+	}
+	v.Check(len(st.LegalContractID) <= 100, f+".legalContractId", "must be at most 100 characters")
+	for _, list := range []*[]string{&st.PolicyNames, &st.OrderedPolicies, &st.ViewPolicyNames, &st.StepIDsDependencies, &st.StepIDsReprovalDependencies} {
+		if *list == nil {
+			*list = []string{}
+		}
+	}
+	if st.Roles == nil {
+		st.Roles = []StepRole{}
+	}
+}
+
+// tokens keeps each policy's seat id from the step's previous definition.
+func (c *stepCheck) tokens(st Step) []string {
+	prev := c.old[st.ID]
+	out := make([]string, len(st.PolicyNames))
+	for i, name := range st.PolicyNames {
+		if j := slices.Index(prev.PolicyNames, name); j >= 0 && j < len(prev.TokenIDs) {
+			out[i] = prev.TokenIDs[j]
+		} else {
+			out[i] = NewID()
+		}
+	}
+	return out
+}
+
+// SplitURLs splits a comma-separated URL list, dropping blanks.
+func SplitURLs(s string) []string {
+	var out []string
+	for _, u := range strings.Split(s, ",") {
+		if u = strings.TrimSpace(u); u != "" {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// ParseFrequency reads a step's frequency as a recurrence rule from start.
+func ParseFrequency(freq string, start time.Time) (*rrule.RRule, error) {
+	opt := rrule.ROption{Dtstart: start}
+	switch freq {
+	case "DAILY":
+		opt.Freq = rrule.DAILY
+	case "WEEKLY":
+		opt.Freq = rrule.WEEKLY
+	case "MONTHLY":
+		opt.Freq = rrule.MONTHLY
+	case "YEARLY":
+		opt.Freq = rrule.YEARLY
+	default:
+		o, err := rrule.StrToROption(strings.TrimPrefix(freq, "RRULE:"))
+		if err != nil {
+			return nil, err
+		}
+		o.Dtstart = start
+		return rrule.NewRRule(*o)
+	}
+	return rrule.NewRRule(opt)
+}
+
+// effectiveDeps is what a step waits for: its listed dependencies, or the previous step.
+func EffectiveDeps(steps []Step, i int) []string {
+	if len(steps[i].StepIDsDependencies) > 0 || i == 0 {
+		return steps[i].StepIDsDependencies
+	}
+	return []string{steps[i-1].ID}
+}
+
+// checkFlow rejects dependency cycles.
+func (c *stepCheck) checkFlow() {
+	deps := map[string][]string{}
+	index := map[string]int{}
+	for i, st := range c.steps {
+		deps[st.ID] = EffectiveDeps(c.steps, i)
+		index[st.ID] = i
+	}
+	if cyc := formula.Cycle(deps); cyc != nil {
+		labels := make([]string, len(cyc))
+		for i, id := range cyc {
+			labels[i] = c.steps[index[id]].Label
+		}
+		c.v.Add(fieldIndex("steps", index[cyc[0]])+".stepIdsDependencies", "dependency cycle: %s", strings.Join(labels, " → "))
+	}
+}
+
+// checkRouting checks each routing's parameter and that rules lead forward.
+func (c *stepCheck) checkRouting() error {
+	pos := map[string]int{}
+	for i, st := range c.steps {
+		pos[st.ID] = i
+	}
+	for i := range c.steps {
+		st := &c.steps[i]
+		r := st.Routing
+		if r == nil {
+			continue
+		}
+		f := fieldIndex("steps", i) + ".routing"
+		if len(r.Rules) == 0 {
+			c.v.Add(f+".rules", "must have at least one rule")
+		}
+		values := map[string]bool{}
+		for j, rule := range r.Rules {
+			ff := fieldIndex(f+".rules", j)
+			if rule.Value == "" {
+				c.v.Add(ff+".value", "must not be empty (use * for the default)")
+			} else if values[rule.Value] {
+				c.v.Add(ff+".value", "%q has two rules", rule.Value)
+			}
+			values[rule.Value] = true
+			if p, ok := pos[rule.StepID]; ok && p <= i {
+				c.v.Add(ff+".stepId", "must be a later step than %q", st.Label)
+			}
+		}
+		if r.EntityID == "" {
+			if !slices.ContainsFunc(st.Parameters, func(p Parameter) bool { return p.Name == r.EntityParamName }) {
+				c.v.Add(f+".entityParamName", "no parameter %q in this step", r.EntityParamName)
+			}
+			continue
+		}
+		e, err := findEntity(c.tx, c.orgID, r.EntityID)
+		if IsCode(err, CodeNotFound) {
+			c.v.Add(f+".entityId", "no entity named or with id %q", r.EntityID)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		r.EntityID = e.ID
+		if _, ok := e.ParamByName(r.EntityParamName); !ok {
+			c.v.Add(f+".entityParamName", "no parameter %q in entity %q", r.EntityParamName, e.Name)
+		}
+	}
+	return nil
+}
+
+// checkParams normalizes each step's parameters and resolves their links.
+func (c *stepCheck) checkParams() error {
+	keep := map[string]bool{}
+	for _, st := range c.old {
+		paramIDs(st.Parameters, keep)
+	}
+	for i := range c.steps {
+		st := &c.steps[i]
+		f := fieldIndex("steps", i) + ".parameters"
+		normalizeParams(c.v, f, st.Parameters, keep, 0)
+		for j := range st.Parameters {
+			st.Parameters[j].StepID = st.ID
+		}
+		if err := resolveEntityRefs(c.tx, c.orgID, "", "", c.v, f, st.Parameters); err != nil {
+			return err
+		}
+		for j := range st.Parameters {
+			if err := c.resolveLinks(st, j, fieldIndex(f, j)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// resolveLinks turns names into ids in a parameter's readFromEntity and
+// insertOnEntity, checking that what they name exists.
+func (c *stepCheck) resolveLinks(st *Step, j int, f string) error {
+	p := &st.Parameters[j]
+	stepParam := func(ref string) (string, bool) {
+		for _, sp := range st.Parameters {
+			if sp.ID == ref || sp.Name == ref {
+				return sp.ID, true
+			}
+		}
+		return "", false
+	}
+	if a := p.AdvancedOptions; a != nil && a.InsertOnEntity != "" {
+		e, err := findEntity(c.tx, c.orgID, a.InsertOnEntity)
+		if IsCode(err, CodeNotFound) {
+			c.v.Add(f+".advancedOptions.insertOnEntity", "no entity named or with id %q", a.InsertOnEntity)
+		} else if err != nil {
+			return err
+		} else {
+			a.InsertOnEntity = e.ID
+		}
+	}
+	r := p.ReadFromEntity
+	if r == nil {
+		return nil
+	}
+	r.StepID, r.ProcessID = st.ID, st.ProcessID
+	e, err := findEntity(c.tx, c.orgID, r.EntityID)
+	if IsCode(err, CodeNotFound) {
+		c.v.Add(f+".readFromEntity.entityId", "no entity named or with id %q", r.EntityID)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	r.EntityID = e.ID
+	if ep, ok := e.ParamByName(r.ReadParameterID); ok {
+		r.ReadParameterID = ep.ID
+	} else {
+		c.v.Add(f+".readFromEntity.readParameterId", "no parameter %q in entity %q", r.ReadParameterID, e.Name)
+	}
+	if r.OriginParameterID == "" {
+		r.OriginParameterID = p.ID
+	} else if id, ok := stepParam(r.OriginParameterID); ok {
+		r.OriginParameterID = id
+	} else {
+		c.v.Add(f+".readFromEntity.originParameterId", "no parameter %q in this step", r.OriginParameterID)
+	}
+	for k, t := range r.TargetParameterIDs {
+		if id, ok := stepParam(t); ok {
+			r.TargetParameterIDs[k] = id
+		} else {
+			c.v.Add(fieldIndex(f+".readFromEntity.targetParameterIds", k), "no parameter %q in this step", t)
+		}
+	}
+	return nil
+}
+
+// checkFormulas parses every computedFormula and checks its names and
+// cycles. A name is a parameter of the same step, or else of any step when
+// only one step has it.
+func (c *stepCheck) checkFormulas() {
+	owners := map[string][]int{}
+	for i, st := range c.steps {
+		for _, p := range st.Parameters {
+			owners[p.Name] = append(owners[p.Name], i)
+		}
+	}
+	deps := map[string][]string{}
+	where := map[string]string{}
+	for i, st := range c.steps {
+		for j, p := range st.Parameters {
+			if len(p.ComputedFormula) == 0 {
+				continue
+			}
+			f := fmt.Sprintf("steps[%d].parameters[%d].computedFormula", i, j)
+			e, err := formula.ParseTokens(p.ComputedFormula)
+			if err != nil {
+				c.v.Add(f, "does not parse: %v", err)
+				continue
+			}
+			err = e.Check(func(name string) bool {
+				o := owners[name]
+				return slices.Contains(o, i) || len(o) == 1
+			})
+			if err != nil {
+				c.v.Add(f, "%v", err)
+				continue
+			}
+			key := st.ID + "/" + p.Name
+			where[key] = f
+			for _, ref := range e.Refs() {
+				owner := i
+				if !slices.Contains(owners[ref], i) {
+					owner = owners[ref][0]
+				}
+				deps[key] = append(deps[key], c.steps[owner].ID+"/"+ref)
+			}
+		}
+	}
+	if cyc := formula.Cycle(deps); cyc != nil {
+		names := make([]string, len(cyc))
+		for k, key := range cyc {
+			names[k] = key[strings.Index(key, "/")+1:]
+		}
+		c.v.Add(where[cyc[0]], "formulas form a cycle: %s", strings.Join(names, " → "))
+	}
+}
+
+// CreateProcess adds a process with its steps. Errors: CodeInvalid naming
+// the step and field; CodeConflict for a code or label in use.
+func (s *Service) CreateProcess(ctx context.Context, p *Principal, in ProcessInput) (Process, error) {
+	now := s.Now()
+	proc := Process{ID: NewID(), OrgID: p.OrgID, Version: 1, CreatedAt: now, UpdatedAt: now}
+	err := s.store.Write(ctx, func(tx Tx) error {
+		in := in
+		var v Validator
+		checkProcessMeta(&v, &in)
+		if err := v.Err(); err != nil {
+			return err
+		}
+		steps, err := s.checkSteps(tx, p.OrgID, proc.ID, in.Steps, nil)
+		if err != nil {
+			return err
+		}
+		if in.Code == "" {
+			if in.Code, err = freeCode(tx, p.OrgID, defaultCode(in.Name)); err != nil {
+				return err
+			}
+		}
+		proc.Name, proc.Label, proc.IconName, proc.Code, proc.Steps = in.Name, in.Label, in.IconName, in.Code, steps
+		if err := tx.CreateProcess(proc); err != nil {
+			return err
+		}
+		return tx.CreateProcessVersion(versionOf(proc))
+	})
+	return proc, err
+}
+
+// freeCode returns base, or base-2, base-3... whichever no live process uses.
+func freeCode(tx Tx, orgID, base string) (string, error) {
+	for n := 1; ; n++ {
+		code := base
+		if n > 1 {
+			code = fmt.Sprintf("%s-%d", base, n)
+		}
+		_, err := tx.FindProcessByCode(orgID, code)
+		if IsCode(err, CodeNotFound) {
+			return code, nil
+		}
+		if err != nil {
+			return "", err
+		}
+	}
+}
+
+func versionOf(p Process) ProcessVersion {
+	return ProcessVersion{ProcessID: p.ID, OrgID: p.OrgID, Version: p.Version, Steps: p.Steps, CreatedAt: p.UpdatedAt, StepCount: len(p.Steps)}
+}
+
+// GetProcess returns a live process at its latest version, or at version
+// when it is not 0. Errors: CodeNotFound.
+func (s *Service) GetProcess(ctx context.Context, p *Principal, id string, version int) (Process, error) {
+	var proc Process
+	err := s.store.Read(ctx, func(tx Tx) (err error) {
+		proc, err = tx.GetProcess(p.OrgID, id, version)
+		return err
+	})
+	return proc, err
+}
+
+// ListProcesses pages the org's live processes at their latest versions.
+func (s *Service) ListProcesses(ctx context.Context, p *Principal, page Page, search string) ([]Process, int, error) {
+	var list []Process
+	var total int
+	err := s.store.Read(ctx, func(tx Tx) (err error) {
+		list, total, err = tx.ListProcesses(p.OrgID, page, search)
+		return err
+	})
+	return list, total, err
+}
+
+// ListProcessVersions lists a process's versions, newest first.
+func (s *Service) ListProcessVersions(ctx context.Context, p *Principal, id string) ([]ProcessVersion, error) {
+	var list []ProcessVersion
+	err := s.store.Read(ctx, func(tx Tx) error {
+		if _, err := tx.GetProcess(p.OrgID, id, 0); err != nil {
+			return err
+		}
+		var err error
+		list, err = tx.ListProcessVersions(p.OrgID, id)
+		return err
+	})
+	return list, err
+}
+
+// ProcessUpdate changes a process; nil fields stay. Steps, when set, is the
+// whole new list (steps with a known id are edited, others added, missing
+// ones removed).
+type ProcessUpdate struct {
+	Name     *string
+	Label    *string
+	IconName *string
+	Code     *string
+	Steps    *[]Step
+}
+
+// UpdateProcess edits a process. Steps are changed in place while no
+// measurement uses the current version, else saved as a new version.
+// Errors: as CreateProcess, plus CodeNotFound.
+func (s *Service) UpdateProcess(ctx context.Context, p *Principal, id string, u ProcessUpdate) (Process, error) {
+	var proc Process
+	err := s.store.Write(ctx, func(tx Tx) error {
+		var err error
+		proc, err = s.editProcess(tx, p, id, func(in *ProcessInput) error {
+			setIf(&in.Name, u.Name)
+			setIf(&in.Label, u.Label)
+			setIf(&in.IconName, u.IconName)
+			setIf(&in.Code, u.Code)
+			setIf(&in.Steps, u.Steps)
+			return nil
+		})
+		return err
+	})
+	return proc, err
+}
+
+// editProcess loads a process, lets change edit its input, validates and
+// saves it (a new version when the current one is locked).
+func (s *Service) editProcess(tx Tx, p *Principal, id string, change func(in *ProcessInput) error) (Process, error) {
+	cur, err := tx.GetProcess(p.OrgID, id, 0)
+	if err != nil {
+		return cur, err
+	}
+	in := ProcessInput{Name: cur.Name, Label: cur.Label, IconName: cur.IconName, Code: cur.Code, Steps: cloneSteps(cur.Steps)}
+	labelFollows := cur.Label == cur.Name
+	if err := change(&in); err != nil {
+		return cur, err
+	}
+	if labelFollows && in.Label == cur.Label && in.Name != cur.Name {
+		in.Label = ""
+	}
+	var v Validator
+	checkProcessMeta(&v, &in)
+	v.Check(in.Code != "", "code", "must not be empty")
+	if err := v.Err(); err != nil {
+		return cur, err
+	}
+	steps, err := s.checkSteps(tx, p.OrgID, cur.ID, in.Steps, cur.Steps)
+	if err != nil {
+		return cur, err
+	}
+	next := cur
+	next.Name, next.Label, next.IconName, next.Code, next.Steps = in.Name, in.Label, in.IconName, in.Code, steps
+	next.UpdatedAt = s.Now()
+	stepsChanged := !sameSteps(cur.Steps, steps)
+	if stepsChanged && cur.Locked {
+		next.Version, next.Locked = cur.Version+1, false
+		if err := tx.CreateProcessVersion(versionOf(next)); err != nil {
+			return cur, err
+		}
+	} else if stepsChanged {
+		if err := tx.UpdateProcessVersion(versionOf(next)); err != nil {
+			return cur, err
+		}
+	}
+	return next, tx.UpdateProcess(next)
+}
+
+// sameSteps compares definitions, ignoring edit times.
+func sameSteps(a, b []Step) bool {
+	strip := func(steps []Step) string {
+		c := cloneSteps(steps)
+		for i := range c {
+			c[i].UpdatedAt = Time{}
+		}
+		j, _ := json.Marshal(c)
+		return string(j)
+	}
+	return strip(a) == strip(b)
+}
+
+// DeleteProcess soft-deletes a process; its measurements keep it. Errors: CodeNotFound.
+func (s *Service) DeleteProcess(ctx context.Context, p *Principal, id string) error {
+	return s.store.Write(ctx, func(tx Tx) error { return tx.SoftDeleteProcess(p.OrgID, id, s.Now()) })
+}
+
+// AddStep appends a step (or inserts it before position, from 0). Errors: as UpdateProcess.
+func (s *Service) AddStep(ctx context.Context, p *Principal, processID string, st Step, position *int) (Step, error) {
+	var out Step
+	err := s.store.Write(ctx, func(tx Tx) error {
+		st.ID = ""
+		proc, err := s.editProcess(tx, p, processID, func(in *ProcessInput) error {
+			at := len(in.Steps)
+			if position != nil {
+				if *position < 0 || *position > len(in.Steps) {
+					return Invalid("position", "must be from 0 to %d", len(in.Steps))
+				}
+				at = *position
+			}
+			in.Steps = slices.Insert(in.Steps, at, st)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		out = proc.Steps[slices.IndexFunc(proc.Steps, func(x Step) bool { return x.Label == strings.TrimSpace(st.Label) })]
+		return nil
+	})
+	return out, err
+}
+
+// UpdateStep replaces one step with edit applied to it. Errors: CodeNotFound, CodeInvalid.
+func (s *Service) UpdateStep(ctx context.Context, p *Principal, processID, stepID string, edit func(*Step) error) (Step, error) {
+	var out Step
+	err := s.store.Write(ctx, func(tx Tx) error {
+		proc, err := s.editProcess(tx, p, processID, func(in *ProcessInput) error {
+			i := slices.IndexFunc(in.Steps, func(x Step) bool { return x.ID == stepID })
+			if i < 0 {
+				return NotFound("step")
+			}
+			if err := edit(&in.Steps[i]); err != nil {
+				return err
+			}
+			in.Steps[i].ID = stepID
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		out = proc.Steps[slices.IndexFunc(proc.Steps, func(x Step) bool { return x.ID == stepID })]
+		return nil
+	})
+	return out, err
+}
+
+// DeleteStep removes a step. Errors: CodeNotFound; CodeConflict when other
+// steps refer to it or it is the only step.
+func (s *Service) DeleteStep(ctx context.Context, p *Principal, processID, stepID string) error {
+	return s.store.Write(ctx, func(tx Tx) error {
+		_, err := s.editProcess(tx, p, processID, func(in *ProcessInput) error {
+			i := slices.IndexFunc(in.Steps, func(x Step) bool { return x.ID == stepID })
+			if i < 0 {
+				return NotFound("step")
+			}
+			if len(in.Steps) == 1 {
+				return Errorf(CodeConflict, "a process keeps at least one step")
+			}
+			var users []string
+			for _, st := range in.Steps {
+				refers := slices.Contains(st.StepIDsDependencies, stepID) || slices.Contains(st.StepIDsReprovalDependencies, stepID) ||
+					st.Routing != nil && slices.ContainsFunc(st.Routing.Rules, func(r RoutingRule) bool { return r.StepID == stepID })
+				if refers {
+					users = append(users, st.Label)
+				}
+			}
+			if len(users) > 0 {
+				return Errorf(CodeConflict, "steps %s refer to this step", strings.Join(users, ", "))
+			}
+			in.Steps = slices.Delete(in.Steps, i, i+1)
+			return nil
+		})
+		return err
+	})
+}
