@@ -113,7 +113,9 @@ func TestProcessValidation(t *testing.T) {
 			{"ordered not a subset", func(p map[string]any) { step(0, p)["orderedPolicies"] = []string{"Viewer"} }, "steps[0].orderedPolicies[0]"},
 			{"unknown view policy", func(p map[string]any) { step(2, p)["viewPolicyNames"] = []string{"Ghost"} }, "steps[2].viewPolicyNames[0]"},
 			{"unknown role policy", func(p map[string]any) { step(0, p)["roles"] = []map[string]any{{"p": "Ghost", "r": []string{"X"}}} }, "steps[0].roles[0].p"},
-			{"bad role name", func(p map[string]any) { step(0, p)["roles"] = []map[string]any{{"p": "Inspector", "r": []string{"x y"}}} }, "steps[0].roles[0].r[0]"},
+			{"bad role name", func(p map[string]any) {
+				step(0, p)["roles"] = []map[string]any{{"p": "Inspector", "r": []string{"x y"}}}
+			}, "steps[0].roles[0].r[0]"},
 			{"dependency cycle", func(p map[string]any) { step(0, p)["stepIdsDependencies"] = []string{"Close"} }, "stepIdsDependencies"},
 			{"self dependency", func(p map[string]any) { step(1, p)["stepIdsDependencies"] = []string{"Repair"} }, "steps[1].stepIdsDependencies"},
 			{"unknown dependency", func(p map[string]any) { step(1, p)["stepIdsDependencies"] = []string{"Nowhere"} }, "steps[1].stepIdsDependencies[0]"},
