@@ -1,0 +1,539 @@
+// Package engine is the workflow state machine: given a process version, a
+// measurement's state and a new action, it decides whether the action is
+// valid, which seat it fills, which steps reach consensus, open, are skipped
+// or re-open, the measurement's status and the events to emit. It does no
+// I/O: the caller loads what it needs and persists the result.
+package engine
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Step statuses.
+const (
+	Waiting   = "WAITING"
+	Open      = "OPEN"
+	Consensed = "CONSENSED"
+	Skipped   = "SKIPPED"
+)
+
+// Measurement statuses, in the order in which they win.
+const (
+	StatusApproved    = "APPROVED"
+	StatusPending     = "PENDING"
+	StatusReproved    = "REPROVED"
+	StatusInConsensus = "IN_CONSENSUS"
+	StatusConsensus   = "CONSENSUS"
+	StatusStageOpen   = "STAGE_OPEN"
+	StatusOpen        = "OPEN"
+)
+
+// Action types.
+const (
+	WriteData = "WRITE_DATA"
+	Approval  = "APPROVAL"
+	Rejection = "REJECTION"
+)
+
+// AnySeat is the one seat of a step without policies: any member allowed
+// to act fills it.
+const AnySeat = "*"
+
+// Def is the part of a process version the engine needs.
+type Def struct {
+	Steps []StepDef
+}
+
+// StepDef is one step: its seats, what it waits for, where it routes.
+type StepDef struct {
+	ID           string
+	Policies     []string // one seat each
+	Tokens       []string // seat ids, aligned with Policies
+	Ordered      []string // seats that fill in this order
+	Deps         []string // effective dependencies (the previous step by default)
+	ReprovalDeps []string // re-opened by a rejection here; default Deps
+	Routes       []Route  // empty: no routing
+	Required     []string // required parameter ids
+}
+
+// Route sends the flow to StepID when the routing value equals Value ("*": default).
+type Route struct {
+	Value  string
+	StepID string
+}
+
+// Seat is a filled seat.
+type Seat struct {
+	ActionID string `json:"actionId"`
+	UserID   string `json:"userId"`
+	Token    string `json:"tokenId"`
+}
+
+// StepState is where one step stands.
+type StepState struct {
+	Status   string          `json:"status"`
+	Seats    map[string]Seat `json:"seats,omitempty"` // by policy name
+	Opening  int             `json:"opening"`         // how many times it opened
+	Acted    bool            `json:"acted,omitempty"` // an action since it opened
+	OpenedAt time.Time       `json:"openedAt,omitzero"`
+}
+
+// State is where a measurement stands.
+type State struct {
+	Steps    map[string]*StepState `json:"steps"`
+	Reproved bool                  `json:"reproved,omitempty"`
+	Pending  bool                  `json:"pending,omitempty"`
+}
+
+// ErrorKind classifies a refused action.
+type ErrorKind int
+
+// The kinds of refusal.
+const (
+	Conflict  ErrorKind = iota // the state does not allow it (409)
+	Forbidden                  // the user holds no seat for it (403)
+	Invalid                    // the request names something wrong (422)
+)
+
+// Error is a refused action.
+type Error struct {
+	Kind  ErrorKind
+	Field string
+	Msg   string
+}
+
+func (e *Error) Error() string { return e.Msg }
+
+func refuse(kind ErrorKind, field, format string, args ...any) *Error {
+	return &Error{Kind: kind, Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Event is something the action caused.
+type Event struct {
+	Type   string // step.opened, step.consensed, step.skipped, step.reset, measurement.approved, measurement.reproved
+	StepID string
+}
+
+// Event types.
+const (
+	EvStepOpened          = "step.opened"
+	EvStepConsensed       = "step.consensed"
+	EvStepSkipped         = "step.skipped"
+	EvStepReset           = "step.reset"
+	EvMeasurementApproved = "measurement.approved"
+	EvMeasurementReproved = "measurement.reproved"
+)
+
+func (d *Def) step(id string) (int, *StepDef) {
+	for i := range d.Steps {
+		if d.Steps[i].ID == id {
+			return i, &d.Steps[i]
+		}
+	}
+	return -1, nil
+}
+
+// Clone deep-copies a state, so a refused action leaves the original intact.
+func (s State) Clone() State {
+	out := State{Steps: make(map[string]*StepState, len(s.Steps)), Reproved: s.Reproved, Pending: s.Pending}
+	for id, st := range s.Steps {
+		c := *st
+		c.Seats = make(map[string]Seat, len(st.Seats))
+		for k, v := range st.Seats {
+			c.Seats[k] = v
+		}
+		out.Steps[id] = &c
+	}
+	return out
+}
+
+// Start is the state of a new measurement: the steps without dependencies open.
+func Start(def Def, now time.Time, pending bool) (State, []Event) {
+	s := State{Steps: map[string]*StepState{}, Pending: pending}
+	for _, st := range def.Steps {
+		s.Steps[st.ID] = &StepState{Status: Waiting}
+	}
+	var evs []Event
+	openReady(def, &s, now, &evs)
+	return s, evs
+}
+
+// openReady opens every waiting step whose dependencies are all consensed
+// or skipped, and skips every waiting step whose dependencies are all
+// skipped; it repeats until nothing changes.
+func openReady(def Def, s *State, now time.Time, evs *[]Event) {
+	for changed := true; changed; {
+		changed = false
+		for _, sd := range def.Steps {
+			st := s.Steps[sd.ID]
+			if st.Status != Waiting {
+				continue
+			}
+			done, skipped := 0, 0
+			for _, dep := range sd.Deps {
+				switch s.Steps[dep].Status {
+				case Consensed:
+					done++
+				case Skipped:
+					done++
+					skipped++
+				}
+			}
+			switch {
+			case done < len(sd.Deps):
+			case len(sd.Deps) > 0 && skipped == len(sd.Deps):
+				st.Status = Skipped
+				*evs = append(*evs, Event{EvStepSkipped, sd.ID})
+				changed = true
+			default:
+				open(st, now)
+				*evs = append(*evs, Event{EvStepOpened, sd.ID})
+				changed = true
+			}
+		}
+	}
+}
+
+func open(st *StepState, now time.Time) {
+	st.Status, st.Seats, st.Acted, st.OpenedAt = Open, map[string]Seat{}, false, now
+	st.Opening++
+}
+
+// Action is one user's act on a step.
+type Action struct {
+	ID     string
+	Type   string
+	StepID string
+	UserID string
+	// Holds lists the step's policies the user holds here (after the
+	// step's role narrowing). A step without policies has AnySeat.
+	Holds []string
+	// Policy picks the seat when the user holds several; may be empty.
+	Policy string
+	// Provided reports whether a required parameter has a current value
+	// once this action's data is counted.
+	Provided func(paramID string) bool
+	// RouteValue is the routing parameter's value once this action's data
+	// is counted (only read when the step routes).
+	RouteValue string
+	Now        time.Time
+}
+
+// Result is what an action did.
+type Result struct {
+	State     State
+	Seat      string // the policy whose seat the action filled ("" when none)
+	Token     string
+	Consensed bool // the action's step reached consensus
+	Reset     []string
+	Events    []Event
+}
+
+// Apply validates act against s and returns the new state. s is not changed.
+func Apply(def Def, s State, act Action) (Result, error) {
+	if Status(def, s) == StatusApproved {
+		return Result{}, refuse(Conflict, "", "the measurement is approved; it takes no more actions")
+	}
+	i, sd := def.step(act.StepID)
+	if sd == nil {
+		return Result{}, refuse(Invalid, "stepId", "no step %q in this process version", act.StepID)
+	}
+	s = s.Clone()
+	st := s.Steps[sd.ID]
+	if st.Status != Open {
+		return Result{}, refuse(Conflict, "stepId", "step %q is %s, not open", sd.ID, st.Status)
+	}
+	res := Result{}
+	switch act.Type {
+	case WriteData, Approval:
+		if err := fillSeat(sd, st, act, &res); err != nil {
+			return Result{}, err
+		}
+		s.Pending = false
+		s.Reproved = false
+		st.Acted = true
+		if err := consensus(def, &s, i, act, &res); err != nil {
+			return Result{}, err
+		}
+	case Rejection:
+		if len(act.Holds) == 0 {
+			return Result{}, refuse(Forbidden, "", "only a holder of a policy of this step can reject it")
+		}
+		targets := sd.ReprovalDeps
+		if len(targets) == 0 {
+			targets = sd.Deps
+		}
+		if len(targets) == 0 {
+			targets = []string{sd.ID}
+		}
+		res.Reset = reset(def, &s, between(def, targets, sd.ID), act.Now, &res.Events)
+		s.Reproved = true
+		res.Events = append(res.Events, Event{EvMeasurementReproved, sd.ID})
+	default:
+		return Result{}, refuse(Invalid, "type", "type must be WRITE_DATA, APPROVAL or REJECTION")
+	}
+	res.State = s
+	return res, nil
+}
+
+// fillSeat picks and fills the seat act takes, if any.
+func fillSeat(sd *StepDef, st *StepState, act Action, res *Result) error {
+	policies := sd.Policies
+	if len(policies) == 0 {
+		policies = []string{AnySeat}
+	}
+	for p, seat := range st.Seats {
+		if seat.UserID == act.UserID {
+			if act.Type == WriteData && (act.Policy == "" || act.Policy == p) {
+				return nil // a seat holder corrects their data
+			}
+			return refuse(Conflict, "", "you already fill the %q seat of this step; several parties must agree", p)
+		}
+	}
+	if act.Policy != "" && !slices.Contains(policies, act.Policy) {
+		return refuse(Invalid, "policyName", "%q is not a policy of this step", act.Policy)
+	}
+	var held []string
+	for _, p := range policies {
+		if slices.Contains(act.Holds, p) && (act.Policy == "" || act.Policy == p) {
+			held = append(held, p)
+		}
+	}
+	if len(held) == 0 {
+		if act.Policy != "" {
+			return refuse(Forbidden, "policyName", "you do not hold policy %q at this step", act.Policy)
+		}
+		return refuse(Forbidden, "", "you hold none of this step's policies (%v)", policies)
+	}
+	next := NextOrdered(sd, st)
+	for _, p := range held {
+		if _, filled := st.Seats[p]; filled {
+			continue
+		}
+		if slices.Contains(sd.Ordered, p) && p != next {
+			continue
+		}
+		st.Seats[p] = Seat{ActionID: act.ID, UserID: act.UserID, Token: tokenOf(sd, p)}
+		res.Seat, res.Token = p, st.Seats[p].Token
+		return nil
+	}
+	for _, p := range held {
+		if _, filled := st.Seats[p]; !filled {
+			return refuse(Conflict, "", "seats fill in order; the next is %q", next)
+		}
+	}
+	return refuse(Conflict, "", "your seats at this step (%v) are filled", held)
+}
+
+func tokenOf(sd *StepDef, policy string) string {
+	if i := slices.Index(sd.Policies, policy); i >= 0 && i < len(sd.Tokens) {
+		return sd.Tokens[i]
+	}
+	return ""
+}
+
+// NextOrdered is the first unfilled seat of the step's ordered policies.
+func NextOrdered(sd *StepDef, st *StepState) string {
+	for _, p := range sd.Ordered {
+		if _, filled := st.Seats[p]; !filled {
+			return p
+		}
+	}
+	return ""
+}
+
+// Unfilled lists a step's unfilled seats in order (ordered ones first).
+func Unfilled(sd *StepDef, st *StepState) []string {
+	policies := sd.Policies
+	if len(policies) == 0 {
+		policies = []string{AnySeat}
+	}
+	var out []string
+	for _, p := range append(slices.Clone(sd.Ordered), policies...) {
+		if _, filled := st.Seats[p]; !filled && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// consensus closes the step when every seat is filled, routes, and opens
+// what comes next.
+func consensus(def Def, s *State, i int, act Action, res *Result) error {
+	sd := &def.Steps[i]
+	st := s.Steps[sd.ID]
+	if len(Unfilled(sd, st)) > 0 {
+		return nil
+	}
+	for _, p := range sd.Required {
+		if act.Provided == nil || !act.Provided(p) {
+			return refuse(Conflict, "parameters", "the step cannot reach consensus before every required parameter has a value")
+		}
+	}
+	st.Status = Consensed
+	res.Consensed = true
+	res.Events = append(res.Events, Event{EvStepConsensed, sd.ID})
+	if len(sd.Routes) > 0 {
+		chosen := ""
+		for _, r := range sd.Routes {
+			if r.Value == act.RouteValue {
+				chosen = r.StepID
+			}
+		}
+		if chosen == "" {
+			for _, r := range sd.Routes {
+				if r.Value == "*" {
+					chosen = r.StepID
+				}
+			}
+		}
+		if chosen == "" {
+			return refuse(Invalid, "parameters", "no routing rule matches %q and there is no default", act.RouteValue)
+		}
+		for _, r := range sd.Routes {
+			if t := s.Steps[r.StepID]; r.StepID != chosen && t.Status == Waiting {
+				t.Status = Skipped
+				res.Events = append(res.Events, Event{EvStepSkipped, r.StepID})
+			}
+		}
+		if t := s.Steps[chosen]; t.Status == Waiting {
+			open(t, act.Now)
+			res.Events = append(res.Events, Event{EvStepOpened, chosen})
+		}
+	}
+	openReady(def, s, act.Now, &res.Events)
+	if Status(def, *s) == StatusApproved {
+		res.Events = append(res.Events, Event{EvMeasurementApproved, ""})
+	}
+	return nil
+}
+
+// between returns the targets, the step `to`, and every step on a
+// dependency path from a target to `to`.
+func between(def Def, targets []string, to string) []string {
+	out := slices.Clone(targets)
+	if !slices.Contains(out, to) {
+		out = append(out, to)
+	}
+	for _, sd := range def.Steps {
+		if slices.Contains(out, sd.ID) {
+			continue
+		}
+		from := slices.ContainsFunc(targets, func(t string) bool { return reaches(def, t, sd.ID) })
+		if from && reaches(def, sd.ID, to) {
+			out = append(out, sd.ID)
+		}
+	}
+	return out
+}
+
+// reaches reports whether `to` depends, directly or not, on `from`.
+func reaches(def Def, from, to string) bool {
+	seen := map[string]bool{}
+	var walk func(id string) bool
+	walk = func(id string) bool {
+		if id == from {
+			return true
+		}
+		if seen[id] {
+			return false
+		}
+		seen[id] = true
+		_, sd := def.step(id)
+		return sd != nil && slices.ContainsFunc(sd.Deps, walk)
+	}
+	return from != to && walk(to)
+}
+
+// reset sends steps (and every step after them) back to waiting with empty
+// seats, then opens those that are ready. It returns the steps reset.
+func reset(def Def, s *State, steps []string, now time.Time, evs *[]Event) []string {
+	var out []string
+	for _, sd := range def.Steps {
+		hit := slices.Contains(steps, sd.ID) || slices.ContainsFunc(steps, func(r string) bool { return reaches(def, r, sd.ID) })
+		st := s.Steps[sd.ID]
+		if !hit || st.Status == Waiting {
+			continue
+		}
+		st.Status, st.Seats, st.Acted = Waiting, map[string]Seat{}, false
+		out = append(out, sd.ID)
+		*evs = append(*evs, Event{EvStepReset, sd.ID})
+	}
+	openReady(def, s, now, evs)
+	return out
+}
+
+// Reprove re-opens the step of an earlier action and that step's reproval
+// dependencies (and every step after them), as a rejection would.
+func Reprove(def Def, s State, stepID string, now time.Time) (Result, error) {
+	if Status(def, s) == StatusApproved {
+		return Result{}, refuse(Conflict, "", "the measurement is approved; its actions cannot be reproved")
+	}
+	_, sd := def.step(stepID)
+	if sd == nil {
+		return Result{}, refuse(Conflict, "", "the action's step is not in this process version")
+	}
+	s = s.Clone()
+	res := Result{}
+	res.Reset = reset(def, &s, between(def, sd.ReprovalDeps, sd.ID), now, &res.Events)
+	s.Reproved = true
+	res.Events = append(res.Events, Event{EvMeasurementReproved, sd.ID})
+	res.State = s
+	return res, nil
+}
+
+// Status derives the measurement's status from its state; the first that
+// holds wins: APPROVED, PENDING, REPROVED, IN_CONSENSUS, CONSENSUS,
+// STAGE_OPEN, OPEN.
+func Status(def Def, s State) string {
+	all := true
+	for _, st := range s.Steps {
+		if st.Status != Consensed && st.Status != Skipped {
+			all = false
+		}
+	}
+	if all && len(s.Steps) > 0 {
+		return StatusApproved
+	}
+	if s.Pending {
+		return StatusPending
+	}
+	if s.Reproved {
+		return StatusReproved
+	}
+	for _, sd := range def.Steps {
+		if st := s.Steps[sd.ID]; st.Status == Open && len(st.Seats) > 0 && len(Unfilled(&sd, st)) > 0 {
+			return StatusInConsensus
+		}
+	}
+	for _, sd := range def.Steps {
+		st := s.Steps[sd.ID]
+		if st.Status != Waiting {
+			continue
+		}
+		for _, dep := range sd.Deps {
+			if s.Steps[dep].Status == Consensed {
+				return StatusConsensus
+			}
+		}
+	}
+	for i, sd := range def.Steps {
+		if st := s.Steps[sd.ID]; i > 0 && st.Status == Open && !st.Acted {
+			return StatusStageOpen
+		}
+	}
+	return StatusOpen
+}
+
+// OpenSteps lists the open steps in position order.
+func OpenSteps(def Def, s State) []string {
+	var out []string
+	for _, sd := range def.Steps {
+		if s.Steps[sd.ID].Status == Open {
+			out = append(out, sd.ID)
+		}
+	}
+	return out
+}
