@@ -77,6 +77,7 @@ type StepState struct {
 	Seats    map[string]Seat `json:"seats,omitempty"` // by policy name
 	Opening  int             `json:"opening"`         // how many times it opened
 	Acted    bool            `json:"acted,omitempty"` // an action since it opened
+	Routed   bool            `json:"routed,omitempty"` // chosen by a routing rule: opens even if its dependencies were all skipped
 	OpenedAt time.Time       `json:"openedAt,omitzero"`
 }
 
@@ -183,7 +184,7 @@ func openReady(def Def, s *State, now time.Time, evs *[]Event) {
 			}
 			switch {
 			case done < len(sd.Deps):
-			case len(sd.Deps) > 0 && skipped == len(sd.Deps):
+			case len(sd.Deps) > 0 && skipped == len(sd.Deps) && !st.Routed:
 				st.Status = Skipped
 				*evs = append(*evs, Event{EvStepSkipped, sd.ID})
 				changed = true
@@ -392,16 +393,15 @@ func consensus(def Def, s *State, i int, act Action, res *Result) error {
 		if chosen == "" {
 			return refuse(Invalid, "parameters", "no routing rule matches %q and there is no default", act.RouteValue)
 		}
+		// The other targets are skipped, unless the chosen branch leads
+		// to them too; the chosen one opens when its dependencies are done.
 		for _, r := range sd.Routes {
-			if t := s.Steps[r.StepID]; r.StepID != chosen && t.Status == Waiting {
+			if t := s.Steps[r.StepID]; r.StepID != chosen && t.Status == Waiting && !reaches(def, chosen, r.StepID) {
 				t.Status = Skipped
 				res.Events = append(res.Events, Event{EvStepSkipped, r.StepID})
 			}
 		}
-		if t := s.Steps[chosen]; t.Status == Waiting {
-			open(t, act.Now)
-			res.Events = append(res.Events, Event{EvStepOpened, chosen})
-		}
+		s.Steps[chosen].Routed = true
 	}
 	openReady(def, s, act.Now, &res.Events)
 	if Status(def, *s) == StatusApproved {
@@ -457,7 +457,7 @@ func reset(def Def, s *State, steps []string, now time.Time, evs *[]Event) []str
 		if !hit || st.Status == Waiting {
 			continue
 		}
-		st.Status, st.Seats, st.Acted = Waiting, map[string]Seat{}, false
+		st.Status, st.Seats, st.Acted, st.Routed = Waiting, map[string]Seat{}, false, false
 		out = append(out, sd.ID)
 		*evs = append(*evs, Event{EvStepReset, sd.ID})
 	}

@@ -303,3 +303,50 @@ func checkInvariants(t *testing.T, seed uint64, def Def, s State) {
 		t.Fatalf("seed %d: stuck: no open step and not approved: %+v", seed, s.Steps)
 	}
 }
+
+// Routing in a flow with a parallel branch: A routes by value to B ("repair")
+// or D ("scrap"); C runs beside B; D joins B and C.
+func TestRoutingKeepsParallelBranchesAndJoins(t *testing.T) {
+	def := Def{Steps: []StepDef{
+		{ID: "A", Policies: []string{"P"}, Routes: []Route{{"repair", "B"}, {"scrap", "D"}}},
+		{ID: "B", Policies: []string{"P"}, Deps: []string{"A"}},
+		{ID: "C", Policies: []string{"P"}, Deps: []string{"A"}},
+		{ID: "D", Policies: []string{"P"}, Deps: []string{"B", "C"}},
+	}}
+	act := func(s State, step, route string) State {
+		return mustApply(t, def, s, Action{ID: step, Type: Approval, StepID: step, UserID: "u", Holds: []string{"P"}, RouteValue: route}).State
+	}
+	// repair: D is after B, so it is not skipped; B and C run in parallel.
+	s, _ := Start(def, t0, false)
+	s = act(s, "A", "repair")
+	if !slices.Equal(OpenSteps(def, s), []string{"B", "C"}) || s.Steps["D"].Status != Waiting {
+		t.Fatalf("repair: open %v, D %s", OpenSteps(def, s), s.Steps["D"].Status)
+	}
+	s = act(act(s, "C", ""), "B", "")
+	s = act(s, "D", "")
+	if Status(def, s) != StatusApproved {
+		t.Fatal("repair path not approved")
+	}
+	// scrap: B is skipped; D still waits for C.
+	s, _ = Start(def, t0, false)
+	s = act(s, "A", "scrap")
+	if s.Steps["B"].Status != Skipped || !slices.Equal(OpenSteps(def, s), []string{"C"}) {
+		t.Fatalf("scrap: %+v", OpenSteps(def, s))
+	}
+	s = act(s, "C", "")
+	if !slices.Equal(OpenSteps(def, s), []string{"D"}) {
+		t.Fatalf("scrap join: %v", OpenSteps(def, s))
+	}
+	// Sequential default flow: routing past a step opens the target even
+	// though its only dependency was skipped.
+	seq := Def{Steps: []StepDef{
+		{ID: "A", Policies: []string{"P"}, Routes: []Route{{"x", "C"}, {"*", "B"}}},
+		{ID: "B", Policies: []string{"P"}, Deps: []string{"A"}},
+		{ID: "C", Policies: []string{"P"}, Deps: []string{"B"}},
+	}}
+	ss, _ := Start(seq, t0, false)
+	ss = mustApply(t, seq, ss, Action{ID: "1", Type: Approval, StepID: "A", UserID: "u", Holds: []string{"P"}, RouteValue: "x"}).State
+	if ss.Steps["B"].Status != Skipped || ss.Steps["C"].Status != Open {
+		t.Fatalf("sequential routing: %+v %+v", ss.Steps["B"], ss.Steps["C"])
+	}
+}

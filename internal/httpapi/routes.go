@@ -60,5 +60,14 @@ func (s *Server) routes() {
 	register(s, op(patch, "/v1/process/{id}/steps/{stepId}", "updateStep", "Update a step (the fields sent)", 200, needs(wps.FnProcessWrite)), s.updateStep)
 	register(s, op(del, "/v1/process/{id}/steps/{stepId}", "deleteStep", "Delete a step", 204, needs(wps.FnProcessWrite)), s.deleteStep)
 
+	register(s, op(post, "/v1/measurements", "createMeasurement", "Start a measurement without data", 201, needs(wps.FnMeasurementCreate)), s.createMeasurement)
+	register(s, op(post, "/v1/measurements/simplified", "createSimplifiedMeasurement", "Create simplified measurement", 201, needs(wps.FnMeasurementCreate)), s.createSimplifiedMeasurement)
+	register(s, op(get, "/v1/measurements", "listMeasurements", "List measurements", 200, needs(wps.FnMeasurementRead)), s.listMeasurements)
+	register(s, op(get, "/v1/measurements/{id}", "getMeasurement", "Get a measurement with its process, steps and actions", 200, needs(wps.FnMeasurementRead)), s.getMeasurement)
+	register(s, op(post, "/v1/measurements/{id}/actions", "createAction", "Act on a measurement (WRITE_DATA needs action:write; APPROVAL and REJECTION need action:approve)", 201, member), s.act)
+	register(s, op(get, "/v1/actions/{id}", "getAction", "Get an action", 200, needs(wps.FnMeasurementRead)), s.getAction)
+	register(s, op(post, "/v1/actions/{id}/reprove", "reproveAction", "Reprove an action", 201, needs(wps.FnActionReprove)), s.reprove)
+	register(s, op(get, "/v1/ledger/verify", "verifyLedger", "Verify the organization's action ledger", 200, needs(wps.FnLedgerRead)), s.verifyLedger)
+
 	register(s, withCSV(op(get, "/v1/entities/{id}/records:export", "exportRecords", "Export records as CSV (streamed)", 200, needs(wps.FnEntityRead))), s.exportRecords)
 }

@@ -58,6 +58,17 @@ func (t *tx) GetProcess(orgID, id string, version int) (wps.Process, error) {
 	return p, t.err(err, "process", "")
 }
 
+func (t *tx) GetProcessVersion(orgID, id string, version int) (wps.Process, error) {
+	p, err := scanProcess(t.queryRow(`SELECT `+processCols+` `+processJoin+`? WHERE p.org_id = ? AND p.id = ?`, version, orgID, id))
+	return p, t.err(err, "process version", "")
+}
+
+func (t *tx) FindProcessByLabel(orgID, label string) (wps.Process, error) {
+	p, err := scanProcess(t.queryRow(`SELECT `+processCols+` `+processJoin+`p.version
+		WHERE p.org_id = ? AND p.label = ? AND p.deleted_at IS NULL`, orgID, label))
+	return p, t.err(err, "process", "")
+}
+
 func (t *tx) FindProcessByCode(orgID, code string) (wps.Process, error) {
 	p, err := scanProcess(t.queryRow(`SELECT `+processCols+` `+processJoin+`p.version
 		WHERE p.org_id = ? AND p.code = ? AND p.deleted_at IS NULL`, orgID, code))

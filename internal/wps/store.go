@@ -80,6 +80,10 @@ type Tx interface {
 	// latest version when version is 0.
 	GetProcess(orgID, id string, version int) (Process, error)
 	FindProcessByCode(orgID, code string) (Process, error)
+	FindProcessByLabel(orgID, label string) (Process, error)
+	// GetProcessVersion finds a version even of a deleted process (its
+	// measurements keep running).
+	GetProcessVersion(orgID, id string, version int) (Process, error)
 	ListProcesses(orgID string, p Page, search string) ([]Process, int, error)
 	UpdateProcess(p Process) error
 	SoftDeleteProcess(orgID, id string, at Time) error
@@ -92,6 +96,29 @@ type Tx interface {
 	// processes) whose stored steps contain text; Live tells the latest
 	// version of a live process.
 	ProcessVersionsMentioning(orgID, text string) ([]MentioningVersion, error)
+
+	// NextMeasurementSeq takes the process's next measurement number.
+	NextMeasurementSeq(orgID, processID string) (int64, error)
+	CreateMeasurement(m Measurement) error
+	// GetMeasurement locks the row in a write transaction.
+	GetMeasurement(orgID, id string) (Measurement, error)
+	UpdateMeasurement(m Measurement) error
+	ListMeasurements(orgID string, q MeasurementQuery) ([]Measurement, int, error)
+	// SetOpenSteps replaces the measurement's open steps.
+	SetOpenSteps(orgID, measurementID string, steps []OpenStep) error
+
+	CreateAction(a Action) error
+	GetAction(orgID, id string) (Action, error)
+	ListActions(orgID, measurementID string) ([]Action, error)
+	// ListLedger pages an org's actions in ledger order, after seq.
+	ListLedger(orgID string, afterSeq int64, limit int) ([]Action, error)
+	MarkSuperseded(orgID, measurementID string, stepIDs []string) error
+	MarkReproved(orgID, actionID string) error
+	// LedgerHead locks and returns the org's last ledger link.
+	LedgerHead(orgID string) (seq int64, hash string, err error)
+	SetLedgerHead(orgID string, seq int64, hash string) error
+
+	InsertEvent(e Event) error
 
 	// Idempotency records answers to POST requests with an Idempotency-Key.
 	GetIdempotent(scope, key string) (Idempotent, error)

@@ -1,0 +1,111 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"wps/internal/wps"
+)
+
+type measurementIn struct {
+	Body struct {
+		ProcessID string `json:"processId" required:"true" doc:"The process; its latest version is used"`
+	}
+}
+
+func (s *Server) createMeasurement(ctx context.Context, in *measurementIn) (*created[wps.MeasurementView], error) {
+	m, err := s.svc.CreateMeasurement(ctx, principal(ctx), in.Body.ProcessID)
+	return &created[wps.MeasurementView]{Location: "/v1/measurements/" + m.ID, Body: m}, err
+}
+
+type simplifiedIn struct {
+	Body struct {
+		ProcessUUID  string                     `json:"processUuid,omitempty" doc:"The process id (this or processLabel)"`
+		ProcessLabel string                     `json:"processLabel,omitempty" doc:"The process's exact label"`
+		StepID       string                     `json:"stepId,omitempty" doc:"The step id (default: the first step)"`
+		StepUUID     string                     `json:"stepUuid,omitempty" doc:"Same as stepId"`
+		StepLabel    string                     `json:"stepLabel,omitempty"`
+		Parameters   map[string]json.RawMessage `json:"parameters,omitempty" doc:"Values keyed by parameter name or label"`
+	}
+}
+
+func (s *Server) createSimplifiedMeasurement(ctx context.Context, in *simplifiedIn) (*created[wps.SimplifiedView], error) {
+	b := in.Body
+	m, err := s.svc.CreateSimplified(ctx, principal(ctx), wps.SimplifiedInput{ProcessUUID: b.ProcessUUID, ProcessLabel: b.ProcessLabel,
+		StepID: b.StepID, StepUUID: b.StepUUID, StepLabel: b.StepLabel, Parameters: b.Parameters})
+	return &created[wps.SimplifiedView]{Location: "/v1/measurements/" + m.ID, Body: m}, err
+}
+
+type measurementListIn struct {
+	Page        int       `query:"page" minimum:"1" default:"1" doc:"Page number, from 1"`
+	PerPage     int       `query:"perPage" minimum:"1" maximum:"100" default:"20" doc:"Items per page"`
+	ProcessID   string    `query:"processId" maxLength:"100"`
+	Status      string    `query:"status" enum:"OPEN,APPROVED,REPROVED,STAGE_OPEN,CONSENSUS,IN_CONSENSUS,PENDING"`
+	StepID      string    `query:"stepId" maxLength:"100" doc:"Only measurements where this step is open"`
+	Overdue     bool      `query:"overdue" doc:"Only measurements with an open step past its deadline"`
+	CreatedFrom time.Time `query:"createdFrom" doc:"Created at or after (RFC 3339)"`
+	CreatedTo   time.Time `query:"createdTo" doc:"Created before (RFC 3339)"`
+}
+
+func (s *Server) listMeasurements(ctx context.Context, in *measurementListIn) (*paged[wps.MeasurementSummary], error) {
+	page := wps.Page{Page: in.Page, PerPage: in.PerPage}
+	q := wps.MeasurementQuery{Page: page, ProcessID: in.ProcessID, Status: in.Status, OpenStepID: in.StepID, Overdue: in.Overdue}
+	if !in.CreatedFrom.IsZero() {
+		t := wps.At(in.CreatedFrom)
+		q.CreatedFrom = &t
+	}
+	if !in.CreatedTo.IsZero() {
+		t := wps.At(in.CreatedTo)
+		q.CreatedBefore = &t
+	}
+	list, total, err := s.svc.ListMeasurements(ctx, principal(ctx), q)
+	return pagedOf(list, page, total), err
+}
+
+func (s *Server) getMeasurement(ctx context.Context, in *idPath) (*body[wps.MeasurementView], error) {
+	m, err := s.svc.GetMeasurement(ctx, principal(ctx), in.ID)
+	return &body[wps.MeasurementView]{m}, err
+}
+
+type actIn struct {
+	ID   string `path:"id" maxLength:"100"`
+	Body struct {
+		StepID          string                     `json:"stepId" required:"true"`
+		Type            string                     `json:"type" required:"true" enum:"WRITE_DATA,APPROVAL,REJECTION"`
+		PolicyName      string                     `json:"policyName,omitempty" doc:"The seat to fill when the caller holds several of the step's policies"`
+		Parameters      map[string]json.RawMessage `json:"parameters,omitempty" doc:"WRITE_DATA: values keyed by parameter name or label"`
+		Observation     string                     `json:"observation,omitempty" maxLength:"10000"`
+		TransactionHash string                     `json:"transactionHash,omitempty" maxLength:"200"`
+	}
+}
+
+func (s *Server) act(ctx context.Context, in *actIn) (*created[wps.ActionView], error) {
+	b := in.Body
+	a, err := s.svc.Act(ctx, principal(ctx), in.ID, wps.ActInput{StepID: b.StepID, Type: b.Type, PolicyName: b.PolicyName,
+		Parameters: b.Parameters, Observation: b.Observation, TransactionHash: b.TransactionHash})
+	return &created[wps.ActionView]{Location: "/v1/actions/" + a.ID, Body: a}, err
+}
+
+func (s *Server) getAction(ctx context.Context, in *idPath) (*body[wps.ActionView], error) {
+	a, err := s.svc.GetAction(ctx, principal(ctx), in.ID)
+	return &body[wps.ActionView]{a}, err
+}
+
+type reproveIn struct {
+	ID   string `path:"id" maxLength:"100"`
+	Body struct {
+		Observation     string `json:"observation" required:"true" maxLength:"10000" doc:"Why the action is reproved"`
+		TransactionHash string `json:"transactionHash,omitempty" maxLength:"200"`
+	}
+}
+
+func (s *Server) reprove(ctx context.Context, in *reproveIn) (*created[wps.ActionView], error) {
+	a, err := s.svc.Reprove(ctx, principal(ctx), in.ID, in.Body.Observation, in.Body.TransactionHash)
+	return &created[wps.ActionView]{Location: "/v1/actions/" + a.ID, Body: a}, err
+}
+
+func (s *Server) verifyLedger(ctx context.Context, _ *empty) (*body[wps.LedgerReport], error) {
+	r, err := s.svc.VerifyLedger(ctx, principal(ctx))
+	return &body[wps.LedgerReport]{r}, err
+}

@@ -1,0 +1,200 @@
+package sqlstore
+
+import (
+	"bytes"
+	"database/sql"
+	"encoding/json"
+	"strings"
+
+	"wps/internal/wps"
+)
+
+func (t *tx) NextMeasurementSeq(orgID, processID string) (int64, error) {
+	var n int64
+	err := t.queryRow(`UPDATE processes SET next_seq = next_seq + 1 WHERE org_id = ? AND id = ? RETURNING next_seq - 1`, orgID, processID).Scan(&n)
+	return n, t.err(err, "process", "")
+}
+
+const measurementCols = `id, org_id, process_id, version, name, seq, status, state, created_by, created_at, updated_at`
+
+func scanMeasurement(s interface{ Scan(...any) error }) (wps.Measurement, error) {
+	var m wps.Measurement
+	var state string
+	var created, updated int64
+	if err := s.Scan(&m.ID, &m.OrgID, &m.ProcessID, &m.Version, &m.Name, &m.Seq, &m.Status, &state, &m.CreatedBy, &created, &updated); err != nil {
+		return m, err
+	}
+	fromJSON(state, &m.State)
+	m.CreatedAt, m.UpdatedAt = wps.FromMillis(created), wps.FromMillis(updated)
+	return m, nil
+}
+
+func (t *tx) CreateMeasurement(m wps.Measurement) error {
+	_, err := t.exec(`INSERT INTO measurements (`+measurementCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		m.ID, m.OrgID, m.ProcessID, m.Version, m.Name, m.Seq, m.Status, jsonText(m.State), m.CreatedBy, m.CreatedAt.Millis(), m.UpdatedAt.Millis())
+	return t.err(err, "measurement", "measurement exists")
+}
+
+func (t *tx) GetMeasurement(orgID, id string) (wps.Measurement, error) {
+	m, err := scanMeasurement(t.queryRow(`SELECT `+measurementCols+` FROM measurements WHERE org_id = ? AND id = ?`+t.forUpdate(), orgID, id))
+	return m, t.err(err, "measurement", "")
+}
+
+func (t *tx) UpdateMeasurement(m wps.Measurement) error {
+	res, err := t.exec(`UPDATE measurements SET status = ?, state = ?, updated_at = ? WHERE org_id = ? AND id = ?`,
+		m.Status, jsonText(m.State), m.UpdatedAt.Millis(), m.OrgID, m.ID)
+	return t.err(affected(res, err, "measurement"), "measurement", "")
+}
+
+func (t *tx) ListMeasurements(orgID string, q wps.MeasurementQuery) ([]wps.Measurement, int, error) {
+	var where strings.Builder
+	where.WriteString(`org_id = ?`)
+	args := []any{orgID}
+	add := func(cond string, vals ...any) {
+		where.WriteString(" AND " + cond)
+		args = append(args, vals...)
+	}
+	if q.ProcessID != "" {
+		add(`process_id = ?`, q.ProcessID)
+	}
+	if q.Status != "" {
+		add(`status = ?`, q.Status)
+	}
+	if q.OpenStepID != "" {
+		add(`id IN (SELECT measurement_id FROM measurement_open_steps WHERE org_id = ? AND step_id = ?)`, orgID, q.OpenStepID)
+	}
+	if q.Overdue {
+		add(`id IN (SELECT measurement_id FROM measurement_open_steps WHERE org_id = ? AND due_at IS NOT NULL AND due_at < ?)`, orgID, q.Now.Millis())
+	}
+	if q.CreatedFrom != nil {
+		add(`created_at >= ?`, q.CreatedFrom.Millis())
+	}
+	if q.CreatedBefore != nil {
+		add(`created_at < ?`, q.CreatedBefore.Millis())
+	}
+	var total int
+	if err := t.queryRow(`SELECT count(*) FROM measurements WHERE `+where.String(), args...).Scan(&total); err != nil {
+		return nil, 0, t.err(err, "", "")
+	}
+	rows, err := t.query(`SELECT `+measurementCols+` FROM measurements WHERE `+where.String()+` ORDER BY id DESC LIMIT ? OFFSET ?`,
+		append(args, q.Page.PerPage, q.Page.Offset())...)
+	if err != nil {
+		return nil, 0, t.err(err, "", "")
+	}
+	list, err := collect(rows, scanMeasurement)
+	return list, total, t.err(err, "", "")
+}
+
+func (t *tx) SetOpenSteps(orgID, measurementID string, steps []wps.OpenStep) error {
+	if _, err := t.exec(`DELETE FROM measurement_open_steps WHERE org_id = ? AND measurement_id = ?`, orgID, measurementID); err != nil {
+		return t.err(err, "", "")
+	}
+	for _, s := range steps {
+		var due any
+		if s.DueAt != nil {
+			due = s.DueAt.Millis()
+		}
+		if _, err := t.exec(`INSERT INTO measurement_open_steps (measurement_id, org_id, step_id, opening, opened_at, due_at) VALUES (?, ?, ?, ?, ?, ?)`,
+			measurementID, orgID, s.StepID, s.Opening, s.OpenedAt.Millis(), due); err != nil {
+			return t.err(err, "", "open step exists")
+		}
+	}
+	return nil
+}
+
+const actionCols = `id, org_id, measurement_id, step_id, opening, seq, type, user_id, username, user_roles, role, policy_name, token_id,
+	observation, transaction_hash, data, reproves_action_id, reproved, superseded, prev_hash, ledger_hash, created_at`
+
+func scanAction(s interface{ Scan(...any) error }) (wps.Action, error) {
+	var a wps.Action
+	var roles, data string
+	var created int64
+	if err := s.Scan(&a.ID, &a.OrgID, &a.MeasurementID, &a.StepID, &a.Opening, &a.Seq, &a.Type, &a.UserID, &a.Username, &roles, &a.Role,
+		&a.PolicyName, &a.TokenID, &a.Observation, &a.TransactionHash, &data, &a.ReprovesActionID, &a.Reproved, &a.Superseded,
+		&a.PrevHash, &a.LedgerHash, &created); err != nil {
+		return a, err
+	}
+	fromJSON(roles, &a.UserRoles)
+	d := json.NewDecoder(bytes.NewReader([]byte(data)))
+	d.UseNumber()
+	if err := d.Decode(&a.Data); err != nil {
+		return a, err
+	}
+	a.CreatedAt = wps.FromMillis(created)
+	return a, nil
+}
+
+func (t *tx) CreateAction(a wps.Action) error {
+	_, err := t.exec(`INSERT INTO actions (`+actionCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		a.ID, a.OrgID, a.MeasurementID, a.StepID, a.Opening, a.Seq, a.Type, a.UserID, a.Username, jsonText(a.UserRoles), a.Role,
+		a.PolicyName, a.TokenID, a.Observation, a.TransactionHash, jsonText(a.Data), a.ReprovesActionID, a.Reproved, a.Superseded,
+		a.PrevHash, a.LedgerHash, a.CreatedAt.Millis())
+	return t.err(err, "action", "action exists")
+}
+
+func (t *tx) GetAction(orgID, id string) (wps.Action, error) {
+	a, err := scanAction(t.queryRow(`SELECT `+actionCols+` FROM actions WHERE org_id = ? AND id = ?`, orgID, id))
+	return a, t.err(err, "action", "")
+}
+
+func (t *tx) ListActions(orgID, measurementID string) ([]wps.Action, error) {
+	rows, err := t.query(`SELECT `+actionCols+` FROM actions WHERE org_id = ? AND measurement_id = ? ORDER BY seq`, orgID, measurementID)
+	if err != nil {
+		return nil, t.err(err, "", "")
+	}
+	list, err := collect(rows, scanAction)
+	return list, t.err(err, "", "")
+}
+
+func (t *tx) ListLedger(orgID string, afterSeq int64, limit int) ([]wps.Action, error) {
+	rows, err := t.query(`SELECT `+actionCols+` FROM actions WHERE org_id = ? AND seq > ? ORDER BY seq LIMIT ?`, orgID, afterSeq, limit)
+	if err != nil {
+		return nil, t.err(err, "", "")
+	}
+	list, err := collect(rows, scanAction)
+	return list, t.err(err, "", "")
+}
+
+func (t *tx) MarkSuperseded(orgID, measurementID string, stepIDs []string) error {
+	if len(stepIDs) == 0 {
+		return nil
+	}
+	args := []any{true, orgID, measurementID}
+	for _, s := range stepIDs {
+		args = append(args, s)
+	}
+	_, err := t.exec(`UPDATE actions SET superseded = ? WHERE org_id = ? AND measurement_id = ? AND step_id IN (?`+
+		strings.Repeat(", ?", len(stepIDs)-1)+`) AND type <> 'REJECTION'`, args...)
+	return t.err(err, "", "")
+}
+
+func (t *tx) MarkReproved(orgID, actionID string) error {
+	res, err := t.exec(`UPDATE actions SET reproved = ? WHERE org_id = ? AND id = ?`, true, orgID, actionID)
+	return t.err(affected(res, err, "action"), "action", "")
+}
+
+func (t *tx) LedgerHead(orgID string) (int64, string, error) {
+	if t.write {
+		if _, err := t.exec(`INSERT INTO ledger_heads (org_id, seq, hash) VALUES (?, 0, '') ON CONFLICT DO NOTHING`, orgID); err != nil {
+			return 0, "", t.err(err, "", "")
+		}
+	}
+	var seq int64
+	var hash string
+	err := t.queryRow(`SELECT seq, hash FROM ledger_heads WHERE org_id = ?`+t.forUpdate(), orgID).Scan(&seq, &hash)
+	if err == sql.ErrNoRows {
+		return 0, "", nil
+	}
+	return seq, hash, t.err(err, "", "")
+}
+
+func (t *tx) SetLedgerHead(orgID string, seq int64, hash string) error {
+	res, err := t.exec(`UPDATE ledger_heads SET seq = ?, hash = ? WHERE org_id = ?`, seq, hash, orgID)
+	return t.err(affected(res, err, "ledger head"), "ledger head", "")
+}
+
+func (t *tx) InsertEvent(e wps.Event) error {
+	_, err := t.exec(`INSERT INTO events (id, org_id, type, measurement_id, step_id, action_id, payload, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		e.ID, e.OrgID, e.Type, e.MeasurementID, e.StepID, e.ActionID, string(e.Payload), e.CreatedAt.Millis())
+	return t.err(err, "", "event exists")
+}

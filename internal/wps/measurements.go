@@ -1,0 +1,612 @@
+package wps
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strconv"
+	"time"
+
+	"wps/internal/engine"
+)
+
+// engineDef is what the engine needs of a process version.
+func engineDef(steps []Step) engine.Def {
+	def := engine.Def{Steps: make([]engine.StepDef, len(steps))}
+	for i, st := range steps {
+		sd := engine.StepDef{ID: st.ID, Policies: st.PolicyNames, Tokens: st.TokenIDs, Ordered: st.OrderedPolicies,
+			Deps: EffectiveDeps(steps, i), ReprovalDeps: st.StepIDsReprovalDependencies}
+		if st.Routing != nil {
+			for _, r := range st.Routing.Rules {
+				sd.Routes = append(sd.Routes, engine.Route{Value: r.Value, StepID: r.StepID})
+			}
+		}
+		for _, p := range st.Parameters {
+			if p.IsRequired && p.Type != TypeFormula {
+				sd.Required = append(sd.Required, p.ID)
+			}
+		}
+		def.Steps[i] = sd
+	}
+	return def
+}
+
+func stepByID(steps []Step, id string) (int, *Step) {
+	for i := range steps {
+		if steps[i].ID == id {
+			return i, &steps[i]
+		}
+	}
+	return -1, nil
+}
+
+// seatHolder tells which of a step's policies a user holds there, and the
+// role that counts for each: the policy's roles, narrowed by the step's
+// roles[{p, r}]. A step without policies has one seat any actor may fill.
+func seatHolder(st Step, roles []string, policies []Policy) (holds []string, roleFor map[string]string) {
+	roleFor = map[string]string{}
+	if len(st.PolicyNames) == 0 {
+		r := ""
+		if len(roles) > 0 {
+			r = roles[0]
+		}
+		return []string{engine.AnySeat}, map[string]string{engine.AnySeat: r}
+	}
+	for _, name := range st.PolicyNames {
+		i := slices.IndexFunc(policies, func(p Policy) bool { return p.Name == name })
+		if i < 0 {
+			continue
+		}
+		counting := policies[i].Roles
+		for _, sr := range st.Roles {
+			if sr.P == name {
+				counting = slices.DeleteFunc(slices.Clone(counting), func(r string) bool { return !slices.Contains(sr.R, r) })
+			}
+		}
+		for _, r := range counting {
+			if slices.Contains(roles, r) {
+				holds = append(holds, name)
+				roleFor[name] = r
+				break
+			}
+		}
+	}
+	return holds, roleFor
+}
+
+// engineError maps a refusal of the engine to a domain error.
+func engineError(err error) error {
+	var e *engine.Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	code := map[engine.ErrorKind]Code{engine.Conflict: CodeConflict, engine.Forbidden: CodeForbidden, engine.Invalid: CodeInvalid}[e.Kind]
+	out := &Error{Code: code, Message: e.Msg}
+	if e.Field != "" && code == CodeInvalid {
+		out.Fields = []FieldError{{Field: e.Field, Message: e.Msg}}
+	}
+	return out
+}
+
+// ActInput is the body of POST /v1/measurements/{id}/actions.
+type ActInput struct {
+	StepID          string
+	Type            string
+	PolicyName      string
+	Parameters      map[string]json.RawMessage
+	Observation     string
+	TransactionHash string
+}
+
+// run is one measurement loaded for a change, inside a write transaction.
+type run struct {
+	s       *Service
+	tx      Tx
+	p       *Principal
+	user    User
+	m       Measurement
+	proc    Process // the measurement's version
+	def     engine.Def
+	actions []Action
+	events  []Event
+	now     Time
+}
+
+func (s *Service) loadRun(tx Tx, p *Principal, measurementID string) (*run, error) {
+	m, err := tx.GetMeasurement(p.OrgID, measurementID)
+	if err != nil {
+		return nil, err
+	}
+	r := &run{s: s, tx: tx, p: p, m: m, now: s.Now()}
+	if r.proc, err = tx.GetProcessVersion(p.OrgID, m.ProcessID, m.Version); err != nil {
+		return nil, err
+	}
+	r.def = engineDef(r.proc.Steps)
+	if r.actions, err = tx.ListActions(p.OrgID, m.ID); err != nil {
+		return nil, err
+	}
+	if r.user, err = tx.GetUser(p.OrgID, p.UserID); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// newMeasurement creates a measurement of proc (its latest version).
+func (s *Service) newMeasurement(tx Tx, p *Principal, proc Process, pending bool) (*run, error) {
+	if err := tx.LockProcessVersion(p.OrgID, proc.ID, proc.Version); err != nil {
+		return nil, err
+	}
+	seq, err := tx.NextMeasurementSeq(p.OrgID, proc.ID)
+	if err != nil {
+		return nil, err
+	}
+	now := s.Now()
+	r := &run{s: s, tx: tx, p: p, proc: proc, def: engineDef(proc.Steps), now: now}
+	if r.user, err = tx.GetUser(p.OrgID, p.UserID); err != nil {
+		return nil, err
+	}
+	state, _ := engine.Start(r.def, now.Time, pending)
+	r.m = Measurement{ID: NewID(), OrgID: p.OrgID, ProcessID: proc.ID, Version: proc.Version, Name: proc.Code + "-" + strconv.FormatInt(seq, 10),
+		Seq: seq, State: state, CreatedBy: p.UserID, CreatedAt: now, UpdatedAt: now}
+	r.m.Status = engine.Status(r.def, state)
+	if err := tx.CreateMeasurement(r.m); err != nil {
+		return nil, err
+	}
+	r.event(EvMeasurementCreated, "", "")
+	return r, r.saveOpenSteps()
+}
+
+// Event types (semantics section 6).
+const (
+	EvMeasurementCreated  = "measurement.created"
+	EvActionCreated       = "action.created"
+	EvActionReproved      = "action.reproved"
+	EvStepConsensed       = "step.consensed"
+	EvStepOverdue         = "step.overdue"
+	EvMeasurementApproved = "measurement.approved"
+	EvMeasurementReproved = "measurement.reproved"
+)
+
+// EventTypes lists every event type.
+var EventTypes = []string{EvMeasurementCreated, EvActionCreated, EvActionReproved, EvStepConsensed, EvStepOverdue, EvMeasurementApproved, EvMeasurementReproved}
+
+// event queues an outbox event, written when the run is saved.
+func (r *run) event(typ, stepID, actionID string) {
+	data := map[string]string{"measurementId": r.m.ID, "processId": r.m.ProcessID}
+	if stepID != "" {
+		data["stepId"] = stepID
+	}
+	if actionID != "" {
+		data["actionId"] = actionID
+	}
+	e := Event{ID: NewID(), OrgID: r.m.OrgID, Type: typ, MeasurementID: r.m.ID, StepID: stepID, ActionID: actionID, CreatedAt: r.now}
+	e.Payload, _ = json.Marshal(map[string]any{"id": e.ID, "type": typ, "createdAt": r.now, "orgId": r.m.OrgID, "data": data})
+	r.events = append(r.events, e)
+}
+
+// saveOpenSteps mirrors the open steps, with their deadlines.
+func (r *run) saveOpenSteps() error {
+	var open []OpenStep
+	for _, id := range engine.OpenSteps(r.def, r.m.State) {
+		ss := r.m.State.Steps[id]
+		_, st := stepByID(r.proc.Steps, id)
+		o := OpenStep{MeasurementID: r.m.ID, OrgID: r.m.OrgID, StepID: id, Opening: ss.Opening, OpenedAt: At(ss.OpenedAt)}
+		o.DueAt = dueAt(*st, ss.OpenedAt)
+		open = append(open, o)
+	}
+	return r.tx.SetOpenSteps(r.m.OrgID, r.m.ID, open)
+}
+
+// dueAt is when an opening of st becomes overdue, or nil.
+func dueAt(st Step, opened time.Time) *Time {
+	n, _ := strconv.Atoi(st.Deadline)
+	var due time.Time
+	switch st.DeadlineType {
+	case DeadlineHours:
+		due = opened.Add(time.Duration(n) * time.Hour)
+	case DeadlineDays:
+		due = opened.Add(time.Duration(n) * 24 * time.Hour)
+	case DeadlineDate:
+		t, err := time.Parse(time.RFC3339, st.Deadline)
+		if err != nil {
+			return nil
+		}
+		due = t
+	default:
+		return nil
+	}
+	d := At(due)
+	return &d
+}
+
+// current is the latest value of each parameter over the actions that
+// count (not superseded, not reproved), with extra laid over it.
+func (r *run) current(extra map[string]any) map[string]any {
+	vals := map[string]any{}
+	for _, a := range r.actions {
+		if a.Type != engine.WriteData || a.Superseded || a.Reproved {
+			continue
+		}
+		for k, v := range a.Data {
+			vals[k] = v
+		}
+	}
+	for k, v := range extra {
+		vals[k] = v
+	}
+	return vals
+}
+
+// act applies one action through the engine and records it.
+func (r *run) act(in ActInput) (Action, engine.Result, error) {
+	var zero engine.Result
+	switch in.Type {
+	case engine.WriteData:
+		if err := r.p.Require(FnActionWrite); err != nil {
+			return Action{}, zero, err
+		}
+	case engine.Approval, engine.Rejection:
+		if err := r.p.Require(FnActionApprove); err != nil {
+			return Action{}, zero, err
+		}
+		if len(in.Parameters) > 0 {
+			return Action{}, zero, Invalid("parameters", "only WRITE_DATA carries parameters")
+		}
+	default:
+		return Action{}, zero, Invalid("type", "must be WRITE_DATA, APPROVAL or REJECTION")
+	}
+	_, st := stepByID(r.proc.Steps, in.StepID)
+	if st == nil {
+		return Action{}, zero, Invalid("stepId", "no step %q in this measurement's process version", in.StepID)
+	}
+	if r.m.Status == engine.StatusApproved {
+		return Action{}, zero, Errorf(CodeConflict, "the measurement is approved; it takes no more actions")
+	}
+	var data map[string]any
+	if in.Type == engine.WriteData {
+		var v Validator
+		c := &valueCheck{v: &v, refs: txRefs{r.tx, r.p.OrgID}}
+		vals, _ := c.values(st.Parameters, in.Parameters, "parameters", true)
+		if c.err != nil {
+			return Action{}, zero, c.err
+		}
+		if err := v.Err(); err != nil {
+			return Action{}, zero, err
+		}
+		data = vals
+		computeFormulas(r.proc.Steps, *st, r.current(data), data, r.now.Time)
+	}
+	cur := r.current(data)
+	route, err := r.routeValue(*st, cur)
+	if err != nil {
+		return Action{}, zero, err
+	}
+	holds, roleFor := seatHolder(*st, r.user.Roles, r.p.Policies)
+	a := Action{ID: NewID(), OrgID: r.m.OrgID, MeasurementID: r.m.ID, StepID: st.ID, Type: in.Type, UserID: r.user.ID,
+		Username: displayName(r.user), UserRoles: r.user.Roles, Observation: in.Observation, Data: data, CreatedAt: r.now}
+	res, err := engine.Apply(r.def, r.m.State, engine.Action{ID: a.ID, Type: in.Type, StepID: st.ID, UserID: r.user.ID, Holds: holds,
+		Policy: in.PolicyName, Provided: func(id string) bool { return cur[id] != nil }, RouteValue: route, Now: r.now.Time})
+	if err != nil {
+		return Action{}, zero, engineError(err)
+	}
+	a.PolicyName, a.TokenID, a.Role = res.Seat, res.Token, roleFor[res.Seat]
+	if a.Data == nil {
+		a.Data = map[string]any{}
+	}
+	if err := r.record(&a, in.TransactionHash, res); err != nil {
+		return Action{}, zero, err
+	}
+	return a, res, nil
+}
+
+// record writes an action as the next ledger link, applies the engine's
+// result to the measurement and queues the events.
+func (r *run) record(a *Action, clientHash string, res engine.Result) error {
+	if err := r.tx.MarkSuperseded(r.m.OrgID, r.m.ID, res.Reset); err != nil {
+		return err
+	}
+	for i := range r.actions {
+		if slices.Contains(res.Reset, r.actions[i].StepID) && r.actions[i].Type != engine.Rejection {
+			r.actions[i].Superseded = true
+		}
+	}
+	r.m.State = res.State
+	r.m.Status = engine.Status(r.def, res.State)
+	r.m.UpdatedAt = r.now
+	a.Opening = res.State.Steps[a.StepID].Opening
+	seq, prev, err := r.tx.LedgerHead(r.m.OrgID)
+	if err != nil {
+		return err
+	}
+	a.Seq, a.PrevHash = seq+1, prev
+	a.LedgerHash = LedgerHash(prev, *a, clientHash)
+	a.TransactionHash = clientHash
+	if clientHash == "" {
+		a.TransactionHash = a.LedgerHash
+	}
+	if err := r.tx.CreateAction(*a); err != nil {
+		return err
+	}
+	if err := r.tx.SetLedgerHead(r.m.OrgID, a.Seq, a.LedgerHash); err != nil {
+		return err
+	}
+	r.actions = append(r.actions, *a)
+	if err := r.tx.UpdateMeasurement(r.m); err != nil {
+		return err
+	}
+	if a.Type == engine.Rejection && a.ReprovesActionID != "" {
+		r.event(EvActionReproved, a.StepID, a.ReprovesActionID)
+	}
+	r.event(EvActionCreated, a.StepID, a.ID)
+	for _, ev := range res.Events {
+		switch ev.Type {
+		case engine.EvStepConsensed:
+			r.event(EvStepConsensed, ev.StepID, a.ID)
+		case engine.EvMeasurementApproved:
+			r.event(EvMeasurementApproved, "", a.ID)
+		case engine.EvMeasurementReproved:
+			r.event(EvMeasurementReproved, ev.StepID, a.ID)
+		}
+	}
+	return r.saveOpenSteps()
+}
+
+// save writes the queued events (the outbox) in the run's transaction.
+func (r *run) save() error {
+	for _, e := range r.events {
+		if err := r.tx.InsertEvent(e); err != nil {
+			return err
+		}
+	}
+	r.events = nil
+	return nil
+}
+
+func displayName(u User) string {
+	if u.Name != "" {
+		return u.Name
+	}
+	return u.Email
+}
+
+// routeValue is the value that routes st: its own parameter's current
+// value, or the named parameter of the record the step links to.
+func (r *run) routeValue(st Step, cur map[string]any) (string, error) {
+	rt := st.Routing
+	if rt == nil {
+		return "", nil
+	}
+	if rt.EntityID == "" {
+		for _, p := range st.Parameters {
+			if p.Name == rt.EntityParamName {
+				return firstItem(cur[p.ID]), nil
+			}
+		}
+		return "", nil
+	}
+	for _, p := range st.Parameters {
+		if p.Type != TypeEntity || p.EntityID != rt.EntityID || cur[p.ID] == nil {
+			continue
+		}
+		e, err := r.tx.GetEntity(r.p.OrgID, rt.EntityID)
+		if err != nil {
+			return "", err
+		}
+		rec, err := r.tx.GetRecord(r.p.OrgID, e.ID, firstItem(cur[p.ID]))
+		if IsCode(err, CodeNotFound) {
+			return "", nil
+		}
+		if err != nil {
+			return "", err
+		}
+		if ep, ok := e.ParamByName(rt.EntityParamName); ok {
+			return firstItem(rec.Values[ep.ID]), nil
+		}
+	}
+	return "", nil
+}
+
+func firstItem(v any) string {
+	if items := itemStrings(v); len(items) > 0 {
+		return items[0]
+	}
+	return ""
+}
+
+// CreateMeasurement starts a measurement of a process (its latest version)
+// without data. Errors: CodeNotFound, CodeForbidden.
+func (s *Service) CreateMeasurement(ctx context.Context, p *Principal, processID string) (MeasurementView, error) {
+	var out MeasurementView
+	err := s.store.Write(ctx, func(tx Tx) error {
+		proc, err := tx.GetProcess(p.OrgID, processID, 0)
+		if err != nil {
+			return err
+		}
+		r, err := s.newMeasurement(tx, p, proc, false)
+		if err != nil {
+			return err
+		}
+		if err := r.save(); err != nil {
+			return err
+		}
+		out, err = r.view()
+		return err
+	})
+	return out, err
+}
+
+// SimplifiedInput is the body of POST /v1/measurements/simplified.
+type SimplifiedInput struct {
+	ProcessUUID  string
+	ProcessLabel string
+	StepID       string
+	StepUUID     string
+	StepLabel    string
+	Parameters   map[string]json.RawMessage
+}
+
+// CreateSimplified creates a measurement and records the caller's WRITE_DATA
+// on one of its steps (the first by default), atomically. Errors:
+// CodeInvalid (missing or mismatched process, unknown step or parameter,
+// bad value), CodeNotFound, CodeForbidden, CodeConflict.
+func (s *Service) CreateSimplified(ctx context.Context, p *Principal, in SimplifiedInput) (SimplifiedView, error) {
+	var out SimplifiedView
+	if in.ProcessUUID == "" && in.ProcessLabel == "" {
+		return out, Invalid("processUuid", "processUuid or processLabel is required")
+	}
+	if in.StepID != "" && in.StepUUID != "" && in.StepID != in.StepUUID {
+		return out, Invalid("stepUuid", "stepId and stepUuid name different steps")
+	}
+	if err := p.Require(FnActionWrite); err != nil {
+		return out, err
+	}
+	err := s.store.Write(ctx, func(tx Tx) error {
+		proc, err := findProcess(tx, p.OrgID, in.ProcessUUID, in.ProcessLabel)
+		if err != nil {
+			return err
+		}
+		stepID := in.StepID
+		if stepID == "" {
+			stepID = in.StepUUID
+		}
+		var st *Step
+		switch {
+		case stepID != "":
+			_, st = stepByID(proc.Steps, stepID)
+		case in.StepLabel != "":
+			st = &proc.Steps[max(0, slices.IndexFunc(proc.Steps, func(x Step) bool { return x.Label == in.StepLabel }))]
+			if st.Label != in.StepLabel {
+				st = nil
+			}
+		default:
+			st = &proc.Steps[0]
+		}
+		if st == nil {
+			return Invalid("stepId", "no such step in process %q", proc.Label)
+		}
+		r, err := s.newMeasurement(tx, p, proc, false)
+		if err != nil {
+			return err
+		}
+		a, res, err := r.act(ActInput{StepID: st.ID, Type: engine.WriteData, Parameters: in.Parameters})
+		if err != nil {
+			return err
+		}
+		if err := r.save(); err != nil {
+			return err
+		}
+		out, err = r.simplifiedView(a, res.Consensed)
+		return err
+	})
+	return out, err
+}
+
+// findProcess resolves a process by id and/or exact label; both must agree.
+func findProcess(tx Tx, orgID, id, label string) (Process, error) {
+	if id == "" {
+		p, err := tx.FindProcessByLabel(orgID, label)
+		if IsCode(err, CodeNotFound) {
+			return p, Invalid("processLabel", "no process labelled %q", label)
+		}
+		return p, err
+	}
+	p, err := tx.GetProcess(orgID, id, 0)
+	if IsCode(err, CodeNotFound) {
+		return p, Invalid("processUuid", "no process %q", id)
+	}
+	if err == nil && label != "" && p.Label != label {
+		return p, Invalid("processLabel", "processUuid and processLabel name different processes")
+	}
+	return p, err
+}
+
+// Act records an action on a measurement. Errors: CodeNotFound,
+// CodeInvalid (unknown step, bad value, no route), CodeForbidden (no seat),
+// CodeConflict (step not open, seat taken, approved measurement, required
+// values missing at consensus).
+func (s *Service) Act(ctx context.Context, p *Principal, measurementID string, in ActInput) (ActionView, error) {
+	var out ActionView
+	err := s.store.Write(ctx, func(tx Tx) error {
+		r, err := s.loadRun(tx, p, measurementID)
+		if err != nil {
+			return err
+		}
+		a, _, err := r.act(in)
+		if err != nil {
+			return err
+		}
+		if err := r.save(); err != nil {
+			return err
+		}
+		out = r.actionView(a, nil)
+		return nil
+	})
+	return out, err
+}
+
+// Reprove rejects an earlier action: it is marked reproved, its step and
+// that step's reproval dependencies (and the steps after them) re-open, and
+// a REJECTION is recorded. Errors: CodeNotFound; CodeConflict for a
+// rejection, an action already reproved or superseded, or an approved
+// measurement; CodeForbidden without a policy of a step at or after it.
+func (s *Service) Reprove(ctx context.Context, p *Principal, actionID, observation, txHash string) (ActionView, error) {
+	var out ActionView
+	if err := p.Require(FnActionReprove); err != nil {
+		return out, err
+	}
+	err := s.store.Write(ctx, func(tx Tx) error {
+		target, err := tx.GetAction(p.OrgID, actionID)
+		if err != nil {
+			return err
+		}
+		r, err := s.loadRun(tx, p, target.MeasurementID)
+		if err != nil {
+			return err
+		}
+		switch {
+		case r.m.Status == engine.StatusApproved:
+			return Errorf(CodeConflict, "the measurement is approved; its actions cannot be reproved")
+		case target.Type == engine.Rejection:
+			return Errorf(CodeConflict, "a rejection cannot be reproved")
+		case target.Reproved:
+			return Errorf(CodeConflict, "the action was reproved already")
+		case target.Superseded:
+			return Errorf(CodeConflict, "the action was superseded by a rejection")
+		}
+		pos, _ := stepByID(r.proc.Steps, target.StepID)
+		allowed := false
+		for _, st := range r.proc.Steps[max(pos, 0):] {
+			if holds, _ := seatHolder(st, r.user.Roles, p.Policies); len(holds) > 0 && (len(st.PolicyNames) > 0 || p.IsAdmin()) {
+				allowed = true
+			}
+		}
+		if !allowed {
+			return Errorf(CodeForbidden, "only a holder of a policy of this step or a later one can reprove the action")
+		}
+		res, err := engine.Reprove(r.def, r.m.State, target.StepID, r.now.Time)
+		if err != nil {
+			return engineError(err)
+		}
+		if err := tx.MarkReproved(p.OrgID, target.ID); err != nil {
+			return err
+		}
+		for i := range r.actions {
+			if r.actions[i].ID == target.ID {
+				r.actions[i].Reproved = true
+			}
+		}
+		a := Action{ID: NewID(), OrgID: p.OrgID, MeasurementID: r.m.ID, StepID: target.StepID, Type: engine.Rejection,
+			UserID: r.user.ID, Username: displayName(r.user), UserRoles: r.user.Roles, Observation: observation,
+			Data: map[string]any{}, ReprovesActionID: target.ID, CreatedAt: r.now}
+		if err := r.record(&a, txHash, res); err != nil {
+			return err
+		}
+		if err := r.save(); err != nil {
+			return err
+		}
+		out = r.actionView(a, &target)
+		return nil
+	})
+	return out, err
+}

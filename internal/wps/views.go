@@ -1,0 +1,632 @@
+package wps
+
+import (
+	"context"
+	"slices"
+	"strconv"
+
+	"github.com/google/uuid"
+
+	"wps/internal/engine"
+)
+
+// The response shapes of measurements and actions (interface.md).
+
+// DataItemView is one value of a parameter in an action.
+type DataItemView struct {
+	ID          string         `json:"id"`
+	Label       string         `json:"label"`
+	Value       string         `json:"value"`
+	Type        string         `json:"type"`
+	DataItemID  string         `json:"dataItemId"`
+	ParameterID string         `json:"parameterId"`
+	DataID      string         `json:"dataId"`
+	Index       int            `json:"index"`
+	Param       *Parameter     `json:"param,omitempty"`
+	DataItems   []DataItemView `json:"dataItems,omitempty" doc:"A TABLE row's cells"`
+}
+
+// DataView is what one action wrote into one parameter.
+type DataView struct {
+	ID                string         `json:"id"`
+	ActionID          string         `json:"actionId"`
+	StepID            string         `json:"stepId"`
+	ParameterID       string         `json:"parameterId"`
+	EntityParameterID string         `json:"entityParameterId"`
+	HasGSheetKey      bool           `json:"hasGSheetKey"`
+	DataItems         []DataItemView `json:"dataItems"`
+}
+
+// ProcessRef is the process embedded in a step of an action.
+type ProcessRef struct {
+	ID        string `json:"id"`
+	ProcessID string `json:"processId"`
+	Name      string `json:"name"`
+	Label     string `json:"label"`
+	IconName  string `json:"iconName"`
+	OrgID     string `json:"orgId"`
+	CreatedAt Time   `json:"createdAt"`
+	UpdatedAt Time   `json:"updatedAt"`
+}
+
+// StepEntity is the entity a step works with.
+type StepEntity struct {
+	Label        string      `json:"label"`
+	Params       []Parameter `json:"params"`
+	HasGSheetKey bool        `json:"hasGSheetKey"`
+}
+
+// StepView is a step as a measurement shows it: with its status there.
+type StepView struct {
+	Step
+	Status                  string      `json:"status" doc:"WAITING, OPEN, CONSENSED or SKIPPED in this measurement"`
+	Entity                  *StepEntity `json:"entity"`
+	HasGSheetKey            bool        `json:"hasGSheetKey"`
+	HasGSheetInputParameter bool        `json:"hasGSheetInputParameter"`
+	Process                 *ProcessRef `json:"process,omitempty"`
+}
+
+// CounterpartSeat is one role that can fill a policy's seat.
+type CounterpartSeat struct {
+	Permission string `json:"permission"`
+	TokenID    string `json:"tokenId"`
+	Role       string `json:"role"`
+}
+
+// Counterpart lists who can fill one policy's seat at the action's step.
+type Counterpart struct {
+	Name string            `json:"name"`
+	Data []CounterpartSeat `json:"data"`
+}
+
+// MeasurementActionView is an action inside the measurement response.
+type MeasurementActionView struct {
+	ID                        string        `json:"id"`
+	StepID                    string        `json:"stepId"`
+	ActionID                  string        `json:"actionId"`
+	MeasurementID             string        `json:"measurementId"`
+	TokenID                   string        `json:"tokenId"`
+	CreatedAt                 Time          `json:"createdAt"`
+	UpdatedAt                 Time          `json:"updatedAt"`
+	Username                  string        `json:"username"`
+	UserID                    string        `json:"userId"`
+	Role                      string        `json:"role"`
+	UserRoles                 []string      `json:"userRoles"`
+	Observation               string        `json:"observation"`
+	TransactionHash           string        `json:"transactionHash"`
+	UserAddress               string        `json:"userAddress"`
+	Type                      string        `json:"type" enum:"WRITE_DATA,APPROVAL,REJECTION"`
+	Data                      []DataView    `json:"data"`
+	CounterpartsPoliciesRoles []Counterpart `json:"counterpartsPoliciesRoles"`
+	PolicyName                string        `json:"policyName"`
+	LedgerHash                string        `json:"ledgerHash"`
+	Reproved                  bool          `json:"reproved"`
+	Superseded                bool          `json:"superseded"`
+	ReprovesActionID          string        `json:"reprovesActionId,omitempty"`
+}
+
+// ProcessEmbed is the process inside a measurement response.
+type ProcessEmbed struct {
+	ID       string                  `json:"id"`
+	Name     string                  `json:"name"`
+	Type     string                  `json:"type"`
+	IconName string                  `json:"iconName"`
+	OrgID    string                  `json:"orgId"`
+	Label    string                  `json:"label"`
+	Code     string                  `json:"code"`
+	Version  int                     `json:"version"`
+	Steps    []StepView              `json:"steps"`
+	Actions  []MeasurementActionView `json:"actions"`
+}
+
+// ReservedToken is a filled seat.
+type ReservedToken struct {
+	PolicyName string `json:"policyName"`
+	TokenID    string `json:"tokenId"`
+}
+
+// AvailableTokens are a policy's unfilled seats.
+type AvailableTokens struct {
+	PolicyName string   `json:"policyName"`
+	TokenIDs   []string `json:"tokenIds"`
+}
+
+// PolicyRef names a policy.
+type PolicyRef struct {
+	PolicyName string `json:"policyName"`
+}
+
+// StepUnfilled lists an open step's unfilled seats.
+type StepUnfilled struct {
+	StepID             string      `json:"stepId"`
+	UnfilledPolicies   []PolicyRef `json:"unfilledPolicies"`
+	NextUnfilledPolicy string      `json:"nextUnfilledPolicy"`
+}
+
+// MeasurementView is the measurement response.
+type MeasurementView struct {
+	ID               string          `json:"id"`
+	MeasurementID    string          `json:"measurementId"`
+	Name             string          `json:"name"`
+	OrgID            string          `json:"orgId"`
+	ProcessID        string          `json:"processId"`
+	Version          int             `json:"version"`
+	Status           string          `json:"status" enum:"OPEN,APPROVED,REPROVED,STAGE_OPEN,CONSENSUS,IN_CONSENSUS,PENDING"`
+	CreatedAt        Time            `json:"createdAt"`
+	UpdatedAt        Time            `json:"updatedAt"`
+	ReservedTokens   []ReservedToken `json:"reservedTokens"`
+	CurrentStep      *StepView       `json:"currentStep"`
+	UnfilledPolicies []StepUnfilled  `json:"unfilledPolicies"`
+	PendingPolicies  []string        `json:"pendingPolicies"`
+	Process          ProcessEmbed    `json:"process"`
+}
+
+// MeasurementSummary is a measurement in lists and embedded in actions.
+type MeasurementSummary struct {
+	ID             string          `json:"id"`
+	MeasurementID  string          `json:"measurementId"`
+	Name           string          `json:"name"`
+	OrgID          string          `json:"orgId"`
+	ProcessID      string          `json:"processId"`
+	Version        int             `json:"version"`
+	Status         string          `json:"status" enum:"OPEN,APPROVED,REPROVED,STAGE_OPEN,CONSENSUS,IN_CONSENSUS,PENDING"`
+	CreatedAt      Time            `json:"createdAt"`
+	UpdatedAt      Time            `json:"updatedAt"`
+	ReservedTokens []ReservedToken `json:"reservedTokens"`
+	OpenStepIDs    []string        `json:"openStepIds"`
+}
+
+// MeasurementDefinition is the seats of a measurement.
+type MeasurementDefinition struct {
+	ID              string            `json:"id"`
+	MeasurementID   string            `json:"measurementId"`
+	TokenIDs        []string          `json:"tokenIds"`
+	CreatedAt       Time              `json:"createdAt"`
+	ReservedTokens  []ReservedToken   `json:"reservedTokens"`
+	AvailableTokens []AvailableTokens `json:"availableTokens"`
+}
+
+// EntityData is data bound to one entity.
+type EntityData struct {
+	EntityID string `json:"entityId"`
+	Data     []any  `json:"data"`
+}
+
+// ReadMapping says which values were read from entities.
+type ReadMapping struct {
+	Actions map[string]any `json:"actions"`
+	Entity  map[string]any `json:"entity"`
+}
+
+// SimplifiedView is the answer of POST /v1/measurements/simplified.
+type SimplifiedView struct {
+	IsStepConsensed       bool                  `json:"isStepConsensed"`
+	StepID                string                `json:"stepId"`
+	ActionID              string                `json:"actionId"`
+	ID                    string                `json:"id"`
+	Name                  string                `json:"name"`
+	ProcessID             string                `json:"processId"`
+	OrgID                 string                `json:"orgId"`
+	Status                string                `json:"status" enum:"OPEN,APPROVED,REPROVED,STAGE_OPEN,CONSENSUS,IN_CONSENSUS,PENDING"`
+	CreatedAt             Time                  `json:"createdAt"`
+	UpdatedAt             Time                  `json:"updatedAt"`
+	ReadFromEntityMapping ReadMapping           `json:"readFromEntityMapping"`
+	MeasurementDefinition MeasurementDefinition `json:"measurementDefinition"`
+	EntityDataItems       []EntityData          `json:"entityDataItems"`
+	EntityManipulations   []EntityData          `json:"entityManipulations"`
+	EntitiesByID          map[string]Entity     `json:"entitiesById"`
+	Process               ProcessEmbed          `json:"process"`
+	UnfilledPolicies      []StepUnfilled        `json:"unfilledPolicies"`
+	CurrentStep           *StepView             `json:"currentStep"`
+	WebhookURLs           string                `json:"webhookUrls"`
+	PendingPolicies       []string              `json:"pendingPolicies"`
+}
+
+// ActionView is an action with its step, measurement and data.
+type ActionView struct {
+	ID               string             `json:"id"`
+	TokenID          string             `json:"tokenId"`
+	Type             string             `json:"type" enum:"WRITE_DATA,APPROVAL,REJECTION"`
+	UserAddress      string             `json:"userAddress"`
+	Username         string             `json:"username"`
+	UserID           string             `json:"userId"`
+	TransactionHash  string             `json:"transactionHash"`
+	Observation      string             `json:"observation"`
+	MeasurementID    string             `json:"measurementId"`
+	StepID           string             `json:"stepId"`
+	PolicyName       string             `json:"policyName"`
+	LedgerHash       string             `json:"ledgerHash"`
+	ReprovesActionID string             `json:"reprovesActionId,omitempty"`
+	CreatedAt        Time               `json:"createdAt"`
+	Step             StepView           `json:"step"`
+	Measurement      MeasurementSummary `json:"measurement"`
+	Data             []DataView         `json:"data"`
+	CurrentStep      *StepView          `json:"currentStep"`
+}
+
+// derivedID makes a stable id for a view object from its parts.
+func derivedID(base string, parts ...string) string {
+	ns, err := uuid.Parse(base)
+	if err != nil {
+		ns = uuid.NameSpaceOID
+	}
+	name := ""
+	for _, p := range parts {
+		name += "/" + p
+	}
+	return uuid.NewSHA1(ns, []byte(name)).String()
+}
+
+// canSee reports whether the caller may see a step's data.
+func canSee(p *Principal, st Step) bool {
+	if len(st.ViewPolicyNames) == 0 || p.IsAdmin() {
+		return true
+	}
+	return slices.ContainsFunc(st.ViewPolicyNames, p.HoldsPolicy)
+}
+
+// dataViews turns an action's stored values into Data and DataItems, in
+// the step's parameter order.
+func dataViews(a Action, st *Step) []DataView {
+	out := []DataView{}
+	if st == nil {
+		return out
+	}
+	for _, p := range st.Parameters {
+		v, ok := a.Data[p.ID]
+		if !ok || v == nil {
+			continue
+		}
+		dataID := derivedID(a.ID, p.ID)
+		d := DataView{ID: dataID, ActionID: a.ID, StepID: a.StepID, ParameterID: p.ID, HasGSheetKey: p.SheetData != nil && p.SheetData.SheetAPIID != "",
+			DataItems: items(dataID, p, v)}
+		if p.AdvancedOptions != nil {
+			d.EntityParameterID = p.AdvancedOptions.EntityParameterID
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+func items(dataID string, p Parameter, v any) []DataItemView {
+	param := p
+	param.Parameters = nil
+	if p.Type == TypeTable {
+		rows, _ := v.([]any)
+		out := make([]DataItemView, 0, len(rows))
+		for i, row := range rows {
+			m, _ := row.(map[string]any)
+			id := derivedID(dataID, "row", strconv.Itoa(i))
+			item := DataItemView{ID: id, DataItemID: id, Label: p.Label, Type: p.Type, ParameterID: p.ID, DataID: dataID, Index: i, Param: &param}
+			for _, col := range p.Parameters {
+				if cv, ok := m[col.ID]; ok && cv != nil {
+					item.DataItems = append(item.DataItems, items(id, col, cv)...)
+				}
+			}
+			out = append(out, item)
+		}
+		return out
+	}
+	strs := itemStrings(v)
+	out := make([]DataItemView, 0, len(strs))
+	for i, s := range strs {
+		id := derivedID(dataID, p.ID, strconv.Itoa(i))
+		out = append(out, DataItemView{ID: id, DataItemID: id, Label: p.Label, Value: s, Type: p.Type, ParameterID: p.ID, DataID: dataID, Index: i, Param: &param})
+	}
+	return out
+}
+
+// stepView shows a step of a measurement.
+func (r *run) stepView(st Step, withProcess bool) StepView {
+	v := StepView{Step: st, Status: engine.Waiting}
+	if ss := r.m.State.Steps[st.ID]; ss != nil {
+		v.Status = ss.Status
+	}
+	for _, p := range st.Parameters {
+		if p.SheetData != nil && p.SheetData.SheetAPIID != "" {
+			v.HasGSheetKey = true
+		}
+		if p.SheetData != nil && p.SheetData.InputType != "" {
+			v.HasGSheetInputParameter = true
+		}
+	}
+	if st.Routing != nil && st.Routing.EntityID != "" {
+		if e, err := r.tx.GetEntity(r.m.OrgID, st.Routing.EntityID); err == nil {
+			v.Entity = &StepEntity{Label: e.Label, Params: e.Parameters}
+		}
+	}
+	if withProcess {
+		v.Process = &ProcessRef{ID: r.proc.ID, ProcessID: r.proc.ID, Name: r.proc.Name, Label: r.proc.Label, IconName: r.proc.IconName,
+			OrgID: r.proc.OrgID, CreatedAt: r.proc.CreatedAt, UpdatedAt: r.proc.UpdatedAt}
+	}
+	return v
+}
+
+// currentStep is the open step with the lowest position, or nil.
+func (r *run) currentStep() *StepView {
+	open := engine.OpenSteps(r.def, r.m.State)
+	if len(open) == 0 {
+		return nil
+	}
+	_, st := stepByID(r.proc.Steps, open[0])
+	v := r.stepView(*st, false)
+	return &v
+}
+
+func (r *run) unfilled() []StepUnfilled {
+	out := []StepUnfilled{}
+	for _, id := range engine.OpenSteps(r.def, r.m.State) {
+		_, sd := stepDef(r.def, id)
+		ss := r.m.State.Steps[id]
+		u := StepUnfilled{StepID: id, UnfilledPolicies: []PolicyRef{}, NextUnfilledPolicy: engine.NextOrdered(sd, ss)}
+		for _, p := range engine.Unfilled(sd, ss) {
+			u.UnfilledPolicies = append(u.UnfilledPolicies, PolicyRef{p})
+		}
+		if u.NextUnfilledPolicy == "" && len(u.UnfilledPolicies) > 0 {
+			u.NextUnfilledPolicy = u.UnfilledPolicies[0].PolicyName
+		}
+		out = append(out, u)
+	}
+	return out
+}
+
+func stepDef(def engine.Def, id string) (int, *engine.StepDef) {
+	for i := range def.Steps {
+		if def.Steps[i].ID == id {
+			return i, &def.Steps[i]
+		}
+	}
+	return -1, nil
+}
+
+func (r *run) pending() []string {
+	out := []string{}
+	if open := engine.OpenSteps(r.def, r.m.State); len(open) > 0 {
+		_, sd := stepDef(r.def, open[0])
+		out = append(out, engine.Unfilled(sd, r.m.State.Steps[open[0]])...)
+	}
+	return out
+}
+
+// reserved lists the filled seats, in step and policy order.
+func (r *run) reserved() []ReservedToken {
+	out := []ReservedToken{}
+	for _, st := range r.proc.Steps {
+		ss := r.m.State.Steps[st.ID]
+		for _, p := range st.PolicyNames {
+			if seat, ok := ss.Seats[p]; ok {
+				out = append(out, ReservedToken{PolicyName: p, TokenID: seat.Token})
+			}
+		}
+	}
+	return out
+}
+
+func (r *run) summary() MeasurementSummary {
+	return MeasurementSummary{ID: r.m.ID, MeasurementID: r.m.ID, Name: r.m.Name, OrgID: r.m.OrgID, ProcessID: r.m.ProcessID,
+		Version: r.m.Version, Status: r.m.Status, CreatedAt: r.m.CreatedAt, UpdatedAt: r.m.UpdatedAt, ReservedTokens: r.reserved(),
+		OpenStepIDs: append([]string{}, engine.OpenSteps(r.def, r.m.State)...)}
+}
+
+func (r *run) actionViews() []MeasurementActionView {
+	out := make([]MeasurementActionView, 0, len(r.actions))
+	for _, a := range r.actions {
+		_, st := stepByID(r.proc.Steps, a.StepID)
+		v := MeasurementActionView{ID: a.ID, StepID: a.StepID, ActionID: a.ID, MeasurementID: a.MeasurementID, TokenID: a.TokenID,
+			CreatedAt: a.CreatedAt, UpdatedAt: a.CreatedAt, Username: a.Username, UserID: a.UserID, Role: a.Role, UserRoles: a.UserRoles,
+			Observation: a.Observation, TransactionHash: a.TransactionHash, UserAddress: a.UserID, Type: a.Type, Data: []DataView{},
+			CounterpartsPoliciesRoles: r.counterparts(st), PolicyName: a.PolicyName, LedgerHash: a.LedgerHash,
+			Reproved: a.Reproved, Superseded: a.Superseded, ReprovesActionID: a.ReprovesActionID}
+		if st != nil && canSee(r.p, *st) {
+			v.Data = dataViews(a, st)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// counterparts lists, for each policy of the step, the roles that fill its seat.
+func (r *run) counterparts(st *Step) []Counterpart {
+	out := []Counterpart{}
+	if st == nil {
+		return out
+	}
+	pols, _ := r.tx.ListPolicies(r.m.OrgID)
+	for i, name := range st.PolicyNames {
+		c := Counterpart{Name: name, Data: []CounterpartSeat{}}
+		j := slices.IndexFunc(pols, func(p Policy) bool { return p.Name == name })
+		if j < 0 {
+			out = append(out, c)
+			continue
+		}
+		roles := pols[j].Roles
+		for _, sr := range st.Roles {
+			if sr.P == name {
+				roles = slices.DeleteFunc(slices.Clone(roles), func(x string) bool { return !slices.Contains(sr.R, x) })
+			}
+		}
+		for _, role := range roles {
+			c.Data = append(c.Data, CounterpartSeat{Permission: "APPROVE", TokenID: st.TokenIDs[i], Role: role})
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func (r *run) embed() ProcessEmbed {
+	e := ProcessEmbed{ID: r.proc.ID, Name: r.proc.Name, Type: "PROCESS", IconName: r.proc.IconName, OrgID: r.proc.OrgID,
+		Label: r.proc.Label, Code: r.proc.Code, Version: r.proc.Version, Actions: r.actionViews()}
+	for _, st := range r.proc.Steps {
+		e.Steps = append(e.Steps, r.stepView(st, false))
+	}
+	return e
+}
+
+func (r *run) view() (MeasurementView, error) {
+	return MeasurementView{ID: r.m.ID, MeasurementID: r.m.ID, Name: r.m.Name, OrgID: r.m.OrgID, ProcessID: r.m.ProcessID,
+		Version: r.m.Version, Status: r.m.Status, CreatedAt: r.m.CreatedAt, UpdatedAt: r.m.UpdatedAt, ReservedTokens: r.reserved(),
+		CurrentStep: r.currentStep(), UnfilledPolicies: r.unfilled(), PendingPolicies: r.pending(), Process: r.embed()}, nil
+}
+
+func (r *run) definition() MeasurementDefinition {
+	d := MeasurementDefinition{ID: derivedID(r.m.ID, "definition"), MeasurementID: r.m.ID, TokenIDs: []string{}, CreatedAt: r.m.CreatedAt,
+		ReservedTokens: r.reserved(), AvailableTokens: []AvailableTokens{}}
+	avail := map[string][]string{}
+	var order []string
+	for _, st := range r.proc.Steps {
+		ss := r.m.State.Steps[st.ID]
+		for i, p := range st.PolicyNames {
+			d.TokenIDs = append(d.TokenIDs, st.TokenIDs[i])
+			if _, filled := ss.Seats[p]; filled || ss.Status == engine.Consensed || ss.Status == engine.Skipped {
+				continue
+			}
+			if _, seen := avail[p]; !seen {
+				order = append(order, p)
+			}
+			avail[p] = append(avail[p], st.TokenIDs[i])
+		}
+	}
+	for _, p := range order {
+		d.AvailableTokens = append(d.AvailableTokens, AvailableTokens{PolicyName: p, TokenIDs: avail[p]})
+	}
+	return d
+}
+
+// entitiesByID loads the entities the process version refers to.
+func (r *run) entitiesByID() map[string]Entity {
+	out := map[string]Entity{}
+	add := func(id string) {
+		if _, ok := out[id]; ok || id == "" {
+			return
+		}
+		if e, err := r.tx.GetEntity(r.m.OrgID, id); err == nil {
+			out[id] = e
+		}
+	}
+	for _, st := range r.proc.Steps {
+		if st.Routing != nil {
+			add(st.Routing.EntityID)
+		}
+		for _, p := range st.Parameters {
+			if p.Type == TypeEntity {
+				add(p.EntityID)
+			}
+			if p.ReadFromEntity != nil {
+				add(p.ReadFromEntity.EntityID)
+			}
+			if p.AdvancedOptions != nil {
+				add(p.AdvancedOptions.InsertOnEntity)
+			}
+		}
+	}
+	return out
+}
+
+func (r *run) simplifiedView(a Action, consensed bool) (SimplifiedView, error) {
+	_, st := stepByID(r.proc.Steps, a.StepID)
+	return SimplifiedView{IsStepConsensed: consensed, StepID: a.StepID, ActionID: a.ID, ID: r.m.ID, Name: r.m.Name, ProcessID: r.m.ProcessID,
+		OrgID: r.m.OrgID, Status: r.m.Status, CreatedAt: r.m.CreatedAt, UpdatedAt: r.m.UpdatedAt,
+		ReadFromEntityMapping: ReadMapping{Actions: map[string]any{}, Entity: map[string]any{}},
+		MeasurementDefinition: r.definition(), EntityDataItems: []EntityData{}, EntityManipulations: []EntityData{},
+		EntitiesByID: r.entitiesByID(), Process: r.embed(), UnfilledPolicies: r.unfilled(), CurrentStep: r.currentStep(),
+		WebhookURLs: st.WebhookURLs, PendingPolicies: r.pending()}, nil
+}
+
+// actionView shows an action; for a reproval, data is the reproved action's.
+func (r *run) actionView(a Action, reproved *Action) ActionView {
+	_, st := stepByID(r.proc.Steps, a.StepID)
+	v := ActionView{ID: a.ID, TokenID: a.TokenID, Type: a.Type, UserAddress: a.UserID, Username: a.Username, UserID: a.UserID,
+		TransactionHash: a.TransactionHash, Observation: a.Observation, MeasurementID: a.MeasurementID, StepID: a.StepID,
+		PolicyName: a.PolicyName, LedgerHash: a.LedgerHash, ReprovesActionID: a.ReprovesActionID, CreatedAt: a.CreatedAt,
+		Step: r.stepView(*st, true), Measurement: r.summary(), Data: []DataView{}, CurrentStep: r.currentStep()}
+	shown := a
+	if reproved != nil {
+		shown = *reproved
+	}
+	if canSee(r.p, *st) {
+		v.Data = dataViews(shown, st)
+	}
+	return v
+}
+
+// readRun loads a measurement for viewing.
+func (s *Service) readRun(tx Tx, p *Principal, measurementID string) (*run, error) {
+	m, err := tx.GetMeasurement(p.OrgID, measurementID)
+	if err != nil {
+		return nil, err
+	}
+	r := &run{s: s, tx: tx, p: p, m: m, now: s.Now()}
+	if r.proc, err = tx.GetProcessVersion(p.OrgID, m.ProcessID, m.Version); err != nil {
+		return nil, err
+	}
+	r.def = engineDef(r.proc.Steps)
+	r.actions, err = tx.ListActions(p.OrgID, m.ID)
+	return r, err
+}
+
+// GetMeasurement returns the measurement response. Errors: CodeNotFound.
+func (s *Service) GetMeasurement(ctx context.Context, p *Principal, id string) (MeasurementView, error) {
+	var out MeasurementView
+	err := s.store.Read(ctx, func(tx Tx) error {
+		r, err := s.readRun(tx, p, id)
+		if err != nil {
+			return err
+		}
+		out, err = r.view()
+		return err
+	})
+	return out, err
+}
+
+// GetAction returns one action with its step, measurement and data. Errors: CodeNotFound.
+func (s *Service) GetAction(ctx context.Context, p *Principal, id string) (ActionView, error) {
+	var out ActionView
+	err := s.store.Read(ctx, func(tx Tx) error {
+		a, err := tx.GetAction(p.OrgID, id)
+		if err != nil {
+			return err
+		}
+		r, err := s.readRun(tx, p, a.MeasurementID)
+		if err != nil {
+			return err
+		}
+		var reproved *Action
+		if a.ReprovesActionID != "" {
+			if t, err := tx.GetAction(p.OrgID, a.ReprovesActionID); err == nil {
+				reproved = &t
+			}
+		}
+		out = r.actionView(a, reproved)
+		return nil
+	})
+	return out, err
+}
+
+// ListMeasurements pages the org's measurements, newest first.
+func (s *Service) ListMeasurements(ctx context.Context, p *Principal, q MeasurementQuery) ([]MeasurementSummary, int, error) {
+	out := []MeasurementSummary{}
+	var total int
+	q.Now = s.Now()
+	err := s.store.Read(ctx, func(tx Tx) error {
+		list, n, err := tx.ListMeasurements(p.OrgID, q)
+		if err != nil {
+			return err
+		}
+		total = n
+		versions := map[string]Process{}
+		for _, m := range list {
+			key := m.ProcessID + "@" + strconv.Itoa(m.Version)
+			proc, ok := versions[key]
+			if !ok {
+				if proc, err = tx.GetProcessVersion(p.OrgID, m.ProcessID, m.Version); err != nil {
+					return err
+				}
+				versions[key] = proc
+			}
+			r := &run{tx: tx, p: p, m: m, proc: proc, def: engineDef(proc.Steps)}
+			out = append(out, r.summary())
+		}
+		return nil
+	})
+	return out, total, err
+}
