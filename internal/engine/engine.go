@@ -74,9 +74,9 @@ type Seat struct {
 // StepState is where one step stands.
 type StepState struct {
 	Status   string          `json:"status"`
-	Seats    map[string]Seat `json:"seats,omitempty"` // by policy name
-	Opening  int             `json:"opening"`         // how many times it opened
-	Acted    bool            `json:"acted,omitempty"` // an action since it opened
+	Seats    map[string]Seat `json:"seats,omitempty"`  // by policy name
+	Opening  int             `json:"opening"`          // how many times it opened
+	Acted    bool            `json:"acted,omitempty"`  // an action since it opened
 	Routed   bool            `json:"routed,omitempty"` // chosen by a routing rule: opens even if its dependencies were all skipped
 	OpenedAt time.Time       `json:"openedAt,omitzero"`
 }
