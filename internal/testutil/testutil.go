@@ -103,12 +103,19 @@ func DatabaseURL(t testing.TB, engine sqlstore.Engine) string {
 // OpenDB opens a new database of engine, closed when the test ends.
 func OpenDB(t testing.TB, engine sqlstore.Engine) *sqlstore.DB {
 	t.Helper()
-	db, err := sqlstore.Open(context.Background(), DatabaseURL(t, engine), sqlstore.Options{MaxConns: 8})
+	db, _ := openDB(t, engine)
+	return db
+}
+
+func openDB(t testing.TB, engine sqlstore.Engine) (*sqlstore.DB, string) {
+	t.Helper()
+	url := DatabaseURL(t, engine)
+	db, err := sqlstore.Open(context.Background(), url, sqlstore.Options{MaxConns: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = db.Close() })
-	return db
+	return db, url
 }
 
 // ForEachEngine runs fn as a parallel subtest on every engine.
@@ -155,6 +162,25 @@ type Env struct {
 	Clock    *Clock
 	AdminKey string
 	OrgID    string
+	url      string
+}
+
+// RawExec runs SQL on the database behind the store, as an operator (or an
+// attacker) with database access would: for tests of tamper detection.
+func (e *Env) RawExec(query string, args ...any) {
+	e.T.Helper()
+	driver, dsn := "pgx", e.url
+	if e.Engine == sqlstore.SQLite {
+		driver, dsn = "sqlite", "file:"+e.url+"?_pragma=busy_timeout(10000)"
+	}
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(query, args...); err != nil {
+		e.T.Fatal(err)
+	}
 }
 
 // Options change the API under test.
@@ -169,7 +195,7 @@ func NewEnv(t testing.TB, engine sqlstore.Engine, opt ...Options) *Env {
 	if len(opt) > 0 {
 		o = opt[0]
 	}
-	db := OpenDB(t, engine)
+	db, url := openDB(t, engine)
 	clock := NewClock()
 	svc := wps.NewService(db, wps.ServiceConfig{Now: clock.Now})
 	boot, err := svc.Bootstrap(context.Background(), "Acme", "")
@@ -181,7 +207,7 @@ func NewEnv(t testing.TB, engine sqlstore.Engine, opt ...Options) *Env {
 	}
 	srv := httptest.NewServer(httpapi.New(svc, o.API))
 	t.Cleanup(srv.Close)
-	return &Env{T: t, Engine: engine, DB: db, Service: svc, Server: srv, Clock: clock, AdminKey: boot.Key.Key, OrgID: boot.Org.ID}
+	return &Env{T: t, Engine: engine, DB: db, Service: svc, Server: srv, Clock: clock, AdminKey: boot.Key.Key, OrgID: boot.Org.ID, url: url}
 }
 
 // NewOrg creates another org the way the operator command does and returns its admin key.
