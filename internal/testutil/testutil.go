@@ -165,9 +165,37 @@ type Env struct {
 	url      string
 }
 
-// RawExec runs SQL on the database behind the store, as an operator (or an
-// attacker) with database access would: for tests of tamper detection.
-func (e *Env) RawExec(query string, args ...any) {
+// RawInt runs a query that returns one integer on the database behind the store.
+func (e *Env) RawInt(query string, args ...any) int {
+	e.T.Helper()
+	db := e.raw()
+	defer db.Close()
+	var n int
+	if err := db.QueryRow(e.rebind(query), args...).Scan(&n); err != nil {
+		e.T.Fatal(err)
+	}
+	return n
+}
+
+// rebind turns ? placeholders into PostgreSQL's $n.
+func (e *Env) rebind(query string) string {
+	if e.Engine == sqlstore.SQLite {
+		return query
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range query {
+		if r == '?' {
+			n++
+			fmt.Fprintf(&b, "$%d", n)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func (e *Env) raw() *sql.DB {
 	e.T.Helper()
 	driver, dsn := "pgx", e.url
 	if e.Engine == sqlstore.SQLite {
@@ -177,8 +205,16 @@ func (e *Env) RawExec(query string, args ...any) {
 	if err != nil {
 		e.T.Fatal(err)
 	}
+	return db
+}
+
+// RawExec runs SQL on the database behind the store, as an operator (or an
+// attacker) with database access would: for tests of tamper detection.
+func (e *Env) RawExec(query string, args ...any) {
+	e.T.Helper()
+	db := e.raw()
 	defer db.Close()
-	if _, err := db.Exec(query, args...); err != nil {
+	if _, err := db.Exec(e.rebind(query), args...); err != nil {
 		e.T.Fatal(err)
 	}
 }

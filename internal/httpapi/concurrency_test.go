@@ -1,0 +1,122 @@
+package httpapi_test
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+	"testing"
+
+	"wps/internal/sqlstore"
+	tu "wps/internal/testutil"
+)
+
+// 50 clients act on one measurement at once: every accepted action is
+// recorded, no seat is filled twice, the step reaches consensus once and the
+// next step opens once.
+func TestConcurrentActionsOnOneMeasurement(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := tu.NewEnv(t, engine)
+		const policies, perPolicy = 5, 10
+		var names []string
+		for i := range policies {
+			name := fmt.Sprintf("Signer%d", i)
+			names = append(names, name)
+			env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": name, "roles": []string{fmt.Sprintf("SIGNER%d", i)},
+				"functions": []string{"action:approve", "action:write", "measurement:read", "measurement:create"}}, 201)
+		}
+		var keys []string
+		for i := range policies * perPolicy {
+			_, key := member(t, env, fmt.Sprintf("u%d@example.com", i), fmt.Sprintf("SIGNER%d", i%policies))
+			keys = append(keys, key)
+		}
+		p := env.Call(post, "/v1/process", env.AdminKey, map[string]any{"name": "Board", "steps": []map[string]any{
+			{"label": "Sign", "policyNames": names},
+			{"label": "Archive", "policyNames": names[:1]},
+		}}, 201).JSON()
+		sign := steps(p)[0]["id"].(string)
+		m := env.Call(post, "/v1/measurements", env.AdminKey, map[string]any{"processId": p["id"]}, 201).JSON()
+		id := m["id"].(string)
+
+		var wg sync.WaitGroup
+		statuses := make([]int, len(keys))
+		for i, key := range keys {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				typ := "APPROVAL"
+				if i%2 == 0 {
+					typ = "WRITE_DATA"
+				}
+				statuses[i] = env.Do(tu.Request{Method: post, Path: "/v1/measurements/" + id + "/actions", Key: key,
+					Body: map[string]any{"stepId": sign, "type": typ}}).Status
+			}()
+		}
+		wg.Wait()
+		count := map[int]int{}
+		for _, s := range statuses {
+			count[s]++
+		}
+		if count[201] != policies || count[409] != len(keys)-policies {
+			t.Fatalf("statuses %v", count)
+		}
+		view := env.Call(get, "/v1/measurements/"+id, env.AdminKey, nil, 200).JSON()
+		actions := view["process"].(map[string]any)["actions"].([]any)
+		seats := map[string]bool{}
+		for _, a := range actions {
+			tok := a.(map[string]any)["tokenId"].(string)
+			if seats[tok] {
+				t.Fatalf("seat %s filled twice", tok)
+			}
+			seats[tok] = true
+		}
+		if len(actions) != policies || view["currentStep"].(map[string]any)["label"] != "Archive" || view["status"] != "STAGE_OPEN" {
+			t.Fatalf("after the race: %d actions, current %v, status %v", len(actions), view["currentStep"], view["status"])
+		}
+		if n := env.RawInt(`SELECT count(*) FROM events WHERE type = 'step.consensed' AND measurement_id = ?`, id); n != 1 {
+			t.Fatalf("%d step.consensed events", n)
+		}
+		if n := env.RawInt(`SELECT count(*) FROM actions WHERE measurement_id = ?`, id); n != policies {
+			t.Fatalf("%d actions stored", n)
+		}
+		if rep := env.Call(get, "/v1/ledger/verify", env.AdminKey, nil, 200).JSON(); rep["ok"] != true || rep["checked"] != float64(policies) {
+			t.Fatalf("ledger: %v", rep)
+		}
+	})
+}
+
+// Measurement names {code}-{n} never repeat or skip under concurrency.
+func TestConcurrentMeasurementNames(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := tu.NewEnv(t, engine)
+		env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": "Admins", "roles": []string{"ADMIN"}}, 201)
+		p := env.Call(post, "/v1/process", env.AdminKey, map[string]any{"name": "Daily check", "code": "DC", "steps": []map[string]any{
+			{"label": "Check", "policyNames": []string{"Admins"}, "parameters": []map[string]any{{"name": "ok", "type": "BOOLEAN"}}},
+		}}, 201).JSON()
+		const n = 50
+		var wg sync.WaitGroup
+		names := make([]string, n)
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res := env.Do(tu.Request{Method: post, Path: "/v1/measurements/simplified", Key: env.AdminKey,
+					Body: map[string]any{"processUuid": p["id"], "parameters": map[string]any{"ok": true}}})
+				if res.Status == 201 {
+					names[i] = res.JSON()["name"].(string)
+				}
+			}()
+		}
+		wg.Wait()
+		sort.Slice(names, func(i, j int) bool {
+			return len(names[i]) < len(names[j]) || len(names[i]) == len(names[j]) && names[i] < names[j]
+		})
+		for i, name := range names {
+			if name != fmt.Sprintf("DC-%d", i+1) {
+				t.Fatalf("names: %v", names)
+			}
+		}
+		if rep := env.Call(get, "/v1/ledger/verify", env.AdminKey, nil, 200).JSON(); rep["ok"] != true || rep["checked"] != float64(n) {
+			t.Fatalf("ledger: %v", rep)
+		}
+	})
+}
