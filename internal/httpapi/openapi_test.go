@@ -25,6 +25,8 @@ var contract = []string{
 	"POST /v1/process", "GET /v1/process", "GET /v1/process/{id}", "PATCH /v1/process/{id}", "DELETE /v1/process/{id}",
 	"GET /v1/process/{id}/versions", "GET /v1/process/{id}/export", "POST /v1/process/import",
 	"POST /v1/process/{id}/steps", "PATCH /v1/process/{id}/steps/{stepId}", "DELETE /v1/process/{id}/steps/{stepId}",
+	"POST /v1/measurements", "POST /v1/measurements/simplified", "GET /v1/measurements", "GET /v1/measurements/{id}",
+	"POST /v1/measurements/{id}/actions", "GET /v1/actions/{id}", "POST /v1/actions/{id}/reprove", "GET /v1/ledger/verify",
 }
 
 func TestOpenAPIDocument(t *testing.T) {
