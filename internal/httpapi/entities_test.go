@@ -411,3 +411,29 @@ func TestEntityCrossOrg(t *testing.T) {
 		env.Call(post, "/v1/entities/simplified", other, map[string]any{"n": "Plant"}, 201)
 	})
 }
+
+func TestEntityFormulas(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := tu.NewEnv(t, engine)
+		tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/entities", Key: env.AdminKey, Body: map[string]any{"name": "Bad", "parameters": []map[string]any{
+			{"name": "total", "type": "FORMULA", "computedFormula": []string{"price", "*"}},
+		}}}), 422, "parameters[0].computedFormula")
+		tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/entities", Key: env.AdminKey, Body: map[string]any{"name": "Bad", "parameters": []map[string]any{
+			{"name": "a", "type": "FORMULA", "computedFormula": []string{"b"}}, {"name": "b", "type": "FORMULA", "computedFormula": []string{"a"}},
+		}}}), 422, "parameters[0].computedFormula")
+		e := env.Call(post, "/v1/entities", env.AdminKey, map[string]any{"name": "Line", "parameters": []map[string]any{
+			{"name": "price", "type": "NUMBER"}, {"name": "qty", "type": "INT"},
+			{"name": "total", "type": "FORMULA", "computedFormula": []string{"price", "*", "qty"}, "decimals": 2},
+		}}, 201).JSON()
+		path := "/v1/entities/" + e["id"].(string) + "/records"
+		r := env.Call(post, path, env.AdminKey, map[string]any{"values": map[string]any{"price": 0.1, "qty": 3}}, 201).JSON()
+		if v := r["values"].(map[string]any); v["total"] != 0.3 {
+			t.Fatalf("total: %v", v)
+		}
+		r = env.Call(patch, path+"/"+r["id"].(string), env.AdminKey, map[string]any{"values": map[string]any{"qty": 10}}, 200).JSON()
+		if v := r["values"].(map[string]any); v["total"] != 1.0 {
+			t.Fatalf("recomputed total: %v", v)
+		}
+		tu.Problem(t, env.Do(tu.Request{Method: post, Path: path, Key: env.AdminKey, Body: map[string]any{"values": map[string]any{"total": 5}}}), 422, "values.total")
+	})
+}

@@ -1,7 +1,6 @@
 package httpapi_test
 
 import (
-	"context"
 	"fmt"
 	"reflect"
 	"strings"
@@ -9,7 +8,6 @@ import (
 
 	"wps/internal/sqlstore"
 	tu "wps/internal/testutil"
-	"wps/internal/wps"
 )
 
 // setupPolicies creates the policies the sample process uses.
@@ -231,8 +229,9 @@ func TestProcessVersionsAndSeats(t *testing.T) {
 		}
 
 		// Once a measurement uses version 1, an edit makes version 2.
-		if err := env.DB.Write(context.Background(), func(tx wps.Tx) error { return tx.LockProcessVersion(env.OrgID, id, 1) }); err != nil {
-			t.Fatal(err)
+		m := env.Call(post, "/v1/measurements", env.AdminKey, map[string]any{"processId": id}, 201).JSON()
+		if m["version"] != 1.0 {
+			t.Fatalf("measurement version %v", m["version"])
 		}
 		v2 := env.Call(patch, "/v1/process/"+id, env.AdminKey, map[string]any{"name": "Pump inspection v2"}, 200).JSON()
 		if v2["version"] != 1.0 {
@@ -256,6 +255,13 @@ func TestProcessVersionsAndSeats(t *testing.T) {
 			t.Fatalf("the list does not show the latest version")
 		}
 		tu.Problem(t, env.Do(tu.Request{Method: get, Path: "/v1/process/" + id + "?version=9", Key: env.AdminKey}), 404, "")
+		// The running measurement keeps version 1 (four steps); a new one takes version 2.
+		if got := env.Call(get, "/v1/measurements/"+m["id"].(string), env.AdminKey, nil, 200).JSON(); got["version"] != 1.0 || len(got["process"].(map[string]any)["steps"].([]any)) != 4 {
+			t.Fatalf("running measurement: version %v", got["version"])
+		}
+		if m2 := env.Call(post, "/v1/measurements", env.AdminKey, map[string]any{"processId": id}, 201).JSON(); m2["version"] != 2.0 || len(m2["process"].(map[string]any)["steps"].([]any)) != 5 {
+			t.Fatalf("new measurement: version %v", m2["version"])
+		}
 
 		t.Run("step deletion", func(t *testing.T) {
 			repair := steps(latest)[1]["id"].(string)

@@ -10,14 +10,15 @@ import (
 	"wps/internal/formula"
 )
 
-// computeFormulas evaluates the computed parameters of st over the current
-// values (by parameter id) and puts the results in data. Formulas that read
+// computeFormulas evaluates the computed parameters of own over the current
+// values (by parameter id) and puts the results in data. scope holds every
+// group of parameters names may refer to (a process's steps, or an entity). Formulas that read
 // other formulas settle in as many passes as there are formulas (definitions
 // have no cycles). A value that cannot be computed (missing input, division
 // by zero, type mismatch) is left empty.
-func computeFormulas(steps []Step, st Step, cur, data map[string]any, now time.Time) {
+func computeFormulas(scope [][]Parameter, own []Parameter, cur, data map[string]any, now time.Time) {
 	var params []Parameter
-	for _, p := range st.Parameters {
+	for _, p := range own {
 		if len(p.ComputedFormula) > 0 {
 			params = append(params, p)
 		}
@@ -29,8 +30,8 @@ func computeFormulas(steps []Step, st Step, cur, data map[string]any, now time.T
 	// another step that has it (as the definition was checked).
 	byName := map[string]Parameter{}
 	count := map[string]int{}
-	for _, other := range steps {
-		for _, p := range other.Parameters {
+	for _, group := range scope {
+		for _, p := range group {
 			count[p.Name]++
 			byName[p.Name] = p
 		}
@@ -40,7 +41,7 @@ func computeFormulas(steps []Step, st Step, cur, data map[string]any, now time.T
 			delete(byName, name)
 		}
 	}
-	for _, p := range st.Parameters {
+	for _, p := range own {
 		byName[p.Name] = p
 	}
 	for range params {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Entity is an org's data table definition, made of typed parameters.
@@ -119,6 +120,9 @@ func (s *Service) checkEntityInput(tx Tx, orgID, selfID string, in *EntityInput,
 	if err := v.Err(); err != nil {
 		return err
 	}
+	checkFormulas(&v, [][]Parameter{in.Parameters}, func(_, j int) string {
+		return fmt.Sprintf("parameters[%d].computedFormula", j)
+	})
 	if err := s.checkPolicyNames(tx, orgID, &v, "viewPolicyNames", in.ViewPolicyNames); err != nil {
 		return err
 	}
@@ -355,7 +359,7 @@ func (r txRefs) RecordExists(entityID, recordID string) (bool, error) {
 
 // checkRecordValues validates values (keyed by name) for e; with partial
 // the result is merged over base.
-func checkRecordValues(tx Tx, e Entity, in map[string]json.RawMessage, base map[string]any, field string) (map[string]any, error) {
+func checkRecordValues(tx Tx, e Entity, in map[string]json.RawMessage, base map[string]any, field string, now time.Time) (map[string]any, error) {
 	var v Validator
 	c := &valueCheck{v: &v, refs: txRefs{tx, e.OrgID}}
 	vals, _ := c.values(e.Parameters, in, field, base != nil)
@@ -377,6 +381,7 @@ func checkRecordValues(tx Tx, e Entity, in map[string]json.RawMessage, base map[
 			}
 		}
 	}
+	computeFormulas([][]Parameter{e.Parameters}, e.Parameters, vals, vals, now)
 	for k, val := range vals {
 		if val == nil {
 			delete(vals, k)
@@ -422,7 +427,7 @@ func (s *Service) CreateRecord(ctx context.Context, p *Principal, entityID strin
 		if err != nil {
 			return err
 		}
-		vals, err := checkRecordValues(tx, e, values, nil, "values")
+		vals, err := checkRecordValues(tx, e, values, nil, "values", s.now())
 		if err != nil {
 			return err
 		}
@@ -514,7 +519,7 @@ func (s *Service) PatchRecord(ctx context.Context, p *Principal, entityID, id st
 		if err != nil {
 			return err
 		}
-		if r.Values, err = checkRecordValues(tx, e, values, r.Values, "values"); err != nil {
+		if r.Values, err = checkRecordValues(tx, e, values, r.Values, "values", s.now()); err != nil {
 			return err
 		}
 		r.UpdatedAt = s.Now()
@@ -556,7 +561,7 @@ func (s *Service) ImportRecords(ctx context.Context, p *Principal, entityID stri
 		recs := make([]Record, 0, len(rows))
 		var all Validator
 		for i, row := range rows {
-			vals, err := checkRecordValues(tx, e, row, nil, fieldIndex("rows", i))
+			vals, err := checkRecordValues(tx, e, row, nil, fieldIndex("rows", i), s.now())
 			var we *Error
 			if asError(err, &we) && we.Code == CodeInvalid {
 				all.fields = append(all.fields, we.Fields...)

@@ -11,6 +11,15 @@ import (
 	"wps/internal/engine"
 )
 
+// paramGroups lists each step's parameters.
+func paramGroups(steps []Step) [][]Parameter {
+	out := make([][]Parameter, len(steps))
+	for i, st := range steps {
+		out[i] = st.Parameters
+	}
+	return out
+}
+
 // engineDef is what the engine needs of a process version.
 func engineDef(steps []Step) engine.Def {
 	def := engine.Def{Steps: make([]engine.StepDef, len(steps))}
@@ -275,7 +284,7 @@ func (r *run) act(in ActInput) (Action, engine.Result, error) {
 			return Action{}, zero, err
 		}
 		data = vals
-		computeFormulas(r.proc.Steps, *st, r.current(data), data, r.now.Time)
+		computeFormulas(paramGroups(r.proc.Steps), st.Parameters, r.current(data), data, r.now.Time)
 	}
 	cur := r.current(data)
 	route, err := r.routeValue(*st, cur)

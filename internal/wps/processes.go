@@ -563,27 +563,36 @@ func (c *stepCheck) resolveLinks(st *Step, j int, f string) error {
 	return nil
 }
 
-// checkFormulas parses every computedFormula and checks its names and
-// cycles. A name is a parameter of the same step, or else of any step when
-// only one step has it.
+// checkFormulas parses every computedFormula of the steps and checks its
+// names and cycles.
 func (c *stepCheck) checkFormulas() {
+	checkFormulas(c.v, paramGroups(c.steps), func(i, j int) string {
+		return fmt.Sprintf("steps[%d].parameters[%d].computedFormula", i, j)
+	})
+}
+
+// checkFormulas checks the formulas of groups of parameters (a process's
+// steps, or one entity). A name is a parameter of the same group, or else
+// of another group when only one group has it.
+func checkFormulas(v *Validator, groups [][]Parameter, field func(i, j int) string) {
 	owners := map[string][]int{}
-	for i, st := range c.steps {
-		for _, p := range st.Parameters {
+	for i, g := range groups {
+		for _, p := range g {
 			owners[p.Name] = append(owners[p.Name], i)
 		}
 	}
 	deps := map[string][]string{}
 	where := map[string]string{}
-	for i, st := range c.steps {
-		for j, p := range st.Parameters {
+	key := func(i int, name string) string { return strconv.Itoa(i) + "/" + name }
+	for i, g := range groups {
+		for j, p := range g {
 			if len(p.ComputedFormula) == 0 {
 				continue
 			}
-			f := fmt.Sprintf("steps[%d].parameters[%d].computedFormula", i, j)
+			f := field(i, j)
 			e, err := formula.ParseTokens(p.ComputedFormula)
 			if err != nil {
-				c.v.Add(f, "does not parse: %v", err)
+				v.Add(f, "does not parse: %v", err)
 				continue
 			}
 			err = e.Check(func(name string) bool {
@@ -591,26 +600,26 @@ func (c *stepCheck) checkFormulas() {
 				return slices.Contains(o, i) || len(o) == 1
 			})
 			if err != nil {
-				c.v.Add(f, "%v", err)
+				v.Add(f, "%v", err)
 				continue
 			}
-			key := st.ID + "/" + p.Name
-			where[key] = f
+			k := key(i, p.Name)
+			where[k] = f
 			for _, ref := range e.Refs() {
 				owner := i
 				if !slices.Contains(owners[ref], i) {
 					owner = owners[ref][0]
 				}
-				deps[key] = append(deps[key], c.steps[owner].ID+"/"+ref)
+				deps[k] = append(deps[k], key(owner, ref))
 			}
 		}
 	}
 	if cyc := formula.Cycle(deps); cyc != nil {
 		names := make([]string, len(cyc))
-		for k, key := range cyc {
-			names[k] = key[strings.Index(key, "/")+1:]
+		for k, id := range cyc {
+			names[k] = id[strings.Index(id, "/")+1:]
 		}
-		c.v.Add(where[cyc[0]], "formulas form a cycle: %s", strings.Join(names, " → "))
+		v.Add(where[cyc[0]], "formulas form a cycle: %s", strings.Join(names, " → "))
 	}
 }
 
