@@ -14,7 +14,9 @@ import (
 
 	"wps/internal/config"
 	"wps/internal/httpapi"
+	"wps/internal/schedule"
 	"wps/internal/sqlstore"
+	"wps/internal/webhook"
 	"wps/internal/wps"
 )
 
@@ -73,7 +75,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	defer db.Close()
-	svc := wps.NewService(db, wps.ServiceConfig{})
+	svc := wps.NewService(db, wps.ServiceConfig{AllowPrivateWebhooks: cfg.AllowPrivate})
 
 	boot, err := svc.Bootstrap(ctx, cfg.BootstrapOrgName, cfg.BootstrapAPIKey)
 	if err != nil {
@@ -99,6 +101,16 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	log.Info("serving", "addr", ln.Addr().String(), "database", string(db.Engine()), "version", version)
 	if ready != nil {
 		ready <- ln.Addr().String()
+	}
+
+	if cfg.Background {
+		bg := context.WithoutCancel(ctx)
+		worker := webhook.New(db, webhook.Config{AllowPrivate: cfg.AllowPrivate, Logger: log})
+		sched := schedule.New(svc, schedule.Config{Logger: log})
+		worker.Start(bg)
+		sched.Start(bg)
+		defer worker.Stop()
+		defer sched.Stop()
 	}
 
 	errc := make(chan error, 1)

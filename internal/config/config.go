@@ -23,6 +23,8 @@ type Config struct {
 	LogFormat        string        // WPS_LOG_FORMAT: text or json
 	LogLevel         string        // WPS_LOG_LEVEL: debug, info, warn, error
 	SQLiteSync       string        // WPS_SQLITE_SYNCHRONOUS: FULL (default), NORMAL, ...
+	AllowPrivate     bool          // WPS_WEBHOOK_ALLOW_PRIVATE: webhooks may target loopback/private addresses
+	Background       bool          // WPS_BACKGROUND: run the webhook worker and the scheduler here
 }
 
 // Load builds a Config from the environment, then applies flags from args.
@@ -56,6 +58,14 @@ func Load(getenv func(string) string, args []string, stderr io.Writer) (Config, 
 	if c.ShutdownTimeout, err = time.ParseDuration(env("WPS_SHUTDOWN_TIMEOUT", "30s")); err != nil {
 		return c, fmt.Errorf("WPS_SHUTDOWN_TIMEOUT: %w", err)
 	}
+	if c.AllowPrivate, err = strconv.ParseBool(env("WPS_WEBHOOK_ALLOW_PRIVATE", "false")); err != nil {
+		return c, fmt.Errorf("WPS_WEBHOOK_ALLOW_PRIVATE: %w", err)
+	}
+	if c.Background, err = strconv.ParseBool(env("WPS_BACKGROUND", "true")); err != nil {
+		return c, fmt.Errorf("WPS_BACKGROUND: %w", err)
+	}
+	fs.BoolVar(&c.AllowPrivate, "webhook-allow-private", c.AllowPrivate, "let webhooks target loopback and private addresses (WPS_WEBHOOK_ALLOW_PRIVATE)")
+	fs.BoolVar(&c.Background, "background", c.Background, "run the webhook worker and the scheduler in this replica (WPS_BACKGROUND)")
 	fs.Float64Var(&c.RateLimit, "rate-limit", c.RateLimit, "requests per second per API key, 0 turns it off (WPS_RATE_LIMIT)")
 	fs.IntVar(&c.RateBurst, "rate-burst", c.RateBurst, "burst per API key (WPS_RATE_BURST)")
 	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", c.MaxBodyBytes, "request body limit (WPS_MAX_BODY_BYTES)")

@@ -27,6 +27,8 @@ var contract = []string{
 	"POST /v1/process/{id}/steps", "PATCH /v1/process/{id}/steps/{stepId}", "DELETE /v1/process/{id}/steps/{stepId}",
 	"POST /v1/measurements", "POST /v1/measurements/simplified", "GET /v1/measurements", "GET /v1/measurements/{id}",
 	"POST /v1/measurements/{id}/actions", "GET /v1/actions/{id}", "POST /v1/actions/{id}/reprove", "GET /v1/ledger/verify",
+	"POST /v1/webhooks", "GET /v1/webhooks", "PATCH /v1/webhooks/{id}", "DELETE /v1/webhooks/{id}",
+	"GET /v1/webhooks/secret", "POST /v1/webhooks/secret:rotate", "GET /v1/webhook-deliveries", "POST /v1/webhook-deliveries/{id}:retry",
 }
 
 func TestOpenAPIDocument(t *testing.T) {
@@ -59,7 +61,8 @@ func TestOpenAPIDocument(t *testing.T) {
 		if !hasSchema {
 			t.Errorf("%s has no success response schema", route)
 		}
-		if (method == "POST" || method == "PATCH") && op["requestBody"] == nil {
+		bodiless := strings.HasSuffix(path, ":rotate") || strings.HasSuffix(path, ":retry")
+		if (method == "POST" || method == "PATCH") && op["requestBody"] == nil && !bodiless {
 			t.Errorf("%s has no request body schema", route)
 		}
 	}

@@ -69,5 +69,14 @@ func (s *Server) routes() {
 	register(s, op(post, "/v1/actions/{id}/reprove", "reproveAction", "Reprove an action", 201, needs(wps.FnActionReprove)), s.reprove)
 	register(s, op(get, "/v1/ledger/verify", "verifyLedger", "Verify the organization's action ledger", 200, needs(wps.FnLedgerRead)), s.verifyLedger)
 
+	register(s, op(post, "/v1/webhooks", "createWebhook", "Subscribe a URL to events", 201, needs(wps.FnWebhooksManage)), s.createWebhook)
+	register(s, op(get, "/v1/webhooks", "listWebhooks", "List webhook subscriptions", 200, needs(wps.FnWebhooksManage)), s.listWebhooks)
+	register(s, op(get, "/v1/webhooks/secret", "getWebhookSecret", "Show the signing secret", 200, needs(wps.FnWebhooksManage)), s.getSecret)
+	register(s, op(post, "/v1/webhooks/secret:rotate", "rotateWebhookSecret", "Rotate the signing secret (the old one signs too for 24 h)", 200, needs(wps.FnWebhooksManage)), s.rotateSecret)
+	register(s, op(patch, "/v1/webhooks/{id}", "updateWebhook", "Update a webhook subscription", 200, needs(wps.FnWebhooksManage)), s.updateWebhook)
+	register(s, op(del, "/v1/webhooks/{id}", "deleteWebhook", "Delete a webhook subscription", 204, needs(wps.FnWebhooksManage)), s.deleteWebhook)
+	register(s, op(get, "/v1/webhook-deliveries", "listWebhookDeliveries", "List deliveries with their attempts", 200, needs(wps.FnWebhooksManage)), s.listDeliveries)
+	register(s, op(post, "/v1/webhook-deliveries/{id}:retry", "retryWebhookDelivery", "Send a delivery again", 200, needs(wps.FnWebhooksManage)), s.retryDelivery)
+
 	register(s, withCSV(op(get, "/v1/entities/{id}/records:export", "exportRecords", "Export records as CSV (streamed)", 200, needs(wps.FnEntityRead))), s.exportRecords)
 }

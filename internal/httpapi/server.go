@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
-	"github.com/danielgtaylor/huma/v2/adapters/humago"
 	"golang.org/x/time/rate"
 
 	"wps/internal/wps"
@@ -72,7 +71,7 @@ func New(svc *wps.Service, opt Options) *Server {
 		"bearer": {Type: "http", Scheme: "bearer", Description: "An API key: Authorization: Bearer wps_..."},
 	}
 	cfg.Components.Schemas.RegisterTypeAlias(reflect.TypeFor[wps.Time](), reflect.TypeFor[time.Time]())
-	s.api = humago.New(mux, cfg)
+	s.api = huma.NewAPI(cfg, newAdapter(mux))
 	s.api.UseMiddleware(s.authorize)
 	s.routes()
 

@@ -85,11 +85,41 @@ func (t *tx) ListMeasurements(orgID string, q wps.MeasurementQuery) ([]wps.Measu
 	return list, total, t.err(err, "", "")
 }
 
+// SetOpenSteps keeps the rows of steps still open in the same opening (and
+// so whether their overdue event was sent), drops the others, adds the new.
 func (t *tx) SetOpenSteps(orgID, measurementID string, steps []wps.OpenStep) error {
-	if _, err := t.exec(`DELETE FROM measurement_open_steps WHERE org_id = ? AND measurement_id = ?`, orgID, measurementID); err != nil {
+	rows, err := t.query(`SELECT step_id, opening FROM measurement_open_steps WHERE org_id = ? AND measurement_id = ?`, orgID, measurementID)
+	if err != nil {
 		return t.err(err, "", "")
 	}
+	have, err := collect(rows, func(s interface{ Scan(...any) error }) (wps.OpenStep, error) {
+		var o wps.OpenStep
+		err := s.Scan(&o.StepID, &o.Opening)
+		return o, err
+	})
+	if err != nil {
+		return t.err(err, "", "")
+	}
+	keep := map[string]bool{}
+	for _, h := range have {
+		still := false
+		for _, s := range steps {
+			if s.StepID == h.StepID && s.Opening == h.Opening {
+				still = true
+			}
+		}
+		if still {
+			keep[h.StepID] = true
+			continue
+		}
+		if _, err := t.exec(`DELETE FROM measurement_open_steps WHERE org_id = ? AND measurement_id = ? AND step_id = ?`, orgID, measurementID, h.StepID); err != nil {
+			return t.err(err, "", "")
+		}
+	}
 	for _, s := range steps {
+		if keep[s.StepID] {
+			continue
+		}
 		var due any
 		if s.DueAt != nil {
 			due = s.DueAt.Millis()

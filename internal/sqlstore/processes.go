@@ -30,9 +30,9 @@ func scanProcess(s interface{ Scan(...any) error }) (wps.Process, error) {
 }
 
 func (t *tx) CreateProcess(p wps.Process) error {
-	_, err := t.exec(`INSERT INTO processes (id, org_id, code, name, label, icon_name, version, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		p.ID, p.OrgID, p.Code, p.Name, p.Label, p.IconName, p.Version, p.CreatedAt.Millis(), p.UpdatedAt.Millis())
+	_, err := t.exec(`INSERT INTO processes (id, org_id, code, name, label, icon_name, version, recurrence, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		p.ID, p.OrgID, p.Code, p.Name, p.Label, p.IconName, p.Version, recurrence(p), p.CreatedAt.Millis(), p.UpdatedAt.Millis())
 	return t.err(err, "process", processDup(err, p))
 }
 
@@ -56,6 +56,14 @@ func (t *tx) GetProcess(orgID, id string, version int) (wps.Process, error) {
 	q += ` WHERE p.org_id = ? AND p.id = ? AND p.deleted_at IS NULL`
 	p, err := scanProcess(t.queryRow(q, append(args, orgID, id)...))
 	return p, t.err(err, "process", "")
+}
+
+// recurrence indexes the first step's frequency (the only one that may recur).
+func recurrence(p wps.Process) string {
+	if len(p.Steps) == 0 {
+		return ""
+	}
+	return p.Steps[0].Frequency
 }
 
 func (t *tx) GetProcessVersion(orgID, id string, version int) (wps.Process, error) {
@@ -97,9 +105,9 @@ func (t *tx) ListProcesses(orgID string, pg wps.Page, search string) ([]wps.Proc
 }
 
 func (t *tx) UpdateProcess(p wps.Process) error {
-	res, err := t.exec(`UPDATE processes SET code = ?, name = ?, label = ?, icon_name = ?, version = ?, updated_at = ?
+	res, err := t.exec(`UPDATE processes SET code = ?, name = ?, label = ?, icon_name = ?, version = ?, recurrence = ?, updated_at = ?
 		WHERE org_id = ? AND id = ? AND deleted_at IS NULL`,
-		p.Code, p.Name, p.Label, p.IconName, p.Version, p.UpdatedAt.Millis(), p.OrgID, p.ID)
+		p.Code, p.Name, p.Label, p.IconName, p.Version, recurrence(p), p.UpdatedAt.Millis(), p.OrgID, p.ID)
 	return t.err(affected(res, err, "process"), "process", processDup(err, p))
 }
 

@@ -165,6 +165,9 @@ type Env struct {
 	url      string
 }
 
+// URL is the database URL behind the store, to open a second replica on it.
+func (e *Env) URL() string { return e.url }
+
 // RawInt runs a query that returns one integer on the database behind the store.
 func (e *Env) RawInt(query string, args ...any) int {
 	e.T.Helper()
@@ -233,7 +236,7 @@ func NewEnv(t testing.TB, engine sqlstore.Engine, opt ...Options) *Env {
 	}
 	db, url := openDB(t, engine)
 	clock := NewClock()
-	svc := wps.NewService(db, wps.ServiceConfig{Now: clock.Now})
+	svc := wps.NewService(db, wps.ServiceConfig{Now: clock.Now, AllowPrivateWebhooks: true})
 	boot, err := svc.Bootstrap(context.Background(), "Acme", "")
 	if err != nil || boot == nil {
 		t.Fatalf("bootstrap: %v", err)

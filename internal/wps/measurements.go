@@ -152,7 +152,9 @@ func (s *Service) newMeasurement(tx Tx, p *Principal, proc Process, pending bool
 	}
 	now := s.Now()
 	r := &run{s: s, tx: tx, p: p, proc: proc, def: engineDef(proc.Steps), now: now}
-	if r.user, err = tx.GetUser(p.OrgID, p.UserID); err != nil {
+	if p.UserID == SystemUserID {
+		r.user = User{ID: SystemUserID, Name: "scheduler"}
+	} else if r.user, err = tx.GetUser(p.OrgID, p.UserID); err != nil {
 		return nil, err
 	}
 	state, _ := engine.Start(r.def, now.Time, pending)
@@ -361,10 +363,22 @@ func (r *run) record(a *Action, clientHash string, res engine.Result) error {
 	return r.saveOpenSteps()
 }
 
-// save writes the queued events (the outbox) in the run's transaction.
+// save writes the queued events (the outbox) and their deliveries in the
+// run's transaction.
 func (r *run) save() error {
+	if len(r.events) == 0 {
+		return nil
+	}
+	hooks, err := r.tx.ListWebhooks(r.m.OrgID)
+	if err != nil {
+		return err
+	}
 	for _, e := range r.events {
-		if err := r.tx.InsertEvent(e); err != nil {
+		urls := ""
+		if _, st := stepByID(r.proc.Steps, e.StepID); st != nil {
+			urls = st.WebhookURLs
+		}
+		if err := fanOut(r.tx, e, urls, hooks); err != nil {
 			return err
 		}
 	}

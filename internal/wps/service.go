@@ -13,15 +13,19 @@ import (
 // Service applies the rules of the domain over a Store. It is safe for
 // concurrent use; every method that changes state does so in one transaction.
 type Service struct {
-	store     Store
-	now       Clock
-	inviteTTL time.Duration
+	store        Store
+	now          Clock
+	inviteTTL    time.Duration
+	allowPrivate bool
 }
 
 // ServiceConfig holds the Service's tunables; zero values take defaults.
 type ServiceConfig struct {
 	Now       Clock         // default time.Now
 	InviteTTL time.Duration // default 7 days
+	// AllowPrivateWebhooks lets webhook URLs point to loopback and private
+	// addresses (tests, closed networks).
+	AllowPrivateWebhooks bool
 }
 
 // NewService returns a Service over store.
@@ -32,7 +36,7 @@ func NewService(store Store, cfg ServiceConfig) *Service {
 	if cfg.InviteTTL == 0 {
 		cfg.InviteTTL = 7 * 24 * time.Hour
 	}
-	return &Service{store: store, now: cfg.Now, inviteTTL: cfg.InviteTTL}
+	return &Service{store: store, now: cfg.Now, inviteTTL: cfg.InviteTTL, allowPrivate: cfg.AllowPrivateWebhooks}
 }
 
 // Store returns the service's store, for the HTTP layer's idempotency records.

@@ -119,6 +119,37 @@ type Tx interface {
 	SetLedgerHead(orgID string, seq int64, hash string) error
 
 	InsertEvent(e Event) error
+	GetEvent(orgID, id string) (Event, error)
+
+	CreateWebhook(w Webhook) error
+	GetWebhook(orgID, id string) (Webhook, error)
+	ListWebhooks(orgID string) ([]Webhook, error)
+	UpdateWebhook(w Webhook) error
+	DeleteWebhook(orgID, id string) error
+	GetSigningSecret(orgID string) (SigningSecret, error)
+	PutSigningSecret(s SigningSecret) error
+
+	CreateDelivery(d Delivery) error
+	GetDelivery(orgID, id string) (Delivery, error)
+	UpdateDelivery(d Delivery) error
+	ListDeliveries(orgID string, q DeliveryQuery) ([]Delivery, int, error)
+	// ClaimDeliveries leases up to limit due deliveries (of any org) to one
+	// worker until leaseUntil, skipping those another worker holds and those
+	// behind an earlier pending delivery to the same URL for the same
+	// measurement (so each receiver sees a measurement's events in order).
+	ClaimDeliveries(now, leaseUntil Time, limit int) ([]Delivery, error)
+	AddAttempt(a Attempt) error
+
+	// ClaimOverdue marks up to limit open steps past their deadline as
+	// notified and returns them; each opening is returned once.
+	ClaimOverdue(now Time, limit int) ([]OpenStep, error)
+	// RecurringProcesses lists live processes whose first step recurs.
+	RecurringProcesses() ([]Process, error)
+	// ClaimOccurrence records that the occurrence at of a process has its
+	// measurement; false when it was recorded before.
+	ClaimOccurrence(orgID, processID string, at Time, measurementID string) (bool, error)
+	// LastOccurrence is the latest recorded occurrence of a process, or nil.
+	LastOccurrence(orgID, processID string) (*Time, error)
 
 	// Idempotency records answers to POST requests with an Idempotency-Key.
 	GetIdempotent(scope, key string) (Idempotent, error)

@@ -1,0 +1,73 @@
+// Package schedule runs the time-driven work: step.overdue events for steps
+// past their deadline, and measurements for each occurrence of recurring
+// processes. The rules live in wps.Service; this is the loop. Several
+// replicas may run it on one database: each event and occurrence happens once.
+package schedule
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"wps/internal/wps"
+)
+
+// Config tunes a Scheduler; zero values take defaults.
+type Config struct {
+	Poll   time.Duration // between runs (default 1s)
+	Logger *slog.Logger
+}
+
+// Scheduler is the background loop.
+type Scheduler struct {
+	svc    *wps.Service
+	cfg    Config
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// New returns a Scheduler over svc.
+func New(svc *wps.Service, cfg Config) *Scheduler {
+	if cfg.Poll <= 0 {
+		cfg.Poll = time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Scheduler{svc: svc, cfg: cfg}
+}
+
+// RunOnce emits due overdue events and creates due occurrences.
+func (s *Scheduler) RunOnce(ctx context.Context) error {
+	_, err := s.svc.NotifyOverdue(ctx)
+	_, rerr := s.svc.RunRecurrences(ctx)
+	return errors.Join(err, rerr)
+}
+
+// Start runs the loop until Stop or ctx ends.
+func (s *Scheduler) Start(ctx context.Context) {
+	ctx, s.cancel = context.WithCancel(ctx)
+	s.done = make(chan struct{})
+	go func() {
+		defer close(s.done)
+		for {
+			if err := s.RunOnce(ctx); err != nil && ctx.Err() == nil {
+				s.cfg.Logger.Error("schedule run", "err", err)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(s.cfg.Poll):
+			}
+		}
+	}()
+}
+
+// Stop ends the loop.
+func (s *Scheduler) Stop() {
+	if s.cancel != nil {
+		s.cancel()
+		<-s.done
+	}
+}

@@ -1,0 +1,176 @@
+package schedule_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"wps/internal/schedule"
+	"wps/internal/sqlstore"
+	tu "wps/internal/testutil"
+	"wps/internal/webhook"
+	"wps/internal/wps"
+)
+
+func admins(env *tu.Env) {
+	env.Call("POST", "/v1/users/policies", env.AdminKey, map[string]any{"name": "Admins", "roles": []string{"ADMIN"}}, 201)
+}
+
+func TestOverdueOncePerOpening(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := tu.NewEnv(t, engine)
+		admins(env)
+		env.Call("POST", "/v1/users/policies", env.AdminKey, map[string]any{"name": "Others", "roles": []string{"OTHER"}}, 201)
+		p := env.Call("POST", "/v1/process", env.AdminKey, map[string]any{"name": "Timed", "steps": []map[string]any{
+			{"label": "Check", "policyNames": []string{"Admins", "Others"}, "deadline": "1", "deadlineType": "HOURS"},
+		}}, 201).JSON()
+		m := env.Call("POST", "/v1/measurements", env.AdminKey, map[string]any{"processId": p["id"]}, 201).JSON()
+		sched := schedule.New(env.Service, schedule.Config{})
+		overdue := func() int {
+			return env.RawInt(`SELECT count(*) FROM events WHERE type = 'step.overdue' AND measurement_id = ?`, m["id"])
+		}
+		if err := sched.RunOnce(context.Background()); err != nil || overdue() != 0 {
+			t.Fatalf("before the deadline: %v, %d", err, overdue())
+		}
+		env.Clock.Advance(61 * time.Minute)
+		// An action that leaves the step open keeps the same opening.
+		env.Call("POST", "/v1/measurements/"+m["id"].(string)+"/actions", env.AdminKey, map[string]any{"stepId": steps(p)[0], "type": "APPROVAL"}, 201)
+		for range 3 {
+			if err := sched.RunOnce(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if overdue() != 1 {
+			t.Fatalf("%d step.overdue events", overdue())
+		}
+		list := env.Call("GET", "/v1/measurements?overdue=true", env.AdminKey, nil, 200).JSON()["data"].([]any)
+		if len(list) != 1 {
+			t.Fatalf("overdue filter: %v", list)
+		}
+	})
+}
+
+func steps(p map[string]any) []string {
+	var out []string
+	for _, s := range p["steps"].([]any) {
+		out = append(out, s.(map[string]any)["id"].(string))
+	}
+	return out
+}
+
+func TestRecurrenceCatchesUpExactlyOnce(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := tu.NewEnv(t, engine) // the clock reads 2026-01-05T09:00Z
+		admins(env)
+		p := env.Call("POST", "/v1/process", env.AdminKey, map[string]any{"name": "Daily round", "code": "DR", "steps": []map[string]any{
+			{"label": "Walk", "policyNames": []string{"Admins"}, "frequency": "DAILY", "frequencyDate": "2026-01-02T08:00:00Z"},
+		}}, 201).JSON()
+		weekly := env.Call("POST", "/v1/process", env.AdminKey, map[string]any{"name": "Fortnight", "code": "FN", "steps": []map[string]any{
+			{"label": "Audit", "policyNames": []string{"Admins"}, "frequency": "RRULE:FREQ=WEEKLY;INTERVAL=2;BYDAY=MO", "frequencyDate": "2025-12-01T10:00:00Z"},
+		}}, 201).JSON()
+		names := func(id string) []string {
+			var out []string
+			for _, m := range env.Call("GET", "/v1/measurements?perPage=100&processId="+id, env.AdminKey, nil, 200).JSON()["data"].([]any) {
+				out = append(out, m.(map[string]any)["name"].(string))
+			}
+			sort.Strings(out)
+			return out
+		}
+		for range 2 { // downtime catch-up, then nothing more
+			if _, err := env.Service.RunRecurrences(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := names(p["id"].(string)); fmt.Sprint(got) != "[DR-1 DR-2 DR-3 DR-4]" {
+			t.Fatalf("daily: %v", got)
+		}
+		// Mondays 2025-12-01, 12-15, 12-29 at 10:00 (2026-01-12 is not due yet).
+		if got := names(weekly["id"].(string)); fmt.Sprint(got) != "[FN-1 FN-2 FN-3]" {
+			t.Fatalf("every other Monday: %v", got)
+		}
+		env.Clock.Advance(24 * time.Hour)
+		if n, err := env.Service.RunRecurrences(context.Background()); err != nil || n != 1 {
+			t.Fatalf("next day: %d %v", n, err)
+		}
+	})
+}
+
+// Two replicas on one PostgreSQL: each occurrence is created once and each
+// event is delivered once, with both replicas' scheduler and worker racing.
+func TestTwoReplicasOnePostgres(t *testing.T) {
+	env := tu.NewEnv(t, sqlstore.Postgres)
+	admins(env)
+	other, err := sqlstore.Open(context.Background(), env.URL(), sqlstore.Options{MaxConns: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	svc2 := wps.NewService(other, wps.ServiceConfig{Now: env.Clock.Now, AllowPrivateWebhooks: true})
+
+	var mu sync.Mutex
+	seen := map[string]int{}
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen[r.Header.Get("webhook-id")]++
+		mu.Unlock()
+	}))
+	defer rcv.Close()
+	env.Call("POST", "/v1/webhooks", env.AdminKey, map[string]any{"url": rcv.URL}, 201)
+	env.Call("POST", "/v1/process", env.AdminKey, map[string]any{"name": "Shift", "code": "SH", "steps": []map[string]any{
+		{"label": "Handover", "policyNames": []string{"Admins"}, "frequency": "RRULE:FREQ=HOURLY;INTERVAL=6", "frequencyDate": "2026-01-01T00:00:00Z"},
+	}}, 201)
+
+	var wg sync.WaitGroup
+	for _, svc := range []*wps.Service{env.Service, svc2} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 3 {
+				if _, err := svc.RunRecurrences(context.Background()); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	// 2026-01-01 00:00 to 2026-01-05 09:00 every 6 hours: 18 occurrences.
+	if n := env.RawInt(`SELECT count(*) FROM measurements`); n != 18 {
+		t.Fatalf("%d measurements for 18 occurrences", n)
+	}
+	if n := env.RawInt(`SELECT count(DISTINCT name) FROM measurements`); n != 18 {
+		t.Fatalf("names repeat: %d distinct", n)
+	}
+
+	workers := []*webhook.Worker{
+		webhook.New(env.DB, webhook.Config{Now: env.Clock.Now, AllowPrivate: true, Batch: 3}),
+		webhook.New(other, webhook.Config{Now: env.Clock.Now, AllowPrivate: true, Batch: 3}),
+	}
+	for _, w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 50 {
+				if _, err := w.RunOnce(context.Background()); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	events := env.RawInt(`SELECT count(*) FROM events`)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != events {
+		t.Fatalf("%d events, %d delivered", events, len(seen))
+	}
+	for id, n := range seen {
+		if n != 1 {
+			t.Fatalf("event %s delivered %d times", id, n)
+		}
+	}
+}

@@ -1,0 +1,293 @@
+package sqlstore
+
+import (
+	"database/sql"
+	"strings"
+
+	"wps/internal/wps"
+)
+
+func (t *tx) GetEvent(orgID, id string) (wps.Event, error) {
+	var e wps.Event
+	var payload string
+	var created int64
+	err := t.queryRow(`SELECT id, org_id, type, measurement_id, step_id, action_id, payload, created_at FROM events WHERE org_id = ? AND id = ?`, orgID, id).
+		Scan(&e.ID, &e.OrgID, &e.Type, &e.MeasurementID, &e.StepID, &e.ActionID, &payload, &created)
+	e.Payload, e.CreatedAt = []byte(payload), wps.FromMillis(created)
+	return e, t.err(err, "event", "")
+}
+
+const webhookCols = `id, org_id, url, events, created_at, updated_at`
+
+func scanWebhook(s interface{ Scan(...any) error }) (wps.Webhook, error) {
+	var w wps.Webhook
+	var events string
+	var created, updated int64
+	if err := s.Scan(&w.ID, &w.OrgID, &w.URL, &events, &created, &updated); err != nil {
+		return w, err
+	}
+	fromJSON(events, &w.Events)
+	w.CreatedAt, w.UpdatedAt = wps.FromMillis(created), wps.FromMillis(updated)
+	return w, nil
+}
+
+func (t *tx) CreateWebhook(w wps.Webhook) error {
+	_, err := t.exec(`INSERT INTO webhooks (`+webhookCols+`) VALUES (?, ?, ?, ?, ?, ?)`,
+		w.ID, w.OrgID, w.URL, jsonText(w.Events), w.CreatedAt.Millis(), w.UpdatedAt.Millis())
+	return t.err(err, "webhook", "webhook exists")
+}
+
+func (t *tx) GetWebhook(orgID, id string) (wps.Webhook, error) {
+	w, err := scanWebhook(t.queryRow(`SELECT `+webhookCols+` FROM webhooks WHERE org_id = ? AND id = ?`, orgID, id))
+	return w, t.err(err, "webhook", "")
+}
+
+func (t *tx) ListWebhooks(orgID string) ([]wps.Webhook, error) {
+	rows, err := t.query(`SELECT `+webhookCols+` FROM webhooks WHERE org_id = ? ORDER BY id`, orgID)
+	if err != nil {
+		return nil, t.err(err, "", "")
+	}
+	list, err := collect(rows, scanWebhook)
+	return list, t.err(err, "", "")
+}
+
+func (t *tx) UpdateWebhook(w wps.Webhook) error {
+	res, err := t.exec(`UPDATE webhooks SET url = ?, events = ?, updated_at = ? WHERE org_id = ? AND id = ?`,
+		w.URL, jsonText(w.Events), w.UpdatedAt.Millis(), w.OrgID, w.ID)
+	return t.err(affected(res, err, "webhook"), "webhook", "")
+}
+
+func (t *tx) DeleteWebhook(orgID, id string) error {
+	res, err := t.exec(`DELETE FROM webhooks WHERE org_id = ? AND id = ?`, orgID, id)
+	return t.err(affected(res, err, "webhook"), "webhook", "")
+}
+
+func (t *tx) GetSigningSecret(orgID string) (wps.SigningSecret, error) {
+	s := wps.SigningSecret{OrgID: orgID}
+	var until, rotated int64
+	err := t.queryRow(`SELECT secret, previous, previous_until, rotated_at FROM webhook_secrets WHERE org_id = ?`, orgID).
+		Scan(&s.Secret, &s.Previous, &until, &rotated)
+	s.PreviousUntil, s.RotatedAt = wps.FromMillis(until), wps.FromMillis(rotated)
+	return s, t.err(err, "signing secret", "")
+}
+
+func (t *tx) PutSigningSecret(s wps.SigningSecret) error {
+	_, err := t.exec(`INSERT INTO webhook_secrets (org_id, secret, previous, previous_until, rotated_at) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (org_id) DO UPDATE SET secret = excluded.secret, previous = excluded.previous,
+			previous_until = excluded.previous_until, rotated_at = excluded.rotated_at`,
+		s.OrgID, s.Secret, s.Previous, s.PreviousUntil.Millis(), s.RotatedAt.Millis())
+	return t.err(err, "", "")
+}
+
+const deliveryCols = `d.id, d.org_id, d.event_id, d.event_type, d.webhook_id, d.url, d.measurement_id, d.status, d.attempts,
+	d.next_attempt_at, d.locked_until, d.give_up_at, d.last_status, d.last_error, d.created_at, d.updated_at, d.delivered_at, e.payload`
+
+const deliveryFrom = ` FROM deliveries d JOIN events e ON e.id = d.event_id `
+
+func scanDelivery(s interface{ Scan(...any) error }) (wps.Delivery, error) {
+	var d wps.Delivery
+	var next, giveUp, created, updated int64
+	var locked, delivered sql.NullInt64
+	var payload string
+	if err := s.Scan(&d.ID, &d.OrgID, &d.EventID, &d.EventType, &d.WebhookID, &d.URL, &d.MeasurementID, &d.Status, &d.Attempts,
+		&next, &locked, &giveUp, &d.LastStatus, &d.LastError, &created, &updated, &delivered, &payload); err != nil {
+		return d, err
+	}
+	d.NextAttemptAt, d.GiveUpAt, d.CreatedAt, d.UpdatedAt = wps.FromMillis(next), wps.FromMillis(giveUp), wps.FromMillis(created), wps.FromMillis(updated)
+	d.LockedUntil, d.DeliveredAt = optTime(locked), optTime(delivered)
+	d.Payload = []byte(payload)
+	d.History = []wps.Attempt{}
+	return d, nil
+}
+
+func optTime(v sql.NullInt64) *wps.Time {
+	if !v.Valid {
+		return nil
+	}
+	t := wps.FromMillis(v.Int64)
+	return &t
+}
+
+func nullTime(t *wps.Time) any {
+	if t == nil {
+		return nil
+	}
+	return t.Millis()
+}
+
+func (t *tx) CreateDelivery(d wps.Delivery) error {
+	_, err := t.exec(`INSERT INTO deliveries (id, org_id, event_id, event_type, webhook_id, url, measurement_id, status, attempts,
+		next_attempt_at, locked_until, give_up_at, last_status, last_error, created_at, updated_at, delivered_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		d.ID, d.OrgID, d.EventID, d.EventType, d.WebhookID, d.URL, d.MeasurementID, d.Status, d.Attempts,
+		d.NextAttemptAt.Millis(), nullTime(d.LockedUntil), d.GiveUpAt.Millis(), d.LastStatus, d.LastError,
+		d.CreatedAt.Millis(), d.UpdatedAt.Millis(), nullTime(d.DeliveredAt))
+	return t.err(err, "delivery", "delivery exists")
+}
+
+func (t *tx) GetDelivery(orgID, id string) (wps.Delivery, error) {
+	d, err := scanDelivery(t.queryRow(`SELECT `+deliveryCols+deliveryFrom+`WHERE d.org_id = ? AND d.id = ?`, orgID, id))
+	if err != nil {
+		return d, t.err(err, "delivery", "")
+	}
+	d.History, err = t.attempts(orgID, []string{d.ID})
+	return d, err
+}
+
+func (t *tx) UpdateDelivery(d wps.Delivery) error {
+	res, err := t.exec(`UPDATE deliveries SET status = ?, attempts = ?, next_attempt_at = ?, locked_until = ?, give_up_at = ?,
+		last_status = ?, last_error = ?, updated_at = ?, delivered_at = ? WHERE org_id = ? AND id = ?`,
+		d.Status, d.Attempts, d.NextAttemptAt.Millis(), nullTime(d.LockedUntil), d.GiveUpAt.Millis(), d.LastStatus, d.LastError,
+		d.UpdatedAt.Millis(), nullTime(d.DeliveredAt), d.OrgID, d.ID)
+	return t.err(affected(res, err, "delivery"), "delivery", "")
+}
+
+func (t *tx) ListDeliveries(orgID string, q wps.DeliveryQuery) ([]wps.Delivery, int, error) {
+	where := `d.org_id = ?`
+	args := []any{orgID}
+	if q.Status != "" {
+		where += ` AND d.status = ?`
+		args = append(args, q.Status)
+	}
+	if q.EventID != "" {
+		where += ` AND d.event_id = ?`
+		args = append(args, q.EventID)
+	}
+	var total int
+	if err := t.queryRow(`SELECT count(*) FROM deliveries d WHERE `+where, args...).Scan(&total); err != nil {
+		return nil, 0, t.err(err, "", "")
+	}
+	rows, err := t.query(`SELECT `+deliveryCols+deliveryFrom+`WHERE `+where+` ORDER BY d.id DESC LIMIT ? OFFSET ?`,
+		append(args, q.Page.PerPage, q.Page.Offset())...)
+	if err != nil {
+		return nil, 0, t.err(err, "", "")
+	}
+	list, err := collect(rows, scanDelivery)
+	if err != nil {
+		return nil, 0, t.err(err, "", "")
+	}
+	ids := make([]string, len(list))
+	for i, d := range list {
+		ids[i] = d.ID
+	}
+	all, err := t.attempts(orgID, ids)
+	for i := range list {
+		for _, a := range all {
+			if a.DeliveryID == list[i].ID {
+				list[i].History = append(list[i].History, a)
+			}
+		}
+	}
+	return list, total, err
+}
+
+func (t *tx) attempts(orgID string, deliveryIDs []string) ([]wps.Attempt, error) {
+	if len(deliveryIDs) == 0 {
+		return nil, nil
+	}
+	args := []any{orgID}
+	for _, id := range deliveryIDs {
+		args = append(args, id)
+	}
+	rows, err := t.query(`SELECT id, delivery_id, attempted_at, status_code, error, duration_ms FROM delivery_attempts
+		WHERE org_id = ? AND delivery_id IN (?`+strings.Repeat(", ?", len(deliveryIDs)-1)+`) ORDER BY attempted_at, id`, args...)
+	if err != nil {
+		return nil, t.err(err, "", "")
+	}
+	list, err := collect(rows, func(s interface{ Scan(...any) error }) (wps.Attempt, error) {
+		var a wps.Attempt
+		var at int64
+		err := s.Scan(&a.ID, &a.DeliveryID, &at, &a.StatusCode, &a.Error, &a.DurationMs)
+		a.At = wps.FromMillis(at)
+		return a, err
+	})
+	return list, t.err(err, "", "")
+}
+
+func (t *tx) ClaimDeliveries(now, leaseUntil wps.Time, limit int) ([]wps.Delivery, error) {
+	skip := ""
+	if t.db.engine == Postgres {
+		skip = ` FOR UPDATE OF d SKIP LOCKED`
+	}
+	rows, err := t.query(`SELECT `+deliveryCols+deliveryFrom+`
+		WHERE d.status = 'PENDING' AND d.next_attempt_at <= ? AND (d.locked_until IS NULL OR d.locked_until <= ?)
+		AND NOT EXISTS (SELECT 1 FROM deliveries p WHERE p.url = d.url AND p.measurement_id = d.measurement_id
+			AND d.measurement_id <> '' AND p.status = 'PENDING' AND p.id < d.id)
+		ORDER BY d.next_attempt_at, d.id LIMIT ?`+skip, now.Millis(), now.Millis(), limit)
+	if err != nil {
+		return nil, t.err(err, "", "")
+	}
+	list, err := collect(rows, scanDelivery)
+	if err != nil {
+		return nil, t.err(err, "", "")
+	}
+	for i := range list {
+		list[i].Attempts++
+		list[i].LockedUntil = &leaseUntil
+		if _, err := t.exec(`UPDATE deliveries SET attempts = ?, locked_until = ? WHERE id = ?`, list[i].Attempts, leaseUntil.Millis(), list[i].ID); err != nil {
+			return nil, t.err(err, "", "")
+		}
+	}
+	return list, nil
+}
+
+func (t *tx) AddAttempt(a wps.Attempt) error {
+	_, err := t.exec(`INSERT INTO delivery_attempts (id, delivery_id, org_id, attempted_at, status_code, error, duration_ms) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		a.ID, a.DeliveryID, a.OrgID, a.At.Millis(), a.StatusCode, a.Error, a.DurationMs)
+	return t.err(err, "", "attempt exists")
+}
+
+func (t *tx) ClaimOverdue(now wps.Time, limit int) ([]wps.OpenStep, error) {
+	skip := ""
+	if t.db.engine == Postgres {
+		skip = ` FOR UPDATE SKIP LOCKED`
+	}
+	rows, err := t.query(`SELECT measurement_id, org_id, step_id, opening, opened_at, due_at FROM measurement_open_steps
+		WHERE due_at IS NOT NULL AND due_at <= ? AND overdue_notified = ? ORDER BY due_at LIMIT ?`+skip, now.Millis(), false, limit)
+	if err != nil {
+		return nil, t.err(err, "", "")
+	}
+	list, err := collect(rows, func(s interface{ Scan(...any) error }) (wps.OpenStep, error) {
+		var o wps.OpenStep
+		var opened int64
+		var due sql.NullInt64
+		err := s.Scan(&o.MeasurementID, &o.OrgID, &o.StepID, &o.Opening, &opened, &due)
+		o.OpenedAt, o.DueAt = wps.FromMillis(opened), optTime(due)
+		return o, err
+	})
+	if err != nil {
+		return nil, t.err(err, "", "")
+	}
+	for _, o := range list {
+		if _, err := t.exec(`UPDATE measurement_open_steps SET overdue_notified = ? WHERE measurement_id = ? AND step_id = ?`, true, o.MeasurementID, o.StepID); err != nil {
+			return nil, t.err(err, "", "")
+		}
+	}
+	return list, nil
+}
+
+func (t *tx) RecurringProcesses() ([]wps.Process, error) {
+	rows, err := t.query(`SELECT ` + processCols + ` ` + processJoin + `p.version
+		WHERE p.deleted_at IS NULL AND p.recurrence <> '' ORDER BY p.id`)
+	if err != nil {
+		return nil, t.err(err, "", "")
+	}
+	list, err := collect(rows, scanProcess)
+	return list, t.err(err, "", "")
+}
+
+func (t *tx) ClaimOccurrence(orgID, processID string, at wps.Time, measurementID string) (bool, error) {
+	res, err := t.exec(`INSERT INTO occurrences (process_id, occurs_at, org_id, measurement_id) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+		processID, at.Millis(), orgID, measurementID)
+	if err != nil {
+		return false, t.err(err, "", "")
+	}
+	n, err := res.RowsAffected()
+	return n == 1, t.err(err, "", "")
+}
+
+func (t *tx) LastOccurrence(orgID, processID string) (*wps.Time, error) {
+	var at sql.NullInt64
+	err := t.queryRow(`SELECT max(occurs_at) FROM occurrences WHERE org_id = ? AND process_id = ?`, orgID, processID).Scan(&at)
+	return optTime(at), t.err(err, "", "")
+}

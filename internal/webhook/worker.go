@@ -1,0 +1,263 @@
+// Package webhook delivers the outbox: it claims due deliveries, signs them
+// per the Standard Webhooks scheme with the org's secret(s), POSTs them with
+// a timeout through a dialer that refuses private addresses, and records
+// every attempt, retrying with exponential backoff and jitter for 24 hours.
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"code.dny.dev/ssrf"
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"wps/internal/wps"
+)
+
+// Config tunes a Worker; zero values take defaults.
+type Config struct {
+	Now          func() time.Time // default time.Now
+	Poll         time.Duration    // between runs when idle (default 500ms)
+	Concurrency  int              // deliveries in flight (default 8)
+	Batch        int              // claimed per run (default 32)
+	Timeout      time.Duration    // per attempt (default 10s)
+	Lease        time.Duration    // a claim's hold; a crashed worker's claims free after it (default 2m)
+	BaseDelay    time.Duration    // first retry delay (default 5s)
+	MaxDelay     time.Duration    // retry delay cap (default 1h)
+	AllowPrivate bool             // allow loopback and private addresses (tests)
+	Logger       *slog.Logger
+}
+
+// Worker delivers webhooks. Several workers (replicas) may share a database.
+type Worker struct {
+	store  wps.Store
+	cfg    Config
+	client *http.Client
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// New returns a Worker over store.
+func New(store wps.Store, cfg Config) *Worker {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = 500 * time.Millisecond
+	}
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = 8
+	}
+	if cfg.Batch <= 0 {
+		cfg.Batch = 32
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 10 * time.Second
+	}
+	if cfg.Lease <= 0 {
+		cfg.Lease = 2 * time.Minute
+	}
+	if cfg.BaseDelay <= 0 {
+		cfg.BaseDelay = 5 * time.Second
+	}
+	if cfg.MaxDelay <= 0 {
+		cfg.MaxDelay = time.Hour
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	dialer := &net.Dialer{Timeout: cfg.Timeout}
+	if !cfg.AllowPrivate {
+		dialer.Control = ssrf.New(ssrf.WithAnyPort()).Safe
+	}
+	transport := &http.Transport{DialContext: dialer.DialContext, MaxIdleConnsPerHost: 4, IdleConnTimeout: time.Minute,
+		TLSHandshakeTimeout: cfg.Timeout, ResponseHeaderTimeout: cfg.Timeout}
+	client := &http.Client{Transport: transport, Timeout: cfg.Timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	return &Worker{store: store, cfg: cfg, client: client}
+}
+
+// Start runs the worker until Stop or ctx ends.
+func (w *Worker) Start(ctx context.Context) {
+	ctx, w.cancel = context.WithCancel(ctx)
+	w.done = make(chan struct{})
+	go func() {
+		defer close(w.done)
+		for {
+			n, err := w.RunOnce(ctx)
+			if err != nil && ctx.Err() == nil {
+				w.cfg.Logger.Error("webhook run", "err", err)
+			}
+			if n > 0 && err == nil {
+				continue // more may be due
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(w.cfg.Poll):
+			}
+		}
+	}()
+}
+
+// Stop ends the worker; attempts in flight are interrupted and retried later.
+func (w *Worker) Stop() {
+	if w.cancel != nil {
+		w.cancel()
+		<-w.done
+	}
+}
+
+// RunOnce claims due deliveries and attempts each once. It returns how many
+// it attempted.
+func (w *Worker) RunOnce(ctx context.Context) (int, error) {
+	now := wps.At(w.cfg.Now())
+	var batch []wps.Delivery
+	secrets := map[string][]string{}
+	err := w.store.Write(ctx, func(tx wps.Tx) error {
+		var err error
+		if batch, err = tx.ClaimDeliveries(now, wps.At(now.Add(w.cfg.Lease)), w.cfg.Batch); err != nil {
+			return err
+		}
+		for _, d := range batch {
+			if _, ok := secrets[d.OrgID]; ok {
+				continue
+			}
+			s, err := wps.EnsureSecret(tx, d.OrgID, now)
+			if err != nil {
+				return err
+			}
+			secrets[d.OrgID] = s.Secrets(now.Time)
+		}
+		return nil
+	})
+	if err != nil || len(batch) == 0 {
+		return 0, err
+	}
+	sem := make(chan struct{}, w.cfg.Concurrency)
+	var wg sync.WaitGroup
+	errs := make([]error, len(batch))
+	for i, d := range batch {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			errs[i] = w.attempt(ctx, d, secrets[d.OrgID])
+		}()
+	}
+	wg.Wait()
+	return len(batch), errors.Join(errs...)
+}
+
+// attempt POSTs one delivery and records the outcome.
+func (w *Worker) attempt(ctx context.Context, d wps.Delivery, secrets []string) error {
+	start := w.cfg.Now()
+	code, retryAfter, err := w.post(ctx, d, secrets, start)
+	a := wps.Attempt{ID: wps.NewID(), DeliveryID: d.ID, OrgID: d.OrgID, At: wps.At(start), StatusCode: code,
+		DurationMs: w.cfg.Now().Sub(start).Milliseconds()}
+	if err != nil {
+		a.Error = err.Error()
+		if len(a.Error) > 500 {
+			a.Error = a.Error[:500]
+		}
+	}
+	now := wps.At(w.cfg.Now())
+	interrupted := ctx.Err() != nil
+	switch {
+	case interrupted:
+		d.NextAttemptAt, a.Error = now, "interrupted: the worker stopped"
+	case code >= 200 && code < 300:
+		d.Status, d.DeliveredAt = wps.DeliverySucceeded, &now
+	case code >= 300 && code < 500 && code != http.StatusTooManyRequests && code != http.StatusRequestTimeout:
+		d.Status = wps.DeliveryGivenUp // the receiver refuses it; retrying will not help
+	default:
+		delay := w.backoff(d.Attempts)
+		if retryAfter > delay {
+			delay = retryAfter
+		}
+		d.NextAttemptAt = wps.At(now.Add(delay))
+		if !d.NextAttemptAt.Before(d.GiveUpAt.Time) {
+			d.Status = wps.DeliveryGivenUp
+		}
+	}
+	d.LockedUntil, d.LastStatus, d.LastError, d.UpdatedAt = nil, code, a.Error, now
+	// Record even when ctx ended: the claim must be released.
+	return w.store.Write(context.WithoutCancel(ctx), func(tx wps.Tx) error {
+		if err := tx.AddAttempt(a); err != nil {
+			return err
+		}
+		return tx.UpdateDelivery(d)
+	})
+}
+
+// backoff is the delay before attempt n+1: exponential with ±25% jitter, capped.
+func (w *Worker) backoff(attempts int) time.Duration {
+	d := float64(w.cfg.BaseDelay) * math.Pow(2, float64(max(attempts-1, 0)))
+	d = math.Min(d, float64(w.cfg.MaxDelay))
+	return time.Duration(d * (0.75 + 0.5*rand.Float64()))
+}
+
+// post sends the signed request; it returns the status code (0 without an
+// answer) and the receiver's Retry-After.
+func (w *Worker) post(ctx context.Context, d wps.Delivery, secrets []string, at time.Time) (int, time.Duration, error) {
+	sig, err := Sign(secrets, d.EventID, at, d.Payload)
+	if err != nil {
+		return 0, 0, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, w.cfg.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.URL, bytes.NewReader(d.Payload))
+	if err != nil {
+		return 0, 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "wps-webhooks/1")
+	req.Header.Set("webhook-id", d.EventID)
+	req.Header.Set("webhook-timestamp", strconv.FormatInt(at.Unix(), 10))
+	req.Header.Set("webhook-signature", sig)
+	res, err := w.client.Do(req)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer res.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
+	var retryAfter time.Duration
+	if s, err := strconv.Atoi(res.Header.Get("Retry-After")); err == nil && s > 0 {
+		retryAfter = time.Duration(s) * time.Second
+	}
+	if res.StatusCode >= 300 {
+		return res.StatusCode, retryAfter, fmt.Errorf("the receiver answered %d", res.StatusCode)
+	}
+	return res.StatusCode, retryAfter, nil
+}
+
+// Sign makes the webhook-signature header: one "v1,<base64>" per secret,
+// separated by spaces (receivers accept any of them).
+func Sign(secrets []string, msgID string, at time.Time, payload []byte) (string, error) {
+	var sigs []string
+	for _, s := range secrets {
+		wh, err := standardwebhooks.NewWebhook(s)
+		if err != nil {
+			return "", err
+		}
+		sig, err := wh.Sign(msgID, at, payload)
+		if err != nil {
+			return "", err
+		}
+		sigs = append(sigs, sig)
+	}
+	return strings.Join(sigs, " "), nil
+}
