@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -9,9 +10,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
+	"os"
 	"strings"
 	"time"
 
+	"wps/internal/bench"
 	"wps/internal/config"
 	"wps/internal/httpapi"
 	"wps/internal/schedule"
@@ -45,11 +49,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return db.Close()
 	case "org":
 		return orgCommand(ctx, args, getenv, stdout, stderr)
+	case "bench":
+		return benchCommand(ctx, args, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "wps", version)
 		return nil
 	}
-	return fmt.Errorf("unknown command %q (serve, migrate, org create, version)", cmd)
+	return fmt.Errorf("unknown command %q (serve, migrate, org create, bench, version)", cmd)
 }
 
 func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
@@ -103,6 +109,15 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		ready <- ln.Addr().String()
 	}
 
+	if cfg.PprofAddr != "" {
+		go func() {
+			mux := http.NewServeMux()
+			mux.HandleFunc("/debug/pprof/", pprof.Index)
+			mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+			mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+			log.Warn("pprof listening", "addr", cfg.PprofAddr, "err", http.ListenAndServe(cfg.PprofAddr, mux))
+		}()
+	}
 	if cfg.Background {
 		bg := context.WithoutCancel(ctx)
 		worker := webhook.New(db, webhook.Config{AllowPrivate: cfg.AllowPrivate, Logger: log})
@@ -159,5 +174,35 @@ func orgCommand(ctx context.Context, args []string, getenv func(string) string, 
 	}
 	fmt.Fprintf(stdout, "Created organization %q (%s) with an ADMIN user.\nAdmin API key (shown once, keep it safe):\n%s\n",
 		out.Org.Name, out.Org.ID, out.Key.Key)
+	return nil
+}
+
+// benchCommand implements "wps bench": see internal/bench and docs/performance.md.
+func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	db := fs.String("database", "sqlite", `"sqlite" (a temp file) or a postgres:// URL (a temp schema is made in it)`)
+	clients := fs.Int("clients", 32, "concurrent clients")
+	duration := fs.Duration("duration", 10*time.Second, "time per path")
+	dataset := fs.Int("dataset", 0, "also generate this many measurements in bulk and time the filtered list over them")
+	profile := fs.String("profile", "", "write a server CPU profile of each path into this folder")
+	asJSON := fs.Bool("json", false, "print JSON instead of a table")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	rep, err := bench.Run(ctx, bench.Options{Exe: exe, Database: *db, Clients: *clients, Duration: *duration, Dataset: *dataset, ProfileDir: *profile, Stderr: stderr})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	rep.Table(stdout)
 	return nil
 }

@@ -25,6 +25,7 @@ type Config struct {
 	SQLiteSync       string        // WPS_SQLITE_SYNCHRONOUS: FULL (default), NORMAL, ...
 	AllowPrivate     bool          // WPS_WEBHOOK_ALLOW_PRIVATE: webhooks may target loopback/private addresses
 	Background       bool          // WPS_BACKGROUND: run the webhook worker and the scheduler here
+	PprofAddr        string        // WPS_PPROF_ADDR: serve /debug/pprof there (off when empty)
 }
 
 // Load builds a Config from the environment, then applies flags from args.
@@ -44,6 +45,7 @@ func Load(getenv func(string) string, args []string, stderr io.Writer) (Config, 
 	fs.StringVar(&c.BootstrapOrgName, "bootstrap-org-name", env("WPS_BOOTSTRAP_ORG_NAME", "Default"), "the first org's name (WPS_BOOTSTRAP_ORG_NAME)")
 	fs.StringVar(&c.LogFormat, "log-format", env("WPS_LOG_FORMAT", "text"), "text or json (WPS_LOG_FORMAT)")
 	fs.StringVar(&c.LogLevel, "log-level", env("WPS_LOG_LEVEL", "info"), "debug, info, warn or error (WPS_LOG_LEVEL)")
+	fs.StringVar(&c.PprofAddr, "pprof-addr", env("WPS_PPROF_ADDR", ""), "serve /debug/pprof on this address; keep it private (WPS_PPROF_ADDR)")
 	fs.StringVar(&c.SQLiteSync, "sqlite-synchronous", env("WPS_SQLITE_SYNCHRONOUS", "FULL"), "SQLite synchronous pragma (WPS_SQLITE_SYNCHRONOUS)")
 	var err error
 	if c.RateLimit, err = strconv.ParseFloat(env("WPS_RATE_LIMIT", "100"), 64); err != nil {

@@ -1,0 +1,391 @@
+// Package bench measures wps over real HTTP: it starts the server as a child
+// process on a fresh database, seeds an org with a realistic process, then
+// drives the main paths with concurrent clients for a fixed time, and puts
+// the create rate next to the raw commit rate of the same database measured
+// in the same run.
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Options says what to measure.
+type Options struct {
+	Exe      string        // the wps binary (the server is started from it)
+	Database string        // "sqlite" (a temp file) or a postgres:// URL
+	Clients  int           // concurrent clients (default 32)
+	Duration time.Duration // per path (default 10s)
+	Dataset  int           // when > 0: measurements generated in bulk for the list test
+	// ProfileDir, when set, receives a server CPU profile of each path.
+	ProfileDir string
+	Stderr     io.Writer
+}
+
+// PathResult is one path's figures.
+type PathResult struct {
+	Path     string  `json:"path"`
+	Requests int     `json:"requests"`
+	Errors   int     `json:"errors"`
+	RPS      float64 `json:"rps"`
+	P50ms    float64 `json:"p50Ms"`
+	P95ms    float64 `json:"p95Ms"`
+	P99ms    float64 `json:"p99Ms"`
+}
+
+// Report is a whole run.
+type Report struct {
+	Engine           string       `json:"engine"`
+	Clients          int          `json:"clients"`
+	DurationSec      float64      `json:"durationSeconds"`
+	RawCommitsPerSec float64      `json:"rawCommitsPerSecond"`
+	CreateVsRaw      float64      `json:"createToRawCommitRatio"`
+	PeakRSSMB        float64      `json:"serverPeakRssMb"`
+	Paths            []PathResult `json:"paths"`
+	Dataset          int          `json:"datasetMeasurements,omitempty"`
+	DatasetSeconds   float64      `json:"datasetSeedSeconds,omitempty"`
+}
+
+const bootstrapKey = "wps_bench_0123456789abcdefghijklmnopqrstuvwxyzABCDEF"
+
+// Run performs the benchmark.
+func Run(ctx context.Context, opt Options) (*Report, error) {
+	if opt.Clients <= 0 {
+		opt.Clients = 32
+	}
+	if opt.Duration <= 0 {
+		opt.Duration = 10 * time.Second
+	}
+	if opt.Stderr == nil {
+		opt.Stderr = io.Discard
+	}
+	dir, err := os.MkdirTemp("", "wps-bench-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	rep := &Report{Clients: opt.Clients, DurationSec: opt.Duration.Seconds()}
+	dbURL, cleanup, err := prepareDatabase(ctx, opt.Database, dir)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	rep.Engine = "sqlite"
+	if strings.HasPrefix(dbURL, "postgres") {
+		rep.Engine = "postgres"
+	}
+
+	logf := func(format string, args ...any) { fmt.Fprintf(opt.Stderr, format+"\n", args...) }
+	logf("measuring the raw commit rate of %s...", rep.Engine)
+	if rep.RawCommitsPerSec, err = rawCommitRate(ctx, rep.Engine, dbURL, dir, opt.Clients, min(opt.Duration, 5*time.Second)); err != nil {
+		return nil, fmt.Errorf("raw commit rate: %w", err)
+	}
+
+	srv, err := startServer(ctx, opt.Exe, dbURL, opt.ProfileDir != "", opt.Stderr)
+	if err != nil {
+		return nil, err
+	}
+	defer srv.stop()
+	c := newClient(srv.base, opt.Clients)
+	logf("seeding...")
+	seed, err := seedOrg(c)
+	if err != nil {
+		return nil, fmt.Errorf("seed: %w", err)
+	}
+
+	var created []string
+	var mu sync.Mutex
+	run := func(name string, fn func(rng *rand.Rand) (int, error)) PathResult {
+		logf("driving %s for %s with %d clients...", name, opt.Duration, opt.Clients)
+		done := make(chan struct{})
+		if opt.ProfileDir != "" {
+			go func() {
+				defer close(done)
+				if err := srv.profile(filepath.Join(opt.ProfileDir, profileName(name)), opt.Duration-time.Second); err != nil {
+					logf("profile: %v", err)
+				}
+			}()
+		} else {
+			close(done)
+		}
+		r := drive(ctx, opt.Clients, opt.Duration, fn)
+		<-done
+		r.Path = name
+		return r
+	}
+	rep.Paths = append(rep.Paths, run("POST /v1/measurements/simplified", func(rng *rand.Rand) (int, error) {
+		id, status, err := seed.create(c, rng)
+		if err == nil {
+			mu.Lock()
+			created = append(created, id)
+			mu.Unlock()
+		}
+		return status, err
+	}))
+	var next atomic.Int64
+	rep.Paths = append(rep.Paths, run("POST /v1/measurements/{id}/actions", func(*rand.Rand) (int, error) {
+		i := int(next.Add(1)) - 1
+		if i >= len(created) {
+			return 0, errExhausted
+		}
+		return seed.approve(c, created[i])
+	}))
+	pick := func(rng *rand.Rand) string { return created[rng.IntN(len(created))] }
+	rep.Paths = append(rep.Paths, run("GET /v1/measurements/{id}", func(rng *rand.Rand) (int, error) {
+		return c.do("GET", "/v1/measurements/"+pick(rng), seed.adminKey, nil, nil)
+	}))
+	rep.Paths = append(rep.Paths, run("GET /v1/process", func(*rand.Rand) (int, error) {
+		return c.do("GET", "/v1/process", seed.adminKey, nil, nil)
+	}))
+	rep.Paths = append(rep.Paths, run("GET /v1/measurements?status=STAGE_OPEN", func(*rand.Rand) (int, error) {
+		return c.do("GET", "/v1/measurements?status=STAGE_OPEN&processId="+seed.processID, seed.adminKey, nil, nil)
+	}))
+	if rep.RawCommitsPerSec > 0 {
+		rep.CreateVsRaw = rep.Paths[0].RPS / rep.RawCommitsPerSec
+	}
+
+	if opt.Dataset > 0 {
+		logf("generating %d measurements in bulk...", opt.Dataset)
+		start := time.Now()
+		if err := generate(ctx, dbURL, seed, opt.Dataset); err != nil {
+			return nil, fmt.Errorf("dataset: %w", err)
+		}
+		rep.Dataset, rep.DatasetSeconds = opt.Dataset, time.Since(start).Seconds()
+		statuses := []string{"OPEN", "IN_CONSENSUS", "STAGE_OPEN", "APPROVED", "REPROVED"}
+		rep.Paths = append(rep.Paths, run(fmt.Sprintf("GET /v1/measurements?status=… (%d rows)", opt.Dataset), func(rng *rand.Rand) (int, error) {
+			q := "/v1/measurements?perPage=20&processId=" + seed.processID + "&status=" + statuses[rng.IntN(len(statuses))]
+			if rng.IntN(2) == 0 {
+				q += "&page=" + strconv.Itoa(1+rng.IntN(50))
+			}
+			return c.do("GET", q, seed.adminKey, nil, nil)
+		}))
+	}
+	rep.PeakRSSMB = srv.peakRSSMB()
+	return rep, nil
+}
+
+var errExhausted = errors.New("no more measurements to approve")
+
+// drive runs fn from n clients for d and collects latencies.
+func drive(ctx context.Context, n int, d time.Duration, fn func(*rand.Rand) (int, error)) PathResult {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	var wg sync.WaitGroup
+	lat := make([][]time.Duration, n)
+	errs := make([]int, n)
+	start := time.Now()
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(i), uint64(time.Now().UnixNano())))
+			for ctx.Err() == nil {
+				t0 := time.Now()
+				status, err := fn(rng)
+				if errors.Is(err, errExhausted) {
+					return
+				}
+				if err != nil || status >= 400 {
+					errs[i]++
+					continue
+				}
+				lat[i] = append(lat[i], time.Since(t0))
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	var all []time.Duration
+	r := PathResult{}
+	for i := range n {
+		all = append(all, lat[i]...)
+		r.Errors += errs[i]
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
+	r.Requests = len(all) + r.Errors
+	r.RPS = float64(len(all)) / elapsed.Seconds()
+	pct := func(p float64) float64 {
+		if len(all) == 0 {
+			return 0
+		}
+		return float64(all[min(len(all)-1, int(p*float64(len(all))))].Microseconds()) / 1000
+	}
+	r.P50ms, r.P95ms, r.P99ms = pct(0.50), pct(0.95), pct(0.99)
+	return r
+}
+
+// server is the child process under test.
+type server struct {
+	cmd   *exec.Cmd
+	base  string
+	pprof string
+}
+
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+func profileName(path string) string {
+	r := strings.NewReplacer(" ", "_", "/", "_", "{", "", "}", "", "?", "_", "=", "_", "…", "", "(", "", ")", "")
+	return strings.Trim(r.Replace(path), "_") + ".pprof"
+}
+
+func startServer(ctx context.Context, exe, dbURL string, profile bool, stderr io.Writer) (*server, error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, exe, "serve", "--addr", addr)
+	cmd.Env = append(os.Environ(), "WPS_DATABASE_URL="+dbURL, "WPS_BOOTSTRAP_API_KEY="+bootstrapKey,
+		"WPS_RATE_LIMIT=0", "WPS_LOG_LEVEL=warn", "WPS_MAX_BODY_BYTES=1048576")
+	var pprofAddr string
+	if profile {
+		if pprofAddr, err = freeAddr(); err != nil {
+			return nil, err
+		}
+		cmd.Env = append(cmd.Env, "WPS_PPROF_ADDR="+pprofAddr)
+	}
+	cmd.Stdout, cmd.Stderr = io.Discard, stderr
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	s := &server{cmd: cmd, base: "http://" + addr, pprof: pprofAddr}
+	for range 200 {
+		res, err := http.Get(s.base + "/readyz")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == 200 {
+				return s, nil
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	s.stop()
+	return nil, errors.New("the server did not become ready")
+}
+
+func (s *server) stop() {
+	_ = s.cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { _ = s.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = s.cmd.Process.Kill()
+	}
+}
+
+// profile saves a CPU profile of the server taken over d.
+func (s *server) profile(file string, d time.Duration) error {
+	res, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", s.pprof, max(1, int(d.Seconds()))))
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = io.Copy(f, res.Body)
+	return err
+}
+
+// peakRSSMB reads the child's high-water resident set size (Linux).
+func (s *server) peakRSSMB() float64 {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(s.cmd.Process.Pid), "status"))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+// client is a keep-alive HTTP client for many goroutines.
+type client struct {
+	base string
+	http *http.Client
+}
+
+func newClient(base string, conns int) *client {
+	t := &http.Transport{MaxIdleConns: conns * 2, MaxIdleConnsPerHost: conns * 2, IdleConnTimeout: time.Minute}
+	return &client{base: base, http: &http.Client{Transport: t, Timeout: 30 * time.Second}}
+}
+
+func (c *client) do(method, path, key string, body, out any) (int, error) {
+	var r io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return 0, err
+		}
+		r = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, c.base+path, r)
+	if err != nil {
+		return 0, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	res, err := c.http.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer res.Body.Close()
+	if out != nil && res.StatusCode < 300 {
+		return res.StatusCode, json.NewDecoder(res.Body).Decode(out)
+	}
+	b, _ := io.ReadAll(res.Body)
+	if res.StatusCode >= 400 {
+		return res.StatusCode, fmt.Errorf("%s %s: %d %s", method, path, res.StatusCode, b)
+	}
+	return res.StatusCode, nil
+}
+
+// Table writes the report for people.
+func (r *Report) Table(w io.Writer) {
+	fmt.Fprintf(w, "engine %s, %d clients, %.0fs per path\n", r.Engine, r.Clients, r.DurationSec)
+	fmt.Fprintf(w, "raw commit rate (one-row insert transactions): %.0f/s\n", r.RawCommitsPerSec)
+	fmt.Fprintf(w, "create-measurement rate / raw commit rate: %.2f\n", r.CreateVsRaw)
+	fmt.Fprintf(w, "server peak RSS: %.1f MB\n\n", r.PeakRSSMB)
+	fmt.Fprintf(w, "%-52s %9s %7s %9s %8s %8s %8s\n", "path", "requests", "errors", "req/s", "p50 ms", "p95 ms", "p99 ms")
+	for _, p := range r.Paths {
+		fmt.Fprintf(w, "%-52s %9d %7d %9.0f %8.2f %8.2f %8.2f\n", p.Path, p.Requests, p.Errors, p.RPS, p.P50ms, p.P95ms, p.P99ms)
+	}
+	if r.Dataset > 0 {
+		fmt.Fprintf(w, "\ndataset: %d measurements generated in %.1fs\n", r.Dataset, r.DatasetSeconds)
+	}
+}
