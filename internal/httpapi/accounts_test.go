@@ -244,3 +244,15 @@ func TestUsersList(t *testing.T) {
 		tu.Problem(t, env.Do(tu.Request{Method: get, Path: "/v1/users?page=0", Key: env.AdminKey}), 422, "page")
 	})
 }
+
+func TestHealth(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := tu.NewEnv(t, engine)
+		if r := env.Call(get, "/healthz", "", nil, 200).JSON(); r["status"] != "ok" {
+			t.Fatalf("healthz: %v", r)
+		}
+		if r := env.Call(get, "/readyz", "", nil, 200).JSON(); r["status"] != "ready" {
+			t.Fatalf("readyz: %v", r)
+		}
+	})
+}

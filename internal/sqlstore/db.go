@@ -65,10 +65,13 @@ type DB struct {
 
 	jobs     chan *job // SQLite group commit queue
 	maxBatch int
+	readers  chan *conn // SQLite: reader connections, each with its statements
+	wconn    *conn      // SQLite: the writer goroutine's connection
 	stop     chan struct{}
 	stopped  chan struct{}
 	once     sync.Once
 	rebinds  sync.Map // query text → PostgreSQL form
+	steps    stepsCache
 }
 
 var _ wps.Store = (*DB)(nil)
@@ -128,6 +131,10 @@ func Open(ctx context.Context, rawURL string, opt Options) (*DB, error) {
 		return nil, err
 	}
 	if engine == SQLite {
+		if err := db.holdConns(ctx, opt.ReadConns); err != nil {
+			db.closeConns()
+			return nil, err
+		}
 		db.jobs = make(chan *job, 4*opt.MaxBatch)
 		db.stop = make(chan struct{})
 		db.stopped = make(chan struct{})
@@ -188,7 +195,15 @@ func (db *DB) ping(ctx context.Context) error {
 func (db *DB) Engine() Engine { return db.engine }
 
 // Ping checks that the database answers.
-func (db *DB) Ping(ctx context.Context) error { return db.ping(ctx) }
+func (db *DB) Ping(ctx context.Context) error {
+	if db.engine == SQLite {
+		return db.Read(ctx, func(t wps.Tx) error {
+			var one int
+			return t.(*tx).queryRow(`SELECT 1`).Scan(&one)
+		})
+	}
+	return db.ping(ctx)
+}
 
 // Migrate applies the pending migrations of the DB's engine, each in a transaction.
 func (db *DB) Migrate(ctx context.Context) error {
@@ -226,6 +241,12 @@ func (db *DB) Close() error {
 }
 
 func (db *DB) closeConns() error {
+	if db.wconn != nil {
+		db.wconn.close()
+	}
+	for db.readers != nil && len(db.readers) > 0 {
+		(<-db.readers).close()
+	}
 	err := db.write.Close()
 	if db.read != db.write {
 		err = errors.Join(err, db.read.Close())
@@ -235,12 +256,26 @@ func (db *DB) closeConns() error {
 
 // Read runs fn in a read-only transaction.
 func (db *DB) Read(ctx context.Context, fn func(wps.Tx) error) error {
+	if db.engine == SQLite {
+		var c *conn
+		select {
+		case c = <-db.readers:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		defer func() { db.readers <- c }()
+		if _, err := c.ExecContext(ctx, "BEGIN"); err != nil {
+			return db.txErr(ctx, err)
+		}
+		defer c.ExecContext(context.WithoutCancel(ctx), "ROLLBACK") //nolint:errcheck // read-only: nothing to keep
+		return call(fn, &tx{db: db, q: c, ctx: ctx, write: false})
+	}
 	sqltx, err := db.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return db.txErr(ctx, err)
 	}
 	defer sqltx.Rollback() //nolint:errcheck // read-only: nothing to keep
-	return call(fn, &tx{db: db, tx: sqltx, ctx: ctx, write: false})
+	return call(fn, &tx{db: db, q: sqltx, ctx: ctx, write: false})
 }
 
 // Write runs fn in a transaction that commits when fn returns nil.
@@ -262,7 +297,7 @@ func (db *DB) writeOnce(ctx context.Context, fn func(wps.Tx) error) error {
 	if err != nil {
 		return db.txErr(ctx, err)
 	}
-	if err := call(fn, &tx{db: db, tx: sqltx, ctx: ctx, write: true}); err != nil {
+	if err := call(fn, &tx{db: db, q: sqltx, ctx: ctx, write: true}); err != nil {
 		_ = sqltx.Rollback()
 		return err
 	}
@@ -356,22 +391,22 @@ func (db *DB) writer() {
 
 func (db *DB) commitBatch(batch []*job) {
 	ctx := context.Background()
+	w := db.wconn
 	errs := make([]error, len(batch))
-	finish := func() {
+	defer func() {
 		for i, j := range batch {
 			j.done <- errs[i]
 		}
-	}
-	defer finish()
+	}()
 	fail := func(err error) {
+		_, _ = w.ExecContext(ctx, "ROLLBACK")
 		for i := range errs {
-			if errs[i] == nil {
+			if errs[i] == nil || !wps.IsCode(errs[i], wps.CodeInternal) {
 				errs[i] = wps.Internal(err)
 			}
 		}
 	}
-	sqltx, err := db.write.BeginTx(ctx, nil)
-	if err != nil {
+	if _, err := w.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
 		fail(err)
 		return
 	}
@@ -381,35 +416,32 @@ func (db *DB) commitBatch(batch []*job) {
 			errs[i] = err
 			continue
 		}
-		t := &tx{db: db, tx: sqltx, ctx: ctx, write: true}
+		t := &tx{db: db, q: w, ctx: ctx, write: true}
 		if single {
 			errs[i] = call(j.fn, t)
 			break
 		}
-		if _, err := sqltx.Exec("SAVEPOINT job"); err != nil {
-			_ = sqltx.Rollback()
+		if _, err := w.ExecContext(ctx, "SAVEPOINT job"); err != nil {
 			fail(err)
 			return
 		}
 		errs[i] = call(j.fn, t)
 		if errs[i] != nil {
-			if _, err := sqltx.Exec("ROLLBACK TO job"); err != nil {
-				_ = sqltx.Rollback()
+			if _, err := w.ExecContext(ctx, "ROLLBACK TO job"); err != nil {
 				fail(err)
 				return
 			}
 		}
-		if _, err := sqltx.Exec("RELEASE job"); err != nil {
-			_ = sqltx.Rollback()
+		if _, err := w.ExecContext(ctx, "RELEASE job"); err != nil {
 			fail(err)
 			return
 		}
 	}
 	if single && errs[0] != nil {
-		_ = sqltx.Rollback()
+		_, _ = w.ExecContext(ctx, "ROLLBACK")
 		return
 	}
-	if err := sqltx.Commit(); err != nil {
+	if _, err := w.ExecContext(ctx, "COMMIT"); err != nil {
 		for i := range errs {
 			errs[i] = nil
 		}
@@ -417,16 +449,96 @@ func (db *DB) commitBatch(batch []*job) {
 	}
 }
 
+// conn is a connection held for the life of the DB, with the statements
+// prepared on it: SQLite parses each query text once per connection.
+type conn struct {
+	c     *sql.Conn
+	stmts map[string]*sql.Stmt
+}
+
+// holdConns takes SQLite's writer connection and its reader connections.
+func (db *DB) holdConns(ctx context.Context, readers int) error {
+	c, err := db.write.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	db.wconn = &conn{c: c, stmts: map[string]*sql.Stmt{}}
+	db.readers = make(chan *conn, readers)
+	for range readers {
+		c, err := db.read.Conn(ctx)
+		if err != nil {
+			return err
+		}
+		db.readers <- &conn{c: c, stmts: map[string]*sql.Stmt{}}
+	}
+	return nil
+}
+
+func (c *conn) close() {
+	for _, s := range c.stmts {
+		_ = s.Close()
+	}
+	_ = c.c.Close()
+}
+
+// stmt returns query prepared on c (one goroutine uses a conn at a time).
+func (c *conn) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	if s, ok := c.stmts[query]; ok {
+		return s, nil
+	}
+	s, err := c.c.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	c.stmts[query] = s
+	return s, nil
+}
+
+func (c *conn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if len(args) == 0 && !strings.HasPrefix(query, "SELECT") {
+		return c.c.ExecContext(ctx, query) // BEGIN, SAVEPOINT, COMMIT...
+	}
+	s, err := c.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return s.ExecContext(ctx, args...)
+}
+
+func (c *conn) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	s, err := c.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return s.QueryContext(ctx, args...)
+}
+
+func (c *conn) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	s, err := c.stmt(ctx, query)
+	if err != nil {
+		return c.c.QueryRowContext(ctx, query, args...) // carries the same error
+	}
+	return s.QueryRowContext(ctx, args...)
+}
+
+// querier runs SQL: a PostgreSQL transaction, or a held SQLite connection
+// inside its BEGIN ... COMMIT.
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
 // tx is a wps.Tx over one SQL transaction.
 type tx struct {
 	db    *DB
-	tx    *sql.Tx
+	q     querier
 	ctx   context.Context
 	write bool
 }
 
-// q turns a query written with ? placeholders into the engine's form.
-func (t *tx) q(query string) string {
+// rebind turns a query written with ? placeholders into the engine's form.
+func (t *tx) rebind(query string) string {
 	if t.db.engine != Postgres {
 		return query
 	}
@@ -448,15 +560,15 @@ func (t *tx) q(query string) string {
 }
 
 func (t *tx) exec(query string, args ...any) (sql.Result, error) {
-	return t.tx.ExecContext(t.ctx, t.q(query), args...)
+	return t.q.ExecContext(t.ctx, t.rebind(query), args...)
 }
 
 func (t *tx) query(query string, args ...any) (*sql.Rows, error) {
-	return t.tx.QueryContext(t.ctx, t.q(query), args...)
+	return t.q.QueryContext(t.ctx, t.rebind(query), args...)
 }
 
 func (t *tx) queryRow(query string, args ...any) *sql.Row {
-	return t.tx.QueryRowContext(t.ctx, t.q(query), args...)
+	return t.q.QueryRowContext(t.ctx, t.rebind(query), args...)
 }
 
 // forUpdate is the row-lock suffix of a SELECT in a write transaction:

@@ -85,5 +85,5 @@ func newV7At(at time.Time) string {
 
 // t rewrites placeholders for the DB's engine outside a transaction.
 func t(db *DB, query string) string {
-	return (&tx{db: db}).q(query)
+	return (&tx{db: db}).rebind(query)
 }

@@ -1,8 +1,11 @@
 package sqlstore
 
 import (
+	"crypto/sha256"
 	"database/sql"
+	"slices"
 	"strings"
+	"sync"
 
 	"wps/internal/wps"
 )
@@ -12,7 +15,33 @@ const processCols = `p.id, p.org_id, p.code, p.name, p.label, p.icon_name, p.ver
 // processJoin selects a process with the steps of one version (?-bound).
 const processJoin = `FROM processes p JOIN process_versions v ON v.process_id = p.id AND v.version = `
 
-func scanProcess(s interface{ Scan(...any) error }) (wps.Process, error) {
+// stepsCache keeps decoded step lists by the hash of their JSON: the same
+// definition is read on almost every request, and decoding it is the
+// costliest part of the read. Callers get a fresh slice of shared values
+// (the domain clones before it edits a definition).
+type stepsCache struct {
+	mu sync.Mutex
+	m  map[[32]byte][]wps.Step
+}
+
+func (c *stepsCache) decode(text string) []wps.Step {
+	key := sha256.Sum256([]byte(text))
+	c.mu.Lock()
+	steps, ok := c.m[key]
+	c.mu.Unlock()
+	if !ok {
+		fromJSON(text, &steps)
+		c.mu.Lock()
+		if c.m == nil || len(c.m) >= 4096 {
+			c.m = map[[32]byte][]wps.Step{}
+		}
+		c.m[key] = steps
+		c.mu.Unlock()
+	}
+	return slices.Clone(steps)
+}
+
+func (t *tx) scanProcess(s interface{ Scan(...any) error }) (wps.Process, error) {
 	var p wps.Process
 	var steps string
 	var created, updated int64
@@ -20,7 +49,7 @@ func scanProcess(s interface{ Scan(...any) error }) (wps.Process, error) {
 	if err := s.Scan(&p.ID, &p.OrgID, &p.Code, &p.Name, &p.Label, &p.IconName, &p.Version, &created, &updated, &deleted, &steps, &p.Locked); err != nil {
 		return p, err
 	}
-	fromJSON(steps, &p.Steps)
+	p.Steps = t.db.steps.decode(steps)
 	p.CreatedAt, p.UpdatedAt = wps.FromMillis(created), wps.FromMillis(updated)
 	if deleted.Valid {
 		d := wps.FromMillis(deleted.Int64)
@@ -54,7 +83,7 @@ func (t *tx) GetProcess(orgID, id string, version int) (wps.Process, error) {
 		q += `p.version`
 	}
 	q += ` WHERE p.org_id = ? AND p.id = ? AND p.deleted_at IS NULL`
-	p, err := scanProcess(t.queryRow(q, append(args, orgID, id)...))
+	p, err := t.scanProcess(t.queryRow(q, append(args, orgID, id)...))
 	return p, t.err(err, "process", "")
 }
 
@@ -67,18 +96,18 @@ func recurrence(p wps.Process) string {
 }
 
 func (t *tx) GetProcessVersion(orgID, id string, version int) (wps.Process, error) {
-	p, err := scanProcess(t.queryRow(`SELECT `+processCols+` `+processJoin+`? WHERE p.org_id = ? AND p.id = ?`, version, orgID, id))
+	p, err := t.scanProcess(t.queryRow(`SELECT `+processCols+` `+processJoin+`? WHERE p.org_id = ? AND p.id = ?`, version, orgID, id))
 	return p, t.err(err, "process version", "")
 }
 
 func (t *tx) FindProcessByLabel(orgID, label string) (wps.Process, error) {
-	p, err := scanProcess(t.queryRow(`SELECT `+processCols+` `+processJoin+`p.version
+	p, err := t.scanProcess(t.queryRow(`SELECT `+processCols+` `+processJoin+`p.version
 		WHERE p.org_id = ? AND p.label = ? AND p.deleted_at IS NULL`, orgID, label))
 	return p, t.err(err, "process", "")
 }
 
 func (t *tx) FindProcessByCode(orgID, code string) (wps.Process, error) {
-	p, err := scanProcess(t.queryRow(`SELECT `+processCols+` `+processJoin+`p.version
+	p, err := t.scanProcess(t.queryRow(`SELECT `+processCols+` `+processJoin+`p.version
 		WHERE p.org_id = ? AND p.code = ? AND p.deleted_at IS NULL`, orgID, code))
 	return p, t.err(err, "process", "")
 }
@@ -100,7 +129,7 @@ func (t *tx) ListProcesses(orgID string, pg wps.Page, search string) ([]wps.Proc
 	if err != nil {
 		return nil, 0, t.err(err, "", "")
 	}
-	list, err := collect(rows, scanProcess)
+	list, err := collect(rows, t.scanProcess)
 	return list, total, t.err(err, "", "")
 }
 

@@ -272,7 +272,7 @@ func (t *tx) RecurringProcesses() ([]wps.Process, error) {
 	if err != nil {
 		return nil, t.err(err, "", "")
 	}
-	list, err := collect(rows, scanProcess)
+	list, err := collect(rows, t.scanProcess)
 	return list, t.err(err, "", "")
 }
 

@@ -110,16 +110,17 @@ type ActInput struct {
 
 // run is one measurement loaded for a change, inside a write transaction.
 type run struct {
-	s       *Service
-	tx      Tx
-	p       *Principal
-	user    User
-	m       Measurement
-	proc    Process // the measurement's version
-	def     engine.Def
-	actions []Action
-	events  []Event
-	now     Time
+	s        *Service
+	tx       Tx
+	p        *Principal
+	user     User
+	m        Measurement
+	proc     Process // the measurement's version
+	def      engine.Def
+	actions  []Action
+	events   []Event
+	now      Time
+	policies []Policy // loaded once for views
 }
 
 func (s *Service) loadRun(tx Tx, p *Principal, measurementID string) (*run, error) {
@@ -143,8 +144,10 @@ func (s *Service) loadRun(tx Tx, p *Principal, measurementID string) (*run, erro
 
 // newMeasurement creates a measurement of proc (its latest version).
 func (s *Service) newMeasurement(tx Tx, p *Principal, proc Process, pending bool) (*run, error) {
-	if err := tx.LockProcessVersion(p.OrgID, proc.ID, proc.Version); err != nil {
-		return nil, err
+	if !proc.Locked {
+		if err := tx.LockProcessVersion(p.OrgID, proc.ID, proc.Version); err != nil {
+			return nil, err
+		}
 	}
 	seq, err := tx.NextMeasurementSeq(p.OrgID, proc.ID)
 	if err != nil {
@@ -440,23 +443,33 @@ func firstItem(v any) string {
 // CreateMeasurement starts a measurement of a process (its latest version)
 // without data. Errors: CodeNotFound, CodeForbidden.
 func (s *Service) CreateMeasurement(ctx context.Context, p *Principal, processID string) (MeasurementView, error) {
-	var out MeasurementView
+	var r *run
 	err := s.store.Write(ctx, func(tx Tx) error {
 		proc, err := tx.GetProcess(p.OrgID, processID, 0)
 		if err != nil {
 			return err
 		}
-		r, err := s.newMeasurement(tx, p, proc, false)
-		if err != nil {
+		if r, err = s.newMeasurement(tx, p, proc, false); err != nil {
 			return err
 		}
-		if err := r.save(); err != nil {
-			return err
-		}
-		out, err = r.view()
-		return err
+		return r.save()
 	})
-	return out, err
+	if err != nil {
+		return MeasurementView{}, err
+	}
+	var out MeasurementView
+	return out, s.present(ctx, r, func() { out = r.view() })
+}
+
+// present builds a response from a committed run in a read transaction,
+// so that the single writer (on SQLite) never spends time on views.
+func (s *Service) present(ctx context.Context, r *run, build func()) error {
+	return s.store.Read(ctx, func(tx Tx) error {
+		r.tx = tx
+		r.policies = nil
+		build()
+		return nil
+	})
 }
 
 // SimplifiedInput is the body of POST /v1/measurements/simplified.
@@ -475,6 +488,9 @@ type SimplifiedInput struct {
 // bad value), CodeNotFound, CodeForbidden, CodeConflict.
 func (s *Service) CreateSimplified(ctx context.Context, p *Principal, in SimplifiedInput) (SimplifiedView, error) {
 	var out SimplifiedView
+	var r *run
+	var a Action
+	var consensed bool
 	if in.ProcessUUID == "" && in.ProcessLabel == "" {
 		return out, Invalid("processUuid", "processUuid or processLabel is required")
 	}
@@ -508,21 +524,20 @@ func (s *Service) CreateSimplified(ctx context.Context, p *Principal, in Simplif
 		if st == nil {
 			return Invalid("stepId", "no such step in process %q", proc.Label)
 		}
-		r, err := s.newMeasurement(tx, p, proc, false)
-		if err != nil {
+		if r, err = s.newMeasurement(tx, p, proc, false); err != nil {
 			return err
 		}
-		a, res, err := r.act(ActInput{StepID: st.ID, Type: engine.WriteData, Parameters: in.Parameters})
-		if err != nil {
+		var res engine.Result
+		if a, res, err = r.act(ActInput{StepID: st.ID, Type: engine.WriteData, Parameters: in.Parameters}); err != nil {
 			return err
 		}
-		if err := r.save(); err != nil {
-			return err
-		}
-		out, err = r.simplifiedView(a, res.Consensed)
-		return err
+		consensed = res.Consensed
+		return r.save()
 	})
-	return out, err
+	if err != nil {
+		return out, err
+	}
+	return out, s.present(ctx, r, func() { out = r.simplifiedView(a, consensed) })
 }
 
 // findProcess resolves a process by id and/or exact label; both must agree.
@@ -550,22 +565,21 @@ func findProcess(tx Tx, orgID, id, label string) (Process, error) {
 // values missing at consensus).
 func (s *Service) Act(ctx context.Context, p *Principal, measurementID string, in ActInput) (ActionView, error) {
 	var out ActionView
-	err := s.store.Write(ctx, func(tx Tx) error {
-		r, err := s.loadRun(tx, p, measurementID)
-		if err != nil {
+	var r *run
+	var a Action
+	err := s.store.Write(ctx, func(tx Tx) (err error) {
+		if r, err = s.loadRun(tx, p, measurementID); err != nil {
 			return err
 		}
-		a, _, err := r.act(in)
-		if err != nil {
+		if a, _, err = r.act(in); err != nil {
 			return err
 		}
-		if err := r.save(); err != nil {
-			return err
-		}
-		out = r.actionView(a, nil)
-		return nil
+		return r.save()
 	})
-	return out, err
+	if err != nil {
+		return out, err
+	}
+	return out, s.present(ctx, r, func() { out = r.actionView(a, nil) })
 }
 
 // Reprove rejects an earlier action: it is marked reproved, its step and
@@ -578,13 +592,14 @@ func (s *Service) Reprove(ctx context.Context, p *Principal, actionID, observati
 	if err := p.Require(FnActionReprove); err != nil {
 		return out, err
 	}
-	err := s.store.Write(ctx, func(tx Tx) error {
-		target, err := tx.GetAction(p.OrgID, actionID)
+	var r *run
+	var a, target Action
+	err := s.store.Write(ctx, func(tx Tx) (err error) {
+		target, err = tx.GetAction(p.OrgID, actionID)
 		if err != nil {
 			return err
 		}
-		r, err := s.loadRun(tx, p, target.MeasurementID)
-		if err != nil {
+		if r, err = s.loadRun(tx, p, target.MeasurementID); err != nil {
 			return err
 		}
 		switch {
@@ -619,17 +634,17 @@ func (s *Service) Reprove(ctx context.Context, p *Principal, actionID, observati
 				r.actions[i].Reproved = true
 			}
 		}
-		a := Action{ID: NewID(), OrgID: p.OrgID, MeasurementID: r.m.ID, StepID: target.StepID, Type: engine.Rejection,
+		a = Action{ID: NewID(), OrgID: p.OrgID, MeasurementID: r.m.ID, StepID: target.StepID, Type: engine.Rejection,
 			UserID: r.user.ID, Username: displayName(r.user), UserRoles: r.user.Roles, Observation: observation,
 			Data: map[string]any{}, ReprovesActionID: target.ID, CreatedAt: r.now}
 		if err := r.record(&a, txHash, res); err != nil {
 			return err
 		}
-		if err := r.save(); err != nil {
-			return err
-		}
-		out = r.actionView(a, &target)
-		return nil
+		return r.save()
 	})
-	return out, err
+	if err != nil {
+		return out, err
+	}
+	target.Reproved = true
+	return out, s.present(ctx, r, func() { out = r.actionView(a, &target) })
 }

@@ -43,6 +43,7 @@ func (s *Service) CreatePolicy(ctx context.Context, p *Principal, in PolicyInput
 		return Policy{}, err
 	}
 	now := s.Now()
+	defer s.keys.forget(p.OrgID)
 	pol := Policy{ID: NewID(), OrgID: p.OrgID, Name: in.Name, Roles: normalize(in.Roles),
 		Functions: normalize(in.Functions), CreatedAt: now, UpdatedAt: now}
 	return pol, s.store.Write(ctx, func(tx Tx) error { return tx.CreatePolicy(pol) })
@@ -66,6 +67,7 @@ func (s *Service) UpdatePolicy(ctx context.Context, p *Principal, id string, in 
 		return Policy{}, err
 	}
 	var pol Policy
+	defer s.keys.forget(p.OrgID)
 	err := s.store.Write(ctx, func(tx Tx) (err error) {
 		if pol, err = tx.GetPolicy(p.OrgID, id); err != nil {
 			return err
@@ -94,6 +96,7 @@ func (s *Service) UpdatePolicy(ctx context.Context, p *Principal, id string, in 
 // DeletePolicy removes a policy. Errors: CodeNotFound; CodeConflict when a
 // step of a live process refers to it (the message lists the steps).
 func (s *Service) DeletePolicy(ctx context.Context, p *Principal, id string) error {
+	defer s.keys.forget(p.OrgID)
 	return s.store.Write(ctx, func(tx Tx) error {
 		pol, err := tx.GetPolicy(p.OrgID, id)
 		if err != nil {

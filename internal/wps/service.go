@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -17,6 +18,53 @@ type Service struct {
 	now          Clock
 	inviteTTL    time.Duration
 	allowPrivate bool
+	keys         keyCache
+}
+
+// keyCache remembers resolved API keys briefly: authentication would
+// otherwise cost three queries on every request. A key revoked here is
+// forgotten at once; changes made elsewhere (another replica, roles,
+// policies) take effect within keyCacheTTL.
+type keyCache struct {
+	mu sync.Mutex
+	m  map[string]cachedKey
+}
+
+type cachedKey struct {
+	p       *Principal
+	expires time.Time
+}
+
+const keyCacheTTL = 2 * time.Second
+
+func (c *keyCache) get(hash string, now time.Time) *Principal {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if k, ok := c.m[hash]; ok && now.Before(k.expires) {
+		return k.p
+	}
+	return nil
+}
+
+func (c *keyCache) put(hash string, p *Principal, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) > 10000 {
+		c.m = map[string]cachedKey{}
+	}
+	c.m[hash] = cachedKey{p: p, expires: now.Add(keyCacheTTL)}
+}
+
+// forget drops every cached principal of an org, after a change to its
+// keys, roles or policies.
+func (c *keyCache) forget(orgID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for h, k := range c.m {
+		if k.p.OrgID == orgID {
+			delete(c.m, h)
+		}
+	}
 }
 
 // ServiceConfig holds the Service's tunables; zero values take defaults.
@@ -76,9 +124,14 @@ func (s *Service) Authenticate(ctx context.Context, key string) (*Principal, err
 	if !strings.HasPrefix(key, KeyPrefix) || len(key) > 128 {
 		return nil, Errorf(CodeUnauthorized, "invalid API key")
 	}
+	hash := HashSecret(key)
+	now := time.Now()
+	if p := s.keys.get(hash, now); p != nil {
+		return p, nil
+	}
 	var p *Principal
 	err := s.store.Read(ctx, func(tx Tx) error {
-		k, err := tx.GetAPIKeyByHash(HashSecret(key))
+		k, err := tx.GetAPIKeyByHash(hash)
 		if IsCode(err, CodeNotFound) {
 			return Errorf(CodeUnauthorized, "invalid API key")
 		}
@@ -101,6 +154,9 @@ func (s *Service) Authenticate(ctx context.Context, key string) (*Principal, err
 		}
 		return nil
 	})
+	if err == nil {
+		s.keys.put(hash, p, now)
+	}
 	return p, err
 }
 

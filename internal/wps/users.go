@@ -49,6 +49,7 @@ func (s *Service) ListAPIKeys(ctx context.Context, p *Principal) ([]APIKey, erro
 
 // RevokeAPIKey revokes one of the caller's keys. Errors: CodeNotFound.
 func (s *Service) RevokeAPIKey(ctx context.Context, p *Principal, id string) error {
+	defer s.keys.forget(p.OrgID)
 	return s.store.Write(ctx, func(tx Tx) error { return tx.RevokeAPIKey(p.OrgID, p.UserID, id, s.Now()) })
 }
 
@@ -70,6 +71,7 @@ func (s *Service) changeRole(ctx context.Context, p *Principal, userID, role str
 		return nil, Invalid("role", "must match ^[A-Z][A-Z0-9_]{0,63}$")
 	}
 	var roles []string
+	defer s.keys.forget(p.OrgID)
 	err := s.store.Write(ctx, func(tx Tx) error {
 		if err := tx.LockOrg(p.OrgID); err != nil {
 			return err

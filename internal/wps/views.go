@@ -431,7 +431,10 @@ func (r *run) counterparts(st *Step) []Counterpart {
 	if st == nil {
 		return out
 	}
-	pols, _ := r.tx.ListPolicies(r.m.OrgID)
+	if r.policies == nil {
+		r.policies, _ = r.tx.ListPolicies(r.m.OrgID)
+	}
+	pols := r.policies
 	for i, name := range st.PolicyNames {
 		c := Counterpart{Name: name, Data: []CounterpartSeat{}}
 		j := slices.IndexFunc(pols, func(p Policy) bool { return p.Name == name })
@@ -462,10 +465,10 @@ func (r *run) embed() ProcessEmbed {
 	return e
 }
 
-func (r *run) view() (MeasurementView, error) {
+func (r *run) view() MeasurementView {
 	return MeasurementView{ID: r.m.ID, MeasurementID: r.m.ID, Name: r.m.Name, OrgID: r.m.OrgID, ProcessID: r.m.ProcessID,
 		Version: r.m.Version, Status: r.m.Status, CreatedAt: r.m.CreatedAt, UpdatedAt: r.m.UpdatedAt, ReservedTokens: r.reserved(),
-		CurrentStep: r.currentStep(), UnfilledPolicies: r.unfilled(), PendingPolicies: r.pending(), Process: r.embed()}, nil
+		CurrentStep: r.currentStep(), UnfilledPolicies: r.unfilled(), PendingPolicies: r.pending(), Process: r.embed()}
 }
 
 func (r *run) definition() MeasurementDefinition {
@@ -522,14 +525,14 @@ func (r *run) entitiesByID() map[string]Entity {
 	return out
 }
 
-func (r *run) simplifiedView(a Action, consensed bool) (SimplifiedView, error) {
+func (r *run) simplifiedView(a Action, consensed bool) SimplifiedView {
 	_, st := stepByID(r.proc.Steps, a.StepID)
 	return SimplifiedView{IsStepConsensed: consensed, StepID: a.StepID, ActionID: a.ID, ID: r.m.ID, Name: r.m.Name, ProcessID: r.m.ProcessID,
 		OrgID: r.m.OrgID, Status: r.m.Status, CreatedAt: r.m.CreatedAt, UpdatedAt: r.m.UpdatedAt,
 		ReadFromEntityMapping: ReadMapping{Actions: map[string]any{}, Entity: map[string]any{}},
 		MeasurementDefinition: r.definition(), EntityDataItems: []EntityData{}, EntityManipulations: []EntityData{},
 		EntitiesByID: r.entitiesByID(), Process: r.embed(), UnfilledPolicies: r.unfilled(), CurrentStep: r.currentStep(),
-		WebhookURLs: st.WebhookURLs, PendingPolicies: r.pending()}, nil
+		WebhookURLs: st.WebhookURLs, PendingPolicies: r.pending()}
 }
 
 // actionView shows an action; for a reproval, data is the reproved action's.
@@ -572,8 +575,8 @@ func (s *Service) GetMeasurement(ctx context.Context, p *Principal, id string) (
 		if err != nil {
 			return err
 		}
-		out, err = r.view()
-		return err
+		out = r.view()
+		return nil
 	})
 	return out, err
 }
