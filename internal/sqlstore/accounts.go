@@ -101,8 +101,7 @@ func (t *tx) ListUsers(orgID string, p wps.Page) ([]wps.User, int, error) {
 	if err := t.queryRow(`SELECT count(*) FROM users WHERE org_id = ?`, orgID).Scan(&total); err != nil {
 		return nil, 0, t.err(err, "", "")
 	}
-	rows, err := t.query(`SELECT `+userCols+` FROM users WHERE org_id = ? ORDER BY id LIMIT ? OFFSET ?`,
-		orgID, p.PerPage, p.Offset())
+	rows, err := t.query(`SELECT `+userCols+` FROM users WHERE org_id = ? ORDER BY id`+page(p), orgID)
 	if err != nil {
 		return nil, 0, t.err(err, "", "")
 	}

@@ -449,6 +449,9 @@ func (db *DB) commitBatch(batch []*job) {
 	}
 }
 
+// maxStmts bounds the statements kept prepared on one connection.
+const maxStmts = 512
+
 // conn is a connection held for the life of the DB, with the statements
 // prepared on it: SQLite parses each query text once per connection.
 type conn struct {
@@ -485,6 +488,12 @@ func (c *conn) close() {
 func (c *conn) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	if s, ok := c.stmts[query]; ok {
 		return s, nil
+	}
+	if len(c.stmts) >= maxStmts { // deep pages make new texts: start over
+		for q, s := range c.stmts {
+			_ = s.Close()
+			delete(c.stmts, q)
+		}
 	}
 	s, err := c.c.PrepareContext(ctx, query)
 	if err != nil {
@@ -570,6 +579,16 @@ func (t *tx) query(query string, args ...any) (*sql.Rows, error) {
 func (t *tx) queryRow(query string, args ...any) *sql.Row {
 	return t.q.QueryRowContext(t.ctx, t.rebind(query), args...)
 }
+
+// page is the LIMIT and OFFSET of a page, written as literals: SQLite
+// re-prepares a statement whose bound LIMIT changes, as its planner may use
+// the value, which would defeat the statement cache.
+func page(p wps.Page) string {
+	return " LIMIT " + strconv.Itoa(p.PerPage) + " OFFSET " + strconv.Itoa(p.Offset())
+}
+
+// limitN is a LIMIT written as a literal (see page).
+func limitN(n int) string { return " LIMIT " + strconv.Itoa(n) }
 
 // forUpdate is the row-lock suffix of a SELECT in a write transaction:
 // SQLite needs none (its one writer serializes every write transaction).

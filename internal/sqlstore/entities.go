@@ -63,8 +63,7 @@ func (t *tx) ListEntities(orgID string, p wps.Page, search string) ([]wps.Entity
 	if err := t.queryRow(`SELECT count(*) FROM entities WHERE `+where, args...).Scan(&total); err != nil {
 		return nil, 0, t.err(err, "", "")
 	}
-	rows, err := t.query(`SELECT `+entityCols+` FROM entities WHERE `+where+` ORDER BY id LIMIT ? OFFSET ?`,
-		append(args, p.PerPage, p.Offset())...)
+	rows, err := t.query(`SELECT `+entityCols+` FROM entities WHERE `+where+` ORDER BY id`+page(p), args...)
 	if err != nil {
 		return nil, 0, t.err(err, "", "")
 	}
@@ -170,8 +169,7 @@ func (t *tx) ListRecords(orgID, entityID string, q wps.RecordQuery) ([]wps.Recor
 	if err := t.queryRow(`SELECT count(*) FROM entity_records WHERE `+where, args...).Scan(&total); err != nil {
 		return nil, 0, t.err(err, "", "")
 	}
-	rows, err := t.query(`SELECT `+recordCols+` FROM entity_records WHERE `+where+` ORDER BY id LIMIT ? OFFSET ?`,
-		append(args, q.Page.PerPage, q.Page.Offset())...)
+	rows, err := t.query(`SELECT `+recordCols+` FROM entity_records WHERE `+where+` ORDER BY id`+page(q.Page), args...)
 	if err != nil {
 		return nil, 0, t.err(err, "", "")
 	}
@@ -180,8 +178,8 @@ func (t *tx) ListRecords(orgID, entityID string, q wps.RecordQuery) ([]wps.Recor
 }
 
 func (t *tx) ListRecordsAfter(orgID, entityID, afterID string, limit int) ([]wps.Record, error) {
-	rows, err := t.query(`SELECT `+recordCols+` FROM entity_records WHERE org_id = ? AND entity_id = ? AND id > ? ORDER BY id LIMIT ?`,
-		orgID, entityID, afterID, limit)
+	rows, err := t.query(`SELECT `+recordCols+` FROM entity_records WHERE org_id = ? AND entity_id = ? AND id > ? ORDER BY id`+limitN(limit),
+		orgID, entityID, afterID)
 	if err != nil {
 		return nil, t.err(err, "", "")
 	}

@@ -76,8 +76,7 @@ func (t *tx) ListMeasurements(orgID string, q wps.MeasurementQuery) ([]wps.Measu
 	if err := t.queryRow(`SELECT count(*) FROM measurements WHERE `+where.String(), args...).Scan(&total); err != nil {
 		return nil, 0, t.err(err, "", "")
 	}
-	rows, err := t.query(`SELECT `+measurementCols+` FROM measurements WHERE `+where.String()+` ORDER BY id DESC LIMIT ? OFFSET ?`,
-		append(args, q.Page.PerPage, q.Page.Offset())...)
+	rows, err := t.query(`SELECT `+measurementCols+` FROM measurements WHERE `+where.String()+` ORDER BY id DESC`+page(q.Page), args...)
 	if err != nil {
 		return nil, 0, t.err(err, "", "")
 	}
@@ -177,7 +176,7 @@ func (t *tx) ListActions(orgID, measurementID string) ([]wps.Action, error) {
 }
 
 func (t *tx) ListLedger(orgID string, afterSeq int64, limit int) ([]wps.Action, error) {
-	rows, err := t.query(`SELECT `+actionCols+` FROM actions WHERE org_id = ? AND seq > ? ORDER BY seq LIMIT ?`, orgID, afterSeq, limit)
+	rows, err := t.query(`SELECT `+actionCols+` FROM actions WHERE org_id = ? AND seq > ? ORDER BY seq`+limitN(limit), orgID, afterSeq)
 	if err != nil {
 		return nil, t.err(err, "", "")
 	}

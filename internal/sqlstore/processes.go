@@ -124,8 +124,7 @@ func (t *tx) ListProcesses(orgID string, pg wps.Page, search string) ([]wps.Proc
 	if err := t.queryRow(`SELECT count(*) FROM processes p WHERE `+where, args...).Scan(&total); err != nil {
 		return nil, 0, t.err(err, "", "")
 	}
-	rows, err := t.query(`SELECT `+processCols+` `+processJoin+`p.version WHERE `+where+` ORDER BY p.id LIMIT ? OFFSET ?`,
-		append(args, pg.PerPage, pg.Offset())...)
+	rows, err := t.query(`SELECT `+processCols+` `+processJoin+`p.version WHERE `+where+` ORDER BY p.id`+page(pg), args...)
 	if err != nil {
 		return nil, 0, t.err(err, "", "")
 	}

@@ -157,8 +157,7 @@ func (t *tx) ListDeliveries(orgID string, q wps.DeliveryQuery) ([]wps.Delivery, 
 	if err := t.queryRow(`SELECT count(*) FROM deliveries d WHERE `+where, args...).Scan(&total); err != nil {
 		return nil, 0, t.err(err, "", "")
 	}
-	rows, err := t.query(`SELECT `+deliveryCols+deliveryFrom+`WHERE `+where+` ORDER BY d.id DESC LIMIT ? OFFSET ?`,
-		append(args, q.Page.PerPage, q.Page.Offset())...)
+	rows, err := t.query(`SELECT `+deliveryCols+deliveryFrom+`WHERE `+where+` ORDER BY d.id DESC`+page(q.Page), args...)
 	if err != nil {
 		return nil, 0, t.err(err, "", "")
 	}
@@ -213,7 +212,7 @@ func (t *tx) ClaimDeliveries(now, leaseUntil wps.Time, limit int) ([]wps.Deliver
 		WHERE d.status = 'PENDING' AND d.next_attempt_at <= ? AND (d.locked_until IS NULL OR d.locked_until <= ?)
 		AND NOT EXISTS (SELECT 1 FROM deliveries p WHERE p.url = d.url AND p.measurement_id = d.measurement_id
 			AND d.measurement_id <> '' AND p.status = 'PENDING' AND p.id < d.id)
-		ORDER BY d.next_attempt_at, d.id LIMIT ?`+skip, now.Millis(), now.Millis(), limit)
+		ORDER BY d.next_attempt_at, d.id`+limitN(limit)+skip, now.Millis(), now.Millis())
 	if err != nil {
 		return nil, t.err(err, "", "")
 	}
@@ -243,7 +242,7 @@ func (t *tx) ClaimOverdue(now wps.Time, limit int) ([]wps.OpenStep, error) {
 		skip = ` FOR UPDATE SKIP LOCKED`
 	}
 	rows, err := t.query(`SELECT measurement_id, org_id, step_id, opening, opened_at, due_at FROM measurement_open_steps
-		WHERE due_at IS NOT NULL AND due_at <= ? AND overdue_notified = ? ORDER BY due_at LIMIT ?`+skip, now.Millis(), false, limit)
+		WHERE due_at IS NOT NULL AND due_at <= ? AND overdue_notified = ? ORDER BY due_at`+limitN(limit)+skip, now.Millis(), false)
 	if err != nil {
 		return nil, t.err(err, "", "")
 	}
