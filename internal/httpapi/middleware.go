@@ -96,6 +96,9 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 					writeProblem(rec, newProblem(http.StatusInternalServerError, "", "internal error", nil))
 				}
 			}
+			if !s.log.Enabled(ctx, slog.LevelInfo) {
+				return
+			}
 			attrs := []any{"method", r.Method, "path", r.URL.Path, "status", rec.status,
 				"ms", float64(time.Since(start).Microseconds()) / 1000, "request_id", id}
 			if p := principal(ctx); p != nil {

@@ -1,9 +1,7 @@
 package sqlstore
 
 import (
-	"bytes"
 	"database/sql"
-	"encoding/json"
 	"strings"
 
 	"wps/internal/wps"
@@ -127,9 +125,7 @@ func scanRecord(s interface{ Scan(...any) error }) (wps.Record, error) {
 	if err := s.Scan(&r.ID, &r.OrgID, &r.EntityID, &vals, &created, &updated); err != nil {
 		return r, err
 	}
-	d := json.NewDecoder(bytes.NewReader([]byte(vals)))
-	d.UseNumber() // numbers stay exact decimals
-	if err := d.Decode(&r.Values); err != nil {
+	if err := fromJSONNumbers(vals, &r.Values); err != nil { // numbers stay exact decimals
 		return r, err
 	}
 	r.CreatedAt, r.UpdatedAt = wps.FromMillis(created), wps.FromMillis(updated)

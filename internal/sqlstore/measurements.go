@@ -1,9 +1,7 @@
 package sqlstore
 
 import (
-	"bytes"
 	"database/sql"
-	"encoding/json"
 	"strings"
 
 	"wps/internal/wps"
@@ -144,9 +142,7 @@ func scanAction(s interface{ Scan(...any) error }) (wps.Action, error) {
 		return a, err
 	}
 	fromJSON(roles, &a.UserRoles)
-	d := json.NewDecoder(bytes.NewReader([]byte(data)))
-	d.UseNumber()
-	if err := d.Decode(&a.Data); err != nil {
+	if err := fromJSONNumbers(data, &a.Data); err != nil {
 		return a, err
 	}
 	a.CreatedAt = wps.FromMillis(created)
@@ -202,17 +198,21 @@ func (t *tx) MarkReproved(orgID, actionID string) error {
 	return t.err(affected(res, err, "action"), "action", "")
 }
 
+// LedgerHead reads the org's last link; in a write transaction it creates
+// the head on first use and locks it (the upsert takes the row lock on
+// PostgreSQL), so concurrent writers extend one chain.
 func (t *tx) LedgerHead(orgID string) (int64, string, error) {
-	if t.write {
-		if _, err := t.exec(`INSERT INTO ledger_heads (org_id, seq, hash) VALUES (?, 0, '') ON CONFLICT DO NOTHING`, orgID); err != nil {
-			return 0, "", t.err(err, "", "")
-		}
-	}
 	var seq int64
 	var hash string
-	err := t.queryRow(`SELECT seq, hash FROM ledger_heads WHERE org_id = ?`+t.forUpdate(), orgID).Scan(&seq, &hash)
-	if err == sql.ErrNoRows {
-		return 0, "", nil
+	var err error
+	if t.write {
+		err = t.queryRow(`INSERT INTO ledger_heads (org_id, seq, hash) VALUES (?, 0, '')
+			ON CONFLICT (org_id) DO UPDATE SET seq = ledger_heads.seq RETURNING seq, hash`, orgID).Scan(&seq, &hash)
+	} else {
+		err = t.queryRow(`SELECT seq, hash FROM ledger_heads WHERE org_id = ?`, orgID).Scan(&seq, &hash)
+		if err == sql.ErrNoRows {
+			return 0, "", nil
+		}
 	}
 	return seq, hash, t.err(err, "", "")
 }

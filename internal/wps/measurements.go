@@ -118,6 +118,8 @@ type run struct {
 	proc     Process // the measurement's version
 	def      engine.Def
 	actions  []Action
+	unsaved  []int // indexes in actions of the ones save must write
+	isNew    bool  // the measurement is not written yet
 	events   []Event
 	now      Time
 	policies []Policy // loaded once for views
@@ -164,11 +166,9 @@ func (s *Service) newMeasurement(tx Tx, p *Principal, proc Process, pending bool
 	r.m = Measurement{ID: NewID(), OrgID: p.OrgID, ProcessID: proc.ID, Version: proc.Version, Name: proc.Code + "-" + strconv.FormatInt(seq, 10),
 		Seq: seq, State: state, CreatedBy: p.UserID, CreatedAt: now, UpdatedAt: now}
 	r.m.Status = engine.Status(r.def, state)
-	if err := tx.CreateMeasurement(r.m); err != nil {
-		return nil, err
-	}
+	r.isNew = true
 	r.event(EvMeasurementCreated, "", "")
-	return r, r.saveOpenSteps()
+	return r, nil
 }
 
 // Event types (semantics section 6).
@@ -314,8 +314,9 @@ func (r *run) act(in ActInput) (Action, engine.Result, error) {
 	return a, res, nil
 }
 
-// record writes an action as the next ledger link, applies the engine's
-// result to the measurement and queues the events.
+// record applies the engine's result to the measurement, queues the
+// action as the run's next ledger link and queues its events. Nothing is
+// written before save.
 func (r *run) record(a *Action, clientHash string, res engine.Result) error {
 	if err := r.tx.MarkSuperseded(r.m.OrgID, r.m.ID, res.Reset); err != nil {
 		return err
@@ -329,26 +330,9 @@ func (r *run) record(a *Action, clientHash string, res engine.Result) error {
 	r.m.Status = engine.Status(r.def, res.State)
 	r.m.UpdatedAt = r.now
 	a.Opening = res.State.Steps[a.StepID].Opening
-	seq, prev, err := r.tx.LedgerHead(r.m.OrgID)
-	if err != nil {
-		return err
-	}
-	a.Seq, a.PrevHash = seq+1, prev
-	a.LedgerHash = LedgerHash(prev, *a, clientHash)
-	a.TransactionHash = clientHash
-	if clientHash == "" {
-		a.TransactionHash = a.LedgerHash
-	}
-	if err := r.tx.CreateAction(*a); err != nil {
-		return err
-	}
-	if err := r.tx.SetLedgerHead(r.m.OrgID, a.Seq, a.LedgerHash); err != nil {
-		return err
-	}
+	a.TransactionHash = clientHash // the ledger hash stands in when empty (save)
 	r.actions = append(r.actions, *a)
-	if err := r.tx.UpdateMeasurement(r.m); err != nil {
-		return err
-	}
+	r.unsaved = append(r.unsaved, len(r.actions)-1)
 	if a.Type == engine.Rejection && a.ReprovesActionID != "" {
 		r.event(EvActionReproved, a.StepID, a.ReprovesActionID)
 	}
@@ -363,12 +347,50 @@ func (r *run) record(a *Action, clientHash string, res engine.Result) error {
 			r.event(EvMeasurementReproved, ev.StepID, a.ID)
 		}
 	}
-	return r.saveOpenSteps()
+	return nil
 }
 
-// save writes the queued events (the outbox) and their deliveries in the
-// run's transaction.
+// save writes what the run changed, in its transaction: the measurement,
+// its new actions as the next links of the org's ledger, its open steps,
+// and the events (the outbox) with their deliveries.
 func (r *run) save() error {
+	var err error
+	if r.isNew {
+		err = r.tx.CreateMeasurement(r.m)
+		r.isNew = false
+	} else if len(r.unsaved) > 0 {
+		err = r.tx.UpdateMeasurement(r.m)
+	}
+	if err != nil {
+		return err
+	}
+	if len(r.unsaved) > 0 {
+		seq, prev, err := r.tx.LedgerHead(r.m.OrgID)
+		if err != nil {
+			return err
+		}
+		for _, i := range r.unsaved {
+			a := &r.actions[i]
+			client := a.TransactionHash
+			seq++
+			a.Seq, a.PrevHash = seq, prev
+			a.LedgerHash = LedgerHash(prev, *a, client)
+			if client == "" {
+				a.TransactionHash = a.LedgerHash
+			}
+			if err := r.tx.CreateAction(*a); err != nil {
+				return err
+			}
+			prev = a.LedgerHash
+		}
+		if err := r.tx.SetLedgerHead(r.m.OrgID, seq, prev); err != nil {
+			return err
+		}
+		r.unsaved = nil
+	}
+	if err := r.saveOpenSteps(); err != nil {
+		return err
+	}
 	if len(r.events) == 0 {
 		return nil
 	}
@@ -387,6 +409,16 @@ func (r *run) save() error {
 	}
 	r.events = nil
 	return nil
+}
+
+// action returns the run's copy of an action (with its ledger link once saved).
+func (r *run) action(id string) Action {
+	for _, a := range r.actions {
+		if a.ID == id {
+			return a
+		}
+	}
+	return Action{ID: id}
 }
 
 func displayName(u User) string {
@@ -537,7 +569,7 @@ func (s *Service) CreateSimplified(ctx context.Context, p *Principal, in Simplif
 	if err != nil {
 		return out, err
 	}
-	return out, s.present(ctx, r, func() { out = r.simplifiedView(a, consensed) })
+	return out, s.present(ctx, r, func() { out = r.simplifiedView(r.action(a.ID), consensed) })
 }
 
 // findProcess resolves a process by id and/or exact label; both must agree.
@@ -579,7 +611,7 @@ func (s *Service) Act(ctx context.Context, p *Principal, measurementID string, i
 	if err != nil {
 		return out, err
 	}
-	return out, s.present(ctx, r, func() { out = r.actionView(a, nil) })
+	return out, s.present(ctx, r, func() { out = r.actionView(r.action(a.ID), nil) })
 }
 
 // Reprove rejects an earlier action: it is marked reproved, its step and
@@ -646,5 +678,5 @@ func (s *Service) Reprove(ctx context.Context, p *Principal, actionID, observati
 		return out, err
 	}
 	target.Reproved = true
-	return out, s.present(ctx, r, func() { out = r.actionView(a, &target) })
+	return out, s.present(ctx, r, func() { out = r.actionView(r.action(a.ID), &target) })
 }
