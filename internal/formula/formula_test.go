@@ -137,3 +137,26 @@ func FuzzParse(f *testing.F) {
 		_, _ = e.Eval(Env{Vars: map[string]Value{"a": num("1"), "b": Str("x"), "c": Boolean(true)}, Now: time.Unix(0, 0)})
 	})
 }
+
+func BenchmarkEval(b *testing.B) {
+	e, err := Parse("if(qty > 2, round(qty * price * (1 + rate / 100), 2), 0)")
+	if err != nil {
+		b.Fatal(err)
+	}
+	env := Env{Vars: map[string]Value{"qty": num("3"), "price": num("19.99"), "rate": num("12.5")}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := e.Eval(env); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkParse(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Parse("if(qty > 2, round(qty * price * (1 + rate / 100), 2), 0)"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
