@@ -151,10 +151,7 @@ func (s *Service) newMeasurement(tx Tx, p *Principal, proc Process, pending bool
 			return nil, err
 		}
 	}
-	seq, err := tx.NextMeasurementSeq(p.OrgID, proc.ID)
-	if err != nil {
-		return nil, err
-	}
+	var err error
 	now := s.Now()
 	r := &run{s: s, tx: tx, p: p, proc: proc, def: engineDef(proc.Steps), now: now}
 	if p.UserID == SystemUserID {
@@ -163,8 +160,8 @@ func (s *Service) newMeasurement(tx Tx, p *Principal, proc Process, pending bool
 		return nil, err
 	}
 	state, _ := engine.Start(r.def, now.Time, pending)
-	r.m = Measurement{ID: NewID(), OrgID: p.OrgID, ProcessID: proc.ID, Version: proc.Version, Name: proc.Code + "-" + strconv.FormatInt(seq, 10),
-		Seq: seq, State: state, CreatedBy: p.UserID, CreatedAt: now, UpdatedAt: now}
+	r.m = Measurement{ID: NewID(), OrgID: p.OrgID, ProcessID: proc.ID, Version: proc.Version,
+		State: state, CreatedBy: p.UserID, CreatedAt: now, UpdatedAt: now} // named in save
 	r.m.Status = engine.Status(r.def, state)
 	r.isNew = true
 	r.event(EvMeasurementCreated, "", "")
@@ -350,65 +347,69 @@ func (r *run) record(a *Action, clientHash string, res engine.Result) error {
 	return nil
 }
 
-// save writes what the run changed, in its transaction: the measurement,
-// its new actions as the next links of the org's ledger, its open steps,
-// and the events (the outbox) with their deliveries.
+// save writes what the run changed, in its transaction: the events (the
+// outbox) with their deliveries, the measurement and its open steps, and
+// its new actions as the next links of the org's ledger. The two rows that
+// every writer of a process or org waits for (the measurement sequence and
+// the ledger head) are locked last, so they are held only until commit.
 func (r *run) save() error {
-	var err error
-	if r.isNew {
-		err = r.tx.CreateMeasurement(r.m)
-		r.isNew = false
-	} else if len(r.unsaved) > 0 {
-		err = r.tx.UpdateMeasurement(r.m)
-	}
-	if err != nil {
-		return err
-	}
-	if len(r.unsaved) > 0 {
-		seq, prev, err := r.tx.LedgerHead(r.m.OrgID)
+	if len(r.events) > 0 {
+		hooks, err := r.tx.ListWebhooks(r.m.OrgID)
 		if err != nil {
 			return err
 		}
-		for _, i := range r.unsaved {
-			a := &r.actions[i]
-			client := a.TransactionHash
-			seq++
-			a.Seq, a.PrevHash = seq, prev
-			a.LedgerHash = LedgerHash(prev, *a, client)
-			if client == "" {
-				a.TransactionHash = a.LedgerHash
+		for _, e := range r.events {
+			urls := ""
+			if _, st := stepByID(r.proc.Steps, e.StepID); st != nil {
+				urls = st.WebhookURLs
 			}
-			if err := r.tx.CreateAction(*a); err != nil {
+			if err := fanOut(r.tx, e, urls, hooks); err != nil {
 				return err
 			}
-			prev = a.LedgerHash
 		}
-		if err := r.tx.SetLedgerHead(r.m.OrgID, seq, prev); err != nil {
+		r.events = nil
+	}
+	if r.isNew {
+		seq, err := r.tx.NextMeasurementSeq(r.m.OrgID, r.m.ProcessID)
+		if err != nil {
 			return err
 		}
-		r.unsaved = nil
+		r.m.Seq, r.m.Name = seq, r.proc.Code+"-"+strconv.FormatInt(seq, 10)
+		if err := r.tx.CreateMeasurement(r.m); err != nil {
+			return err
+		}
+		r.isNew = false
+	} else if len(r.unsaved) > 0 {
+		if err := r.tx.UpdateMeasurement(r.m); err != nil {
+			return err
+		}
 	}
 	if err := r.saveOpenSteps(); err != nil {
 		return err
 	}
-	if len(r.events) == 0 {
+	if len(r.unsaved) == 0 {
 		return nil
 	}
-	hooks, err := r.tx.ListWebhooks(r.m.OrgID)
+	seq, prev, err := r.tx.LedgerHead(r.m.OrgID)
 	if err != nil {
 		return err
 	}
-	for _, e := range r.events {
-		urls := ""
-		if _, st := stepByID(r.proc.Steps, e.StepID); st != nil {
-			urls = st.WebhookURLs
+	for _, i := range r.unsaved {
+		a := &r.actions[i]
+		client := a.TransactionHash
+		seq++
+		a.Seq, a.PrevHash = seq, prev
+		a.LedgerHash = LedgerHash(prev, *a, client)
+		if client == "" {
+			a.TransactionHash = a.LedgerHash
 		}
-		if err := fanOut(r.tx, e, urls, hooks); err != nil {
+		if err := r.tx.CreateAction(*a); err != nil {
 			return err
 		}
+		prev = a.LedgerHash
 	}
-	r.events = nil
-	return nil
+	r.unsaved = nil
+	return r.tx.SetLedgerHead(r.m.OrgID, seq, prev)
 }
 
 // action returns the run's copy of an action (with its ledger link once saved).
