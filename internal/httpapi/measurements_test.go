@@ -299,6 +299,15 @@ func checkLists(t *testing.T, s *service, approved, open string) {
 		}
 		return out
 	}
+	total := func(q string) float64 {
+		return s.env.Call(get, "/v1/measurements?"+q, s.ian, nil, 200).JSON()["meta"].(map[string]any)["total"].(float64)
+	}
+	for q, want := range map[string]float64{"": 2, "status=APPROVED": 1, "status=OPEN": 1, "status=REPROVED": 0, "processId=" + s.process["id"].(string): 2,
+		"processId=" + s.process["id"].(string) + "&status=APPROVED": 1, "stepId=" + s.inspect: 1} {
+		if got := total(q); got != want {
+			t.Fatalf("total of %q: %v, want %v", q, got, want)
+		}
+	}
 	if got := ids("status=APPROVED"); fmt.Sprint(got) != fmt.Sprint([]string{approved}) {
 		t.Fatalf("status filter: %v", got)
 	}

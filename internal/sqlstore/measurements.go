@@ -30,7 +30,17 @@ func scanMeasurement(s interface{ Scan(...any) error }) (wps.Measurement, error)
 func (t *tx) CreateMeasurement(m wps.Measurement) error {
 	_, err := t.exec(`INSERT INTO measurements (`+measurementCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		m.ID, m.OrgID, m.ProcessID, m.Version, m.Name, m.Seq, m.Status, jsonText(m.State), m.CreatedBy, m.CreatedAt.Millis(), m.UpdatedAt.Millis())
-	return t.err(err, "measurement", "measurement exists")
+	if err != nil {
+		return t.err(err, "measurement", "measurement exists")
+	}
+	return t.count(m.OrgID, m.ProcessID, m.Status, 1)
+}
+
+// count moves the measurement counter of a process and status by delta.
+func (t *tx) count(orgID, processID, status string, delta int) error {
+	_, err := t.exec(`INSERT INTO measurement_counts (org_id, process_id, status, n) VALUES (?, ?, ?, ?)
+		ON CONFLICT (org_id, process_id, status) DO UPDATE SET n = measurement_counts.n + excluded.n`, orgID, processID, status, delta)
+	return t.err(err, "", "")
 }
 
 func (t *tx) GetMeasurement(orgID, id string) (wps.Measurement, error) {
@@ -38,10 +48,16 @@ func (t *tx) GetMeasurement(orgID, id string) (wps.Measurement, error) {
 	return m, t.err(err, "measurement", "")
 }
 
-func (t *tx) UpdateMeasurement(m wps.Measurement) error {
+func (t *tx) UpdateMeasurement(m wps.Measurement, oldStatus string) error {
 	res, err := t.exec(`UPDATE measurements SET status = ?, state = ?, updated_at = ? WHERE org_id = ? AND id = ?`,
 		m.Status, jsonText(m.State), m.UpdatedAt.Millis(), m.OrgID, m.ID)
-	return t.err(affected(res, err, "measurement"), "measurement", "")
+	if err := affected(res, err, "measurement"); err != nil || m.Status == oldStatus {
+		return t.err(err, "measurement", "")
+	}
+	if err := t.count(m.OrgID, m.ProcessID, oldStatus, -1); err != nil {
+		return err
+	}
+	return t.count(m.OrgID, m.ProcessID, m.Status, 1)
 }
 
 func (t *tx) ListMeasurements(orgID string, q wps.MeasurementQuery) ([]wps.Measurement, int, error) {
@@ -71,7 +87,21 @@ func (t *tx) ListMeasurements(orgID string, q wps.MeasurementQuery) ([]wps.Measu
 		add(`created_at < ?`, q.CreatedBefore.Millis())
 	}
 	var total int
-	if err := t.queryRow(`SELECT count(*) FROM measurements WHERE `+where.String(), args...).Scan(&total); err != nil {
+	var err error
+	if q.OpenStepID == "" && !q.Overdue && q.CreatedFrom == nil && q.CreatedBefore == nil {
+		// Only process and status: the counters answer without counting rows.
+		cw, cargs := `org_id = ?`, []any{orgID}
+		if q.ProcessID != "" {
+			cw, cargs = cw+` AND process_id = ?`, append(cargs, q.ProcessID)
+		}
+		if q.Status != "" {
+			cw, cargs = cw+` AND status = ?`, append(cargs, q.Status)
+		}
+		err = t.queryRow(`SELECT coalesce(sum(n), 0) FROM measurement_counts WHERE `+cw, cargs...).Scan(&total)
+	} else {
+		err = t.queryRow(`SELECT count(*) FROM measurements WHERE `+where.String(), args...).Scan(&total)
+	}
+	if err != nil {
 		return nil, 0, t.err(err, "", "")
 	}
 	rows, err := t.query(`SELECT `+measurementCols+` FROM measurements WHERE `+where.String()+` ORDER BY id DESC`+page(q.Page), args...)

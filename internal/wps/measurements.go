@@ -110,19 +110,21 @@ type ActInput struct {
 
 // run is one measurement loaded for a change, inside a write transaction.
 type run struct {
-	s        *Service
-	tx       Tx
-	p        *Principal
-	user     User
-	m        Measurement
-	proc     Process // the measurement's version
-	def      engine.Def
-	actions  []Action
-	unsaved  []int // indexes in actions of the ones save must write
-	isNew    bool  // the measurement is not written yet
-	events   []Event
-	now      Time
-	policies []Policy // loaded once for views
+	s       *Service
+	tx      Tx
+	p       *Principal
+	user    User
+	m       Measurement
+	proc    Process // the measurement's version
+	def     engine.Def
+	actions []Action
+	unsaved []int // indexes in actions of the ones save must write
+	isNew   bool  // the measurement is not written yet
+	// savedStatus is the status as stored, for the status counters.
+	savedStatus string
+	events      []Event
+	now         Time
+	policies    []Policy // loaded once for views
 }
 
 func (s *Service) loadRun(tx Tx, p *Principal, measurementID string) (*run, error) {
@@ -130,7 +132,7 @@ func (s *Service) loadRun(tx Tx, p *Principal, measurementID string) (*run, erro
 	if err != nil {
 		return nil, err
 	}
-	r := &run{s: s, tx: tx, p: p, m: m, now: s.Now()}
+	r := &run{s: s, tx: tx, p: p, m: m, now: s.Now(), savedStatus: m.Status}
 	if r.proc, err = tx.GetProcessVersion(p.OrgID, m.ProcessID, m.Version); err != nil {
 		return nil, err
 	}
@@ -378,11 +380,12 @@ func (r *run) save() error {
 		if err := r.tx.CreateMeasurement(r.m); err != nil {
 			return err
 		}
-		r.isNew = false
+		r.isNew, r.savedStatus = false, r.m.Status
 	} else if len(r.unsaved) > 0 {
-		if err := r.tx.UpdateMeasurement(r.m); err != nil {
+		if err := r.tx.UpdateMeasurement(r.m, r.savedStatus); err != nil {
 			return err
 		}
+		r.savedStatus = r.m.Status
 	}
 	if err := r.saveOpenSteps(); err != nil {
 		return err

@@ -102,7 +102,8 @@ type Tx interface {
 	CreateMeasurement(m Measurement) error
 	// GetMeasurement locks the row in a write transaction.
 	GetMeasurement(orgID, id string) (Measurement, error)
-	UpdateMeasurement(m Measurement) error
+	// UpdateMeasurement saves state and status; oldStatus keeps the counts right.
+	UpdateMeasurement(m Measurement, oldStatus string) error
 	ListMeasurements(orgID string, q MeasurementQuery) ([]Measurement, int, error)
 	// SetOpenSteps replaces the measurement's open steps.
 	SetOpenSteps(orgID, measurementID string, steps []OpenStep) error
