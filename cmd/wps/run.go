@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"wps/internal/bench"
+	"wps/internal/blob"
 	"wps/internal/config"
 	"wps/internal/httpapi"
 	"wps/internal/schedule"
@@ -102,8 +103,12 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
+	blobs, err := blob.NewDisk(cfg.AttachmentDir)
+	if err != nil {
+		return fmt.Errorf("attachments: %w", err)
+	}
 	api := httpapi.New(svc, httpapi.Options{Logger: log, MaxBodyBytes: cfg.MaxBodyBytes,
-		RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst, Version: version})
+		RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst, Version: version, Blobs: blobs})
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	log.Info("serving", "addr", ln.Addr().String(), "database", string(db.Engine()), "version", version)

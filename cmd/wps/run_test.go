@@ -40,6 +40,9 @@ func start(t *testing.T, env map[string]string) (addr string, out *syncBuffer, s
 	out = &syncBuffer{}
 	ready := make(chan string, 1)
 	errc := make(chan error, 1)
+	if env["WPS_ATTACHMENT_DIR"] == "" {
+		env["WPS_ATTACHMENT_DIR"] = t.TempDir()
+	}
 	getenv := func(k string) string { return env[k] }
 	go func() { errc <- serve(ctx, []string{"--addr", "127.0.0.1:0"}, getenv, out, io.Discard, ready) }()
 	select {

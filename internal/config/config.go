@@ -26,6 +26,7 @@ type Config struct {
 	AllowPrivate     bool          // WPS_WEBHOOK_ALLOW_PRIVATE: webhooks may target loopback/private addresses
 	Background       bool          // WPS_BACKGROUND: run the webhook worker and the scheduler here
 	PprofAddr        string        // WPS_PPROF_ADDR: serve /debug/pprof there (off when empty)
+	AttachmentDir    string        // WPS_ATTACHMENT_DIR: where uploaded files are kept
 }
 
 // Load builds a Config from the environment, then applies flags from args.
@@ -45,6 +46,7 @@ func Load(getenv func(string) string, args []string, stderr io.Writer) (Config, 
 	fs.StringVar(&c.BootstrapOrgName, "bootstrap-org-name", env("WPS_BOOTSTRAP_ORG_NAME", "Default"), "the first org's name (WPS_BOOTSTRAP_ORG_NAME)")
 	fs.StringVar(&c.LogFormat, "log-format", env("WPS_LOG_FORMAT", "text"), "text or json (WPS_LOG_FORMAT)")
 	fs.StringVar(&c.LogLevel, "log-level", env("WPS_LOG_LEVEL", "info"), "debug, info, warn or error (WPS_LOG_LEVEL)")
+	fs.StringVar(&c.AttachmentDir, "attachment-dir", env("WPS_ATTACHMENT_DIR", "wps-attachments"), "folder for uploaded files (WPS_ATTACHMENT_DIR)")
 	fs.StringVar(&c.PprofAddr, "pprof-addr", env("WPS_PPROF_ADDR", ""), "serve /debug/pprof on this address; keep it private (WPS_PPROF_ADDR)")
 	fs.StringVar(&c.SQLiteSync, "sqlite-synchronous", env("WPS_SQLITE_SYNCHRONOUS", "FULL"), "SQLite synchronous pragma (WPS_SQLITE_SYNCHRONOUS)")
 	var err error

@@ -268,10 +268,7 @@ func (s *Server) idempotency(next http.Handler) http.Handler {
 			writeProblem(w, newProblem(http.StatusBadRequest, "", "Idempotency-Key must be at most 255 characters", nil))
 			return
 		}
-		limit := s.maxBody
-		if strings.HasSuffix(r.URL.Path, ":import") {
-			limit = importLimit
-		}
+		limit := s.bodyLimit(r.URL.Path)
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 		if err != nil {
 			var tooBig *http.MaxBytesError

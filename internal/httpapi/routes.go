@@ -78,5 +78,8 @@ func (s *Server) routes() {
 	register(s, op(get, "/v1/webhook-deliveries", "listWebhookDeliveries", "List deliveries with their attempts", 200, needs(wps.FnWebhooksManage)), s.listDeliveries)
 	register(s, op(post, "/v1/webhook-deliveries/{id}:retry", "retryWebhookDelivery", "Send a delivery again", 200, needs(wps.FnWebhooksManage)), s.retryDelivery)
 
+	register(s, withUpload(op(post, "/v1/attachments", "uploadAttachment", "Upload a file (multipart field \"file\", up to 20 MiB)", 201, member)), s.upload)
+	register(s, withBinary(op(get, "/v1/attachments/{id}", "downloadAttachment", "Download an attachment", 200, member)), s.download)
+
 	register(s, withCSV(op(get, "/v1/entities/{id}/records:export", "exportRecords", "Export records as CSV (streamed)", 200, needs(wps.FnEntityRead))), s.exportRecords)
 }

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"reflect"
+	"strings"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -31,10 +32,13 @@ type Options struct {
 	RateLimit    float64 // requests per second per API key; 0 turns limiting off
 	RateBurst    int     // default 2 × RateLimit
 	Version      string
+	// Blobs keeps attachment bytes; without it uploads answer 500.
+	Blobs wps.BlobStore
 }
 
 // Server is the HTTP API. It is an http.Handler.
 type Server struct {
+	blobs   wps.BlobStore
 	svc     *wps.Service
 	log     *slog.Logger
 	maxBody int64
@@ -54,7 +58,7 @@ func New(svc *wps.Service, opt Options) *Server {
 	if opt.Version == "" {
 		opt.Version = "dev"
 	}
-	s := &Server{svc: svc, log: opt.Logger, maxBody: opt.MaxBodyBytes}
+	s := &Server{svc: svc, log: opt.Logger, maxBody: opt.MaxBodyBytes, blobs: opt.Blobs}
 	if opt.RateLimit > 0 {
 		if opt.RateBurst <= 0 {
 			opt.RateBurst = int(2 * opt.RateLimit)
@@ -173,6 +177,21 @@ var jsonFormat = huma.Format{
 
 // importLimit is the body limit of bulk imports.
 const importLimit = 20 << 20
+
+// uploadLimit is the body limit of an attachment upload: the file and the
+// multipart framing around it.
+const uploadLimit = wps.MaxAttachmentBytes + 64<<10
+
+// bodyLimit is the body limit of a request to path.
+func (s *Server) bodyLimit(path string) int64 {
+	switch {
+	case strings.HasSuffix(path, ":import"):
+		return importLimit
+	case path == "/v1/attachments":
+		return uploadLimit
+	}
+	return s.maxBody
+}
 
 // withBodyLimit raises an operation's body limit above the default.
 func withBodyLimit(o huma.Operation, n int64) huma.Operation {

@@ -257,3 +257,27 @@ func (t *tx) InsertEvent(e wps.Event) error {
 		e.ID, e.OrgID, e.Type, e.MeasurementID, e.StepID, e.ActionID, string(e.Payload), e.CreatedAt.Millis())
 	return t.err(err, "", "event exists")
 }
+
+func (t *tx) ClaimUniqueValue(orgID, processID, paramID, value, measurementID string) error {
+	if _, err := t.exec(`DELETE FROM measurement_values WHERE measurement_id = ? AND param_id = ?`, measurementID, paramID); err != nil {
+		return t.err(err, "", "")
+	}
+	_, err := t.exec(`INSERT INTO measurement_values (org_id, process_id, param_id, value, measurement_id) VALUES (?, ?, ?, ?, ?)`,
+		orgID, processID, paramID, value, measurementID)
+	return t.err(err, "", "value in use")
+}
+
+func (t *tx) CreateAttachment(a wps.Attachment) error {
+	_, err := t.exec(`INSERT INTO attachments (id, org_id, filename, content_type, size, sha256, storage_key, created_by, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, a.ID, a.OrgID, a.Filename, a.ContentType, a.Size, a.SHA256, a.StorageKey, a.CreatedBy, a.CreatedAt.Millis())
+	return t.err(err, "attachment", "attachment exists")
+}
+
+func (t *tx) GetAttachment(orgID, id string) (wps.Attachment, error) {
+	var a wps.Attachment
+	var created int64
+	err := t.queryRow(`SELECT id, org_id, filename, content_type, size, sha256, storage_key, created_by, created_at FROM attachments
+		WHERE org_id = ? AND id = ?`, orgID, id).Scan(&a.ID, &a.OrgID, &a.Filename, &a.ContentType, &a.Size, &a.SHA256, &a.StorageKey, &a.CreatedBy, &created)
+	a.CreatedAt = wps.FromMillis(created)
+	return a, t.err(err, "attachment", "")
+}

@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"wps/internal/blob"
 	"wps/internal/httpapi"
 	"wps/internal/sqlstore"
 	"wps/internal/wps"
@@ -243,6 +244,13 @@ func NewEnv(t testing.TB, engine sqlstore.Engine, opt ...Options) *Env {
 	}
 	if o.API.Logger == nil {
 		o.API.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.API.Blobs == nil {
+		blobs, err := blob.NewDisk(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.API.Blobs = blobs
 	}
 	srv := httptest.NewServer(httpapi.New(svc, o.API))
 	t.Cleanup(srv.Close)

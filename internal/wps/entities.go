@@ -357,6 +357,14 @@ func (r txRefs) RecordExists(entityID, recordID string) (bool, error) {
 	return err == nil, err
 }
 
+func (r txRefs) AttachmentExists(id string) (bool, error) {
+	_, err := r.tx.GetAttachment(r.orgID, id)
+	if IsCode(err, CodeNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
 // checkRecordValues validates values (keyed by name) for e; with partial
 // the result is merged over base.
 func checkRecordValues(tx Tx, e Entity, in map[string]json.RawMessage, base map[string]any, field string, now time.Time) (map[string]any, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"time"
@@ -289,6 +290,9 @@ func (r *run) act(in ActInput) (Action, engine.Result, error) {
 		}
 		data = vals
 		computeFormulas(paramGroups(r.proc.Steps), st.Parameters, r.current(data), data, r.now.Time)
+		if err := r.claimUnique(*st, data); err != nil {
+			return Action{}, zero, err
+		}
 	}
 	cur := r.current(data)
 	route, err := r.routeValue(*st, cur)
@@ -311,6 +315,27 @@ func (r *run) act(in ActInput) (Action, engine.Result, error) {
 		return Action{}, zero, err
 	}
 	return a, res, nil
+}
+
+// claimUnique holds the values of the step's unique parameters for this
+// measurement; the database refuses a value another measurement holds.
+func (r *run) claimUnique(st Step, data map[string]any) error {
+	for _, p := range st.Parameters {
+		v, ok := data[p.ID]
+		if !p.IsUnique || !ok || v == nil {
+			continue
+		}
+		item := firstItem(v)
+		err := r.tx.ClaimUniqueValue(r.m.OrgID, r.m.ProcessID, p.ID, indexKey(item), r.m.ID)
+		if IsCode(err, CodeConflict) {
+			return &Error{Code: CodeConflict, Message: fmt.Sprintf("%s: %q is already used by another measurement of this process", p.Name, item),
+				Fields: []FieldError{{Field: "parameters." + p.Name, Message: "must be unique"}}, Err: err}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // record applies the engine's result to the measurement, queues the

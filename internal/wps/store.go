@@ -119,6 +119,14 @@ type Tx interface {
 	LedgerHead(orgID string) (seq int64, hash string, err error)
 	SetLedgerHead(orgID string, seq int64, hash string) error
 
+	// ClaimUniqueValue records that a measurement holds a unique parameter's
+	// value (replacing what it held); a conflict means another measurement of
+	// the process holds it.
+	ClaimUniqueValue(orgID, processID, paramID, value, measurementID string) error
+
+	CreateAttachment(a Attachment) error
+	GetAttachment(orgID, id string) (Attachment, error)
+
 	InsertEvent(e Event) error
 	GetEvent(orgID, id string) (Event, error)
 

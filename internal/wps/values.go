@@ -22,6 +22,7 @@ const (
 // Refs answers whether linked things exist; the store implements it.
 type Refs interface {
 	RecordExists(entityID, recordID string) (bool, error)
+	AttachmentExists(id string) (bool, error)
 }
 
 // valueCheck validates raw values against parameters.
@@ -144,6 +145,16 @@ func (c *valueCheck) str(p Parameter, s, field string) (any, bool) {
 	case TypeAttachment:
 		if s == "" || len(s) > 100 {
 			return fail("must be an attachment id")
+		}
+		if c.refs != nil {
+			ok, err := c.refs.AttachmentExists(s)
+			if err != nil {
+				c.err = err
+				return nil, false
+			}
+			if !ok {
+				return fail("no attachment %q (upload it with POST /v1/attachments)", s)
+			}
 		}
 	case TypeEntity:
 		if s == "" || len(s) > 100 {

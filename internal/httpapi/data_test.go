@@ -1,0 +1,103 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"wps/internal/sqlstore"
+	tu "wps/internal/testutil"
+)
+
+func upload(t *testing.T, env *tu.Env, key, field, name string, content []byte) *tu.Response {
+	t.Helper()
+	var body bytes.Buffer
+	w := multipart.NewWriter(&body)
+	part, _ := w.CreateFormFile(field, name)
+	_, _ = part.Write(content)
+	_ = w.Close()
+	req, _ := http.NewRequest("POST", env.Server.URL+"/v1/attachments", &body)
+	req.Header.Set("Content-Type", w.FormDataContentType())
+	req.Header.Set("Authorization", "Bearer "+key)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return &tu.Response{Status: res.StatusCode, Header: res.Header, Body: b}
+}
+
+func TestAttachments(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := tu.NewEnv(t, engine)
+		png := append([]byte("\x89PNG\r\n\x1a\n"), bytes.Repeat([]byte{7}, 2000)...)
+		res := upload(t, env, env.AdminKey, "file", "gauge.png", png)
+		if res.Status != 201 {
+			t.Fatalf("upload: %d %s", res.Status, res.Body)
+		}
+		a := res.JSON()
+		sum := sha256.Sum256(png)
+		if a["contentType"] != "image/png" || a["size"] != float64(len(png)) || a["sha256"] != hex.EncodeToString(sum[:]) || a["filename"] != "gauge.png" {
+			t.Fatalf("attachment: %v", a)
+		}
+		got := env.Do(tu.Request{Method: get, Path: "/v1/attachments/" + a["id"].(string), Key: env.AdminKey})
+		if got.Status != 200 || !bytes.Equal(got.Body, png) || got.Header.Get("Content-Type") != "image/png" || !strings.Contains(got.Header.Get("Content-Disposition"), "gauge.png") {
+			t.Fatalf("download: %d %v", got.Status, got.Header)
+		}
+		other := env.NewOrg("Globex")
+		tu.Problem(t, env.Do(tu.Request{Method: get, Path: "/v1/attachments/" + a["id"].(string), Key: other}), 404, "")
+		tu.Problem(t, upload(t, env, env.AdminKey, "document", "x.txt", []byte("hi")), 422, "file")
+		tu.Problem(t, upload(t, env, env.AdminKey, "file", "big.bin", bytes.Repeat([]byte("x"), 20<<20+1)), 413, "")
+
+		// An ATTACHMENT value must name an attachment of the org.
+		e := env.Call(post, "/v1/entities/simplified", env.AdminKey, map[string]any{"n": "Gauge", "p": []map[string]any{{"n": "photo", "t": "ATTACHMENT"}}}, 201).JSON()
+		path := "/v1/entities/" + e["id"].(string) + "/records"
+		env.Call(post, path, env.AdminKey, map[string]any{"values": map[string]any{"photo": a["id"]}}, 201)
+		tu.Problem(t, env.Do(tu.Request{Method: post, Path: path, Key: env.AdminKey, Body: map[string]any{"values": map[string]any{"photo": "01a00000-0000-7000-8000-000000000000"}}}), 422, "values.photo")
+	})
+}
+
+// isUnique on a step parameter holds across the process's measurements,
+// enforced by the database: concurrent creations with one value, one wins.
+func TestUniqueStepValueAcrossMeasurements(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := tu.NewEnv(t, engine)
+		env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": "Admins", "roles": []string{"ADMIN"}}, 201)
+		p := env.Call(post, "/v1/process", env.AdminKey, map[string]any{"name": "Serials", "steps": []map[string]any{
+			{"label": "Register", "policyNames": []string{"Admins"}, "parameters": []map[string]any{{"name": "serial", "type": "TEXT", "isUnique": true}}},
+			{"label": "Check", "policyNames": []string{"Admins"}},
+		}}, 201).JSON()
+		var wg sync.WaitGroup
+		statuses := make([]int, 20)
+		for i := range statuses {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				statuses[i] = env.Do(tu.Request{Method: post, Path: "/v1/measurements/simplified", Key: env.AdminKey,
+					Body: map[string]any{"processUuid": p["id"], "parameters": map[string]any{"serial": "SN-1"}}}).Status
+			}()
+		}
+		wg.Wait()
+		count := map[int]int{}
+		for _, s := range statuses {
+			count[s]++
+		}
+		if count[201] != 1 || count[409] != 19 {
+			t.Fatalf("statuses: %v", count)
+		}
+		res := env.Do(tu.Request{Method: post, Path: "/v1/measurements/simplified", Key: env.AdminKey,
+			Body: map[string]any{"processUuid": p["id"], "parameters": map[string]any{"serial": "SN-1"}}})
+		tu.Problem(t, res, 409, "parameters.serial")
+		env.Call(post, "/v1/measurements/simplified", env.AdminKey, map[string]any{"processUuid": p["id"], "parameters": map[string]any{"serial": "SN-2"}}, 201)
+		if n := env.Call(get, "/v1/measurements", env.AdminKey, nil, 200).JSON()["meta"].(map[string]any)["total"]; n != 2.0 {
+			t.Fatalf("%v measurements; a refused one was kept", n)
+		}
+	})
+}
