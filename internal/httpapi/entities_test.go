@@ -163,11 +163,12 @@ func TestRecordValuesByType(t *testing.T) {
 		_, plantRec := createPlant(t, env)
 		e := env.Call(post, "/v1/entities", env.AdminKey, allTypes("Plant"), 201).JSON()
 		path := "/v1/entities/" + e["id"].(string) + "/records"
+		photo := upload(t, env, env.AdminKey, "file", "p.jpg", []byte("\xff\xd8\xff\xe0 a photo")).JSON()["id"]
 
 		valid := map[string]any{
 			"title": "Pump", "notes": strings.Repeat("n", 20000), "count": 7, "weight": 1.005, "ok": true,
 			"day": "2026-03-01", "at": "2026-03-01T10:00:00-03:00", "grade": "A", "tags": []string{"x", "y"},
-			"email": "qa@example.com", "site": "https://example.com/a", "photo": "att-1", "plant": plantRec,
+			"email": "qa@example.com", "site": "https://example.com/a", "photo": photo, "plant": plantRec,
 			"lines": []map[string]any{{"item": "bolt", "qty": 3}},
 		}
 		rec := env.Call(post, path, env.AdminKey, map[string]any{"values": valid}, 201).JSON()
