@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"mime/multipart"
 	"net/http"
@@ -98,6 +99,55 @@ func TestUniqueStepValueAcrossMeasurements(t *testing.T) {
 		env.Call(post, "/v1/measurements/simplified", env.AdminKey, map[string]any{"processUuid": p["id"], "parameters": map[string]any{"serial": "SN-2"}}, 201)
 		if n := env.Call(get, "/v1/measurements", env.AdminKey, nil, 200).JSON()["meta"].(map[string]any)["total"]; n != 2.0 {
 			t.Fatalf("%v measurements; a refused one was kept", n)
+		}
+	})
+}
+
+// readFromEntity fills parameters from a record; a consensed step with
+// insertOnEntity writes its data as a record, in the same transaction.
+func TestEntityReadAndWrite(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := tu.NewEnv(t, engine)
+		env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": "Admins", "roles": []string{"ADMIN"}}, 201)
+		asset := env.Call(post, "/v1/entities/simplified", env.AdminKey, map[string]any{"n": "Asset",
+			"p": []map[string]any{{"n": "serial", "t": "TEXT", "isUnique": true}, {"n": "location", "t": "TEXT"}, {"n": "rating", "t": "NUMBER"}}}, 201).JSON()
+		env.Call(post, "/v1/entities/"+asset["id"].(string)+"/records", env.AdminKey, map[string]any{"values": map[string]any{"serial": "A-1", "location": "Hall 3", "rating": 12.5}}, 201)
+		log := env.Call(post, "/v1/entities/simplified", env.AdminKey, map[string]any{"n": "InspectionLog",
+			"p": []map[string]any{{"n": "serial", "t": "TEXT"}, {"n": "location", "t": "TEXT"}, {"n": "result", "t": "TEXT"}}}, 201).JSON()
+		p := env.Call(post, "/v1/process", env.AdminKey, map[string]any{"name": "Walkdown", "steps": []map[string]any{
+			{"label": "Check", "policyNames": []string{"Admins"}, "parameters": []map[string]any{
+				{"name": "serial", "type": "TEXT", "readFromEntity": map[string]any{"entityId": "Asset", "readParameterId": "serial", "targetParameterIds": []string{"location", "rating"}}},
+				{"name": "location", "type": "TEXT"}, {"name": "rating", "type": "TEXT"},
+				{"name": "result", "type": "TEXT", "advancedOptions": map[string]any{"insertOnEntity": "InspectionLog"}},
+			}},
+		}}, 201).JSON()
+
+		m := env.Call(post, "/v1/measurements/simplified", env.AdminKey, map[string]any{"processUuid": p["id"],
+			"parameters": map[string]any{"serial": "A-1", "result": "ok"}}, 201).JSON()
+		values := map[string]string{}
+		for _, d := range m["process"].(map[string]any)["actions"].([]any)[0].(map[string]any)["data"].([]any) {
+			item := d.(map[string]any)["dataItems"].([]any)[0].(map[string]any)
+			values[item["param"].(map[string]any)["name"].(string)] = item["value"].(string)
+		}
+		if values["location"] != "Hall 3" || values["rating"] != "12.5" {
+			t.Fatalf("read from the entity: %v", values)
+		}
+		if mapping := m["readFromEntityMapping"].(map[string]any); len(mapping["actions"].(map[string]any)) != 1 || mapping["entity"].(map[string]any)[asset["id"].(string)] == nil {
+			t.Fatalf("mapping: %v", mapping)
+		}
+		manip := m["entityManipulations"].([]any)
+		if m["isStepConsensed"] != true || len(manip) != 1 || manip[0].(map[string]any)["entityId"] != log["id"] {
+			t.Fatalf("manipulations: %v", manip)
+		}
+		recs := env.Call(get, "/v1/entities/"+log["id"].(string)+"/records", env.AdminKey, nil, 200).JSON()["data"].([]any)
+		if len(recs) != 1 || fmt.Sprint(recs[0].(map[string]any)["values"]) != "map[location:Hall 3 result:ok serial:A-1]" {
+			t.Fatalf("written record: %v", recs)
+		}
+		// An origin value no record has is refused, and nothing is written.
+		tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/measurements/simplified", Key: env.AdminKey,
+			Body: map[string]any{"processUuid": p["id"], "parameters": map[string]any{"serial": "Z-9"}}}), 422, "parameters.serial")
+		if n := env.Call(get, "/v1/entities/"+log["id"].(string)+"/records", env.AdminKey, nil, 200).JSON()["meta"].(map[string]any)["total"]; n != 1.0 {
+			t.Fatalf("%v log records after a refused action", n)
 		}
 	})
 }

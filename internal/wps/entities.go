@@ -435,19 +435,35 @@ func (s *Service) CreateRecord(ctx context.Context, p *Principal, entityID strin
 		if err != nil {
 			return err
 		}
-		vals, err := checkRecordValues(tx, e, values, nil, "values", s.now())
-		if err != nil {
-			return err
-		}
-		now := s.Now()
-		r := Record{ID: NewID(), OrgID: p.OrgID, EntityID: e.ID, Values: vals, CreatedAt: now, UpdatedAt: now}
-		if err := s.saveRecord(tx, e, r, true); err != nil {
-			return err
-		}
-		out = present(e, r)
-		return nil
+		out, err = s.createRecord(tx, e, values, "values")
+		return err
 	})
 	return out, err
+}
+
+// createRecord validates values (keyed by name) and writes them as a new
+// record of e, in the caller's transaction; it returns the record by name.
+func (s *Service) createRecord(tx Tx, e Entity, values map[string]json.RawMessage, field string) (Record, error) {
+	vals, err := checkRecordValues(tx, e, values, nil, field, s.now())
+	if err != nil {
+		return Record{}, err
+	}
+	now := s.Now()
+	r := Record{ID: NewID(), OrgID: e.OrgID, EntityID: e.ID, Values: vals, CreatedAt: now, UpdatedAt: now}
+	if err := s.saveRecord(tx, e, r, true); err != nil {
+		return Record{}, err
+	}
+	return present(e, r), nil
+}
+
+// findRecord returns the first record of e whose parameter equals value, or nil.
+func findRecord(tx Tx, e Entity, param Parameter, value string) (*Record, error) {
+	list, _, err := tx.ListRecords(e.OrgID, e.ID, RecordQuery{Page: Page{Page: 1, PerPage: 1},
+		Filters: []RecordFilter{{ParamID: param.ID, Value: indexKey(value)}}})
+	if err != nil || len(list) == 0 {
+		return nil, err
+	}
+	return &list[0], nil
 }
 
 // GetRecord returns one record. Errors: CodeNotFound.

@@ -125,7 +125,9 @@ type run struct {
 	savedStatus string
 	events      []Event
 	now         Time
-	policies    []Policy // loaded once for views
+	policies    []Policy     // loaded once for views
+	reads       []EntityRead // values this run read from entity records
+	writes      []EntityData // records this run wrote (entityManipulations)
 }
 
 func (s *Service) loadRun(tx Tx, p *Principal, measurementID string) (*run, error) {
@@ -289,6 +291,9 @@ func (r *run) act(in ActInput) (Action, engine.Result, error) {
 			return Action{}, zero, err
 		}
 		data = vals
+		if err := r.readFromEntities(*st, data); err != nil {
+			return Action{}, zero, err
+		}
 		computeFormulas(paramGroups(r.proc.Steps), st.Parameters, r.current(data), data, r.now.Time)
 		if err := r.claimUnique(*st, data); err != nil {
 			return Action{}, zero, err
@@ -307,6 +312,11 @@ func (r *run) act(in ActInput) (Action, engine.Result, error) {
 	if err != nil {
 		return Action{}, zero, engineError(err)
 	}
+	if res.Consensed {
+		if err := r.writeEntities(*st, cur); err != nil {
+			return Action{}, zero, err
+		}
+	}
 	a.PolicyName, a.TokenID, a.Role = res.Seat, res.Token, roleFor[res.Seat]
 	if a.Data == nil {
 		a.Data = map[string]any{}
@@ -315,6 +325,104 @@ func (r *run) act(in ActInput) (Action, engine.Result, error) {
 		return Action{}, zero, err
 	}
 	return a, res, nil
+}
+
+// EntityRead says which record filled a parameter.
+type EntityRead struct {
+	ParameterID string `json:"parameterId"`
+	EntityID    string `json:"entityId"`
+	RecordID    string `json:"recordId"`
+}
+
+// readFromEntities fills the targets of each readFromEntity whose origin
+// gets a value in this action, from the entity record whose read parameter
+// equals it. A value the caller sent wins. Errors: CodeInvalid when no
+// record matches.
+func (r *run) readFromEntities(st Step, data map[string]any) error {
+	for _, p := range st.Parameters {
+		rf := p.ReadFromEntity
+		if rf == nil || data[rf.OriginParameterID] == nil {
+			continue
+		}
+		e, err := r.tx.GetEntity(r.m.OrgID, rf.EntityID)
+		if err != nil {
+			return err
+		}
+		rp, ok := e.Param(rf.ReadParameterID)
+		if !ok {
+			continue
+		}
+		origin := firstItem(data[rf.OriginParameterID])
+		rec, err := findRecord(r.tx, e, rp, origin)
+		if err != nil {
+			return err
+		}
+		if rec == nil {
+			_, op := paramByID(st.Parameters, rf.OriginParameterID)
+			return Invalid("parameters."+op.Name, "no %s record whose %s is %q", e.Name, rp.Name, origin)
+		}
+		for _, t := range rf.TargetParameterIDs {
+			_, tp := paramByID(st.Parameters, t)
+			if _, given := data[t]; given || tp.ID == "" {
+				continue
+			}
+			ep, ok := e.ParamByName(tp.Name)
+			if !ok || rec.Values[ep.ID] == nil {
+				continue
+			}
+			if v, ok := convertValue(tp, rec.Values[ep.ID]); ok {
+				data[t] = v
+				r.reads = append(r.reads, EntityRead{ParameterID: t, EntityID: e.ID, RecordID: rec.ID})
+			}
+		}
+	}
+	return nil
+}
+
+func paramByID(params []Parameter, id string) (int, Parameter) {
+	for i, p := range params {
+		if p.ID == id {
+			return i, p
+		}
+	}
+	return -1, Parameter{}
+}
+
+// writeEntities writes a consensed step's data as a record of each entity
+// its parameters name in advancedOptions.insertOnEntity (or link to with
+// entityOperation WRITE): every step parameter whose name the entity has.
+// A value the entity refuses refuses the action (nothing is half written).
+func (r *run) writeEntities(st Step, cur map[string]any) error {
+	var targets []string
+	for _, p := range st.Parameters {
+		a := p.AdvancedOptions
+		switch {
+		case a != nil && a.InsertOnEntity != "":
+			targets = append(targets, a.InsertOnEntity)
+		case p.Type == TypeEntity && (slices.Contains(p.EntityOperation, "WRITE") || a != nil && slices.Contains(a.EntityOperation, "WRITE")):
+			targets = append(targets, p.EntityID)
+		}
+	}
+	slices.Sort(targets)
+	for _, id := range slices.Compact(targets) {
+		e, err := r.tx.GetEntity(r.m.OrgID, id)
+		if err != nil {
+			return err
+		}
+		values := map[string]json.RawMessage{}
+		for _, p := range st.Parameters {
+			ep, ok := e.ParamByName(p.Name)
+			if v := cur[p.ID]; ok && v != nil && ep.Type != TypeFormula && p.Type != TypeTable {
+				values[p.Name], _ = json.Marshal(v)
+			}
+		}
+		rec, err := r.s.createRecord(r.tx, e, values, "parameters")
+		if err != nil {
+			return err
+		}
+		r.writes = append(r.writes, EntityData{EntityID: e.ID, Data: []any{rec}})
+	}
+	return nil
 }
 
 // claimUnique holds the values of the step's unique parameters for this

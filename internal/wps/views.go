@@ -529,8 +529,8 @@ func (r *run) simplifiedView(a Action, consensed bool) SimplifiedView {
 	_, st := stepByID(r.proc.Steps, a.StepID)
 	return SimplifiedView{IsStepConsensed: consensed, StepID: a.StepID, ActionID: a.ID, ID: r.m.ID, Name: r.m.Name, ProcessID: r.m.ProcessID,
 		OrgID: r.m.OrgID, Status: r.m.Status, CreatedAt: r.m.CreatedAt, UpdatedAt: r.m.UpdatedAt,
-		ReadFromEntityMapping: ReadMapping{Actions: map[string]any{}, Entity: map[string]any{}},
-		MeasurementDefinition: r.definition(), EntityDataItems: []EntityData{}, EntityManipulations: []EntityData{},
+		ReadFromEntityMapping: r.readMapping(a.ID), MeasurementDefinition: r.definition(),
+		EntityDataItems: r.entityDataItems(), EntityManipulations: append([]EntityData{}, r.writes...),
 		EntitiesByID: r.entitiesByID(), Process: r.embed(), UnfilledPolicies: r.unfilled(), CurrentStep: r.currentStep(),
 		WebhookURLs: st.WebhookURLs, PendingPolicies: r.pending()}
 }
@@ -632,4 +632,35 @@ func (s *Service) ListMeasurements(ctx context.Context, p *Principal, q Measurem
 		return nil
 	})
 	return out, total, err
+}
+
+// readMapping says which parameters the action's data took from which records.
+func (r *run) readMapping(actionID string) ReadMapping {
+	m := ReadMapping{Actions: map[string]any{}, Entity: map[string]any{}}
+	if len(r.reads) == 0 {
+		return m
+	}
+	m.Actions[actionID] = r.reads
+	for _, rd := range r.reads {
+		ids, _ := m.Entity[rd.EntityID].([]string)
+		if !slices.Contains(ids, rd.RecordID) {
+			m.Entity[rd.EntityID] = append(ids, rd.RecordID)
+		}
+	}
+	return m
+}
+
+// entityDataItems lists the values written to each entity, by parameter name.
+func (r *run) entityDataItems() []EntityData {
+	out := []EntityData{}
+	for _, w := range r.writes {
+		items := EntityData{EntityID: w.EntityID}
+		for _, d := range w.Data {
+			if rec, ok := d.(Record); ok {
+				items.Data = append(items.Data, rec.Values)
+			}
+		}
+		out = append(out, items)
+	}
+	return out
 }
