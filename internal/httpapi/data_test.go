@@ -151,3 +151,24 @@ func TestEntityReadAndWrite(t *testing.T) {
 		}
 	})
 }
+
+func TestDisplayValues(t *testing.T) {
+	env := tu.NewEnv(t, sqlstore.SQLite)
+	env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": "Admins", "roles": []string{"ADMIN"}}, 201)
+	p := env.Call(post, "/v1/process", env.AdminKey, map[string]any{"name": "Purchase", "steps": []map[string]any{
+		{"label": "Quote", "policyNames": []string{"Admins"}, "parameters": []map[string]any{
+			{"name": "price", "type": "NUMBER", "decimals": 2, "advancedOptions": map[string]any{"locale": "pt-BR", "currency": "USD"}},
+			{"name": "due", "type": "DATE", "advancedOptions": map[string]any{"dateFormat": "dd/MM/yyyy"}},
+		}},
+	}}, 201).JSON()
+	m := env.Call(post, "/v1/measurements/simplified", env.AdminKey, map[string]any{"processUuid": p["id"],
+		"parameters": map[string]any{"price": 1234.5, "due": "2026-03-01"}}, 201).JSON()
+	got := map[string]string{}
+	for _, d := range m["process"].(map[string]any)["actions"].([]any)[0].(map[string]any)["data"].([]any) {
+		item := d.(map[string]any)["dataItems"].([]any)[0].(map[string]any)
+		got[item["value"].(string)] = item["displayValue"].(string)
+	}
+	if got["1234.5"] != "US$\u00a01.234,50" || got["2026-03-01"] != "01/03/2026" {
+		t.Fatalf("display values: %q", got)
+	}
+}

@@ -14,16 +14,19 @@ import (
 
 // DataItemView is one value of a parameter in an action.
 type DataItemView struct {
-	ID          string         `json:"id"`
-	Label       string         `json:"label"`
-	Value       string         `json:"value"`
-	Type        string         `json:"type"`
-	DataItemID  string         `json:"dataItemId"`
-	ParameterID string         `json:"parameterId"`
-	DataID      string         `json:"dataId"`
-	Index       int            `json:"index"`
-	Param       *Parameter     `json:"param,omitempty"`
-	DataItems   []DataItemView `json:"dataItems,omitempty" doc:"A TABLE row's cells"`
+	ID    string `json:"id"`
+	Label string `json:"label"`
+	Value string `json:"value"`
+	// DisplayValue is value formatted per the parameter's advancedOptions
+	// (locale, currency, dateFormat).
+	DisplayValue string         `json:"displayValue"`
+	Type         string         `json:"type"`
+	DataItemID   string         `json:"dataItemId"`
+	ParameterID  string         `json:"parameterId"`
+	DataID       string         `json:"dataId"`
+	Index        int            `json:"index"`
+	Param        *Parameter     `json:"param,omitempty"`
+	DataItems    []DataItemView `json:"dataItems,omitempty" doc:"A TABLE row's cells"`
 }
 
 // DataView is what one action wrote into one parameter.
@@ -311,7 +314,8 @@ func items(dataID string, p Parameter, v any) []DataItemView {
 	out := make([]DataItemView, 0, len(strs))
 	for i, s := range strs {
 		id := derivedID(dataID, p.ID, strconv.Itoa(i))
-		out = append(out, DataItemView{ID: id, DataItemID: id, Label: p.Label, Value: s, Type: p.Type, ParameterID: p.ID, DataID: dataID, Index: i, Param: &param})
+		out = append(out, DataItemView{ID: id, DataItemID: id, Label: p.Label, Value: s, DisplayValue: DisplayValue(p, s), Type: p.Type,
+			ParameterID: p.ID, DataID: dataID, Index: i, Param: &param})
 	}
 	return out
 }
