@@ -172,3 +172,38 @@ func TestDisplayValues(t *testing.T) {
 		t.Fatalf("display values: %q", got)
 	}
 }
+
+func TestReadFromOtherMeasurement(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := tu.NewEnv(t, engine)
+		env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": "Admins", "roles": []string{"ADMIN"}}, 201)
+		vendor := env.Call(post, "/v1/process", env.AdminKey, map[string]any{"name": "Vendor onboarding", "steps": []map[string]any{
+			{"label": "Register", "policyNames": []string{"Admins"}, "parameters": []map[string]any{{"name": "taxId", "type": "TEXT"}, {"name": "bank", "type": "TEXT"}}},
+		}}, 201).JSON()
+		tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/process", Key: env.AdminKey, Body: map[string]any{"name": "Bad", "steps": []map[string]any{
+			{"label": "Order", "policyNames": []string{"Admins"}, "parameters": []map[string]any{
+				{"name": "vendor", "type": "TEXT", "readFromOtherMeasurementData": map[string]any{"processId": "Vendor onboarding", "searchFieldId": "nope"}}}},
+		}}}), 422, "steps[0].parameters[0].readFromOtherMeasurementData.searchFieldId")
+		purchase := env.Call(post, "/v1/process", env.AdminKey, map[string]any{"name": "Purchase", "steps": []map[string]any{
+			{"label": "Order", "policyNames": []string{"Admins"}, "parameters": []map[string]any{
+				{"name": "vendor", "type": "TEXT", "readFromOtherMeasurementData": map[string]any{"processId": "Vendor onboarding", "searchFieldId": "taxId",
+					"selectedFields": []map[string]any{{"readParameterId": "bank", "writeParameterId": "payTo"}}}},
+				{"name": "payTo", "type": "TEXT"},
+			}},
+		}}, 201).JSON()
+		for _, bank := range []string{"Old Bank", "New Bank"} { // the latest wins
+			env.Call(post, "/v1/measurements/simplified", env.AdminKey, map[string]any{"processUuid": vendor["id"], "parameters": map[string]any{"taxId": "12.345", "bank": bank}}, 201)
+		}
+		m := env.Call(post, "/v1/measurements/simplified", env.AdminKey, map[string]any{"processUuid": purchase["id"], "parameters": map[string]any{"vendor": "12.345"}}, 201).JSON()
+		got := map[string]string{}
+		for _, d := range m["process"].(map[string]any)["actions"].([]any)[0].(map[string]any)["data"].([]any) {
+			item := d.(map[string]any)["dataItems"].([]any)[0].(map[string]any)
+			got[item["param"].(map[string]any)["name"].(string)] = item["value"].(string)
+		}
+		if got["payTo"] != "New Bank" {
+			t.Fatalf("filled: %v", got)
+		}
+		tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/measurements/simplified", Key: env.AdminKey,
+			Body: map[string]any{"processUuid": purchase["id"], "parameters": map[string]any{"vendor": "99"}}}), 422, "parameters.vendor")
+	})
+}

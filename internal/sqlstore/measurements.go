@@ -281,3 +281,15 @@ func (t *tx) GetAttachment(orgID, id string) (wps.Attachment, error) {
 	a.CreatedAt = wps.FromMillis(created)
 	return a, t.err(err, "attachment", "")
 }
+
+// LatestWithValue matches the value inside the stored action data: the
+// data is JSON written by the store, so the key and value appear exactly as
+// json.Marshal writes them.
+func (t *tx) LatestWithValue(orgID, processID, paramID string, value any) (string, error) {
+	needle := jsonText(paramID) + ":" + jsonText(value)
+	var id string
+	err := t.queryRow(`SELECT a.measurement_id FROM actions a JOIN measurements m ON m.id = a.measurement_id
+		WHERE a.org_id = ? AND m.process_id = ? AND a.type = 'WRITE_DATA' AND a.superseded = ? AND a.reproved = ?
+		AND a.data LIKE ? ESCAPE '\' ORDER BY a.seq DESC`+limitN(1), orgID, processID, false, false, likePattern(needle)).Scan(&id)
+	return id, t.err(err, "measurement", "")
+}

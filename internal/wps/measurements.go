@@ -294,6 +294,9 @@ func (r *run) act(in ActInput) (Action, engine.Result, error) {
 		if err := r.readFromEntities(*st, data); err != nil {
 			return Action{}, zero, err
 		}
+		if err := r.readFromOtherMeasurements(*st, data); err != nil {
+			return Action{}, zero, err
+		}
 		computeFormulas(paramGroups(r.proc.Steps), st.Parameters, r.current(data), data, r.now.Time)
 		if err := r.claimUnique(*st, data); err != nil {
 			return Action{}, zero, err
@@ -373,6 +376,43 @@ func (r *run) readFromEntities(st Step, data map[string]any) error {
 			if v, ok := convertValue(tp, rec.Values[ep.ID]); ok {
 				data[t] = v
 				r.reads = append(r.reads, EntityRead{ParameterID: t, EntityID: e.ID, RecordID: rec.ID})
+			}
+		}
+	}
+	return nil
+}
+
+// readFromOtherMeasurements fills, for each readFromOtherMeasurementData
+// whose parameter gets a value in this action, the selected fields from
+// the latest measurement of the other process whose search field holds
+// that value (a value the caller sends wins). Errors: CodeInvalid when no
+// measurement matches.
+func (r *run) readFromOtherMeasurements(st Step, data map[string]any) error {
+	for _, p := range st.Parameters {
+		rf := p.ReadFromOtherMeasurementData
+		if rf == nil || data[p.ID] == nil {
+			continue
+		}
+		mid, err := r.tx.LatestWithValue(r.m.OrgID, rf.ProcessID, rf.SearchFieldID, data[p.ID])
+		if IsCode(err, CodeNotFound) {
+			return Invalid("parameters."+p.Name, "no measurement of the linked process has %q", firstItem(data[p.ID]))
+		}
+		if err != nil {
+			return err
+		}
+		actions, err := r.tx.ListActions(r.m.OrgID, mid)
+		if err != nil {
+			return err
+		}
+		other := &run{actions: actions}
+		vals := other.current(nil)
+		for _, sf := range rf.SelectedFields {
+			_, wp := paramByID(st.Parameters, sf.WriteParameterID)
+			if _, given := data[sf.WriteParameterID]; given || wp.ID == "" || vals[sf.ReadParameterID] == nil {
+				continue
+			}
+			if v, ok := convertValue(wp, vals[sf.ReadParameterID]); ok {
+				data[wp.ID] = v
 			}
 		}
 	}

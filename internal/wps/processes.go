@@ -527,6 +527,9 @@ func (c *stepCheck) resolveLinks(st *Step, j int, f string) error {
 			a.InsertOnEntity = e.ID
 		}
 	}
+	if err := c.resolveOtherMeasurement(st, p, f); err != nil {
+		return err
+	}
 	r := p.ReadFromEntity
 	if r == nil {
 		return nil
@@ -558,6 +561,63 @@ func (c *stepCheck) resolveLinks(st *Step, j int, f string) error {
 			r.TargetParameterIDs[k] = id
 		} else {
 			c.v.Add(fieldIndex(f+".readFromEntity.targetParameterIds", k), "no parameter %q in this step", t)
+		}
+	}
+	return nil
+}
+
+// resolveOtherMeasurement checks a readFromOtherMeasurementData and turns
+// its names into ids: processId a process (id or label), searchFieldId and
+// each readParameterId its parameters, each writeParameterId one of this step's.
+func (c *stepCheck) resolveOtherMeasurement(st *Step, p *Parameter, f string) error {
+	r := p.ReadFromOtherMeasurementData
+	if r == nil {
+		return nil
+	}
+	f += ".readFromOtherMeasurementData"
+	r.ParameterID, r.StepID = p.ID, st.ID
+	other, err := findProcess(c.tx, c.orgID, r.ProcessID, "")
+	if IsCode(err, CodeInvalid) {
+		if other, err = findProcess(c.tx, c.orgID, "", r.ProcessID); IsCode(err, CodeInvalid) {
+			c.v.Add(f+".processId", "no process with id or label %q", r.ProcessID)
+			return nil
+		}
+	}
+	if err != nil {
+		return err
+	}
+	r.ProcessID = other.ID
+	find := func(ref string) (string, bool) {
+		for _, os := range other.Steps {
+			for _, op := range os.Parameters {
+				if op.ID == ref || op.Name == ref {
+					return op.ID, true
+				}
+			}
+		}
+		return "", false
+	}
+	if id, ok := find(r.SearchFieldID); ok {
+		r.SearchFieldID = id
+	} else {
+		c.v.Add(f+".searchFieldId", "no parameter %q in process %q", r.SearchFieldID, other.Label)
+	}
+	for k := range r.SelectedFields {
+		sf := &r.SelectedFields[k]
+		ff := fieldIndex(f+".selectedFields", k)
+		if id, ok := find(sf.ReadParameterID); ok {
+			sf.ReadParameterID = id
+		} else {
+			c.v.Add(ff+".readParameterId", "no parameter %q in process %q", sf.ReadParameterID, other.Label)
+		}
+		found := false
+		for _, sp := range st.Parameters {
+			if sp.ID == sf.WriteParameterID || sp.Name == sf.WriteParameterID {
+				sf.WriteParameterID, found = sp.ID, true
+			}
+		}
+		if !found {
+			c.v.Add(ff+".writeParameterId", "no parameter %q in this step", sf.WriteParameterID)
 		}
 	}
 	return nil

@@ -124,6 +124,11 @@ type Tx interface {
 	// the process holds it.
 	ClaimUniqueValue(orgID, processID, paramID, value, measurementID string) error
 
+	// LatestWithValue finds the newest measurement of a process with a
+	// counting (not superseded, not reproved) action that wrote value into
+	// the parameter; CodeNotFound when none did.
+	LatestWithValue(orgID, processID, paramID string, value any) (string, error)
+
 	CreateAttachment(a Attachment) error
 	GetAttachment(orgID, id string) (Attachment, error)
 
