@@ -1,7 +1,7 @@
 // Package sqlstore implements wps.Store on SQLite and on PostgreSQL with one
 // set of plain SQL: the engines differ only in the few places the dialect
-// names (placeholders, row locks, error codes, connection setup), and each
-// has its own numbered migrations under migrations/<engine>.
+// names (placeholders, row locks, error codes, connection setup). The
+// numbered migrations under migrations/ are portable SQL run on both.
 //
 // On SQLite every write goes through one writer goroutine that commits the
 // transactions of concurrent requests together (group commit): each request
@@ -207,7 +207,7 @@ func (db *DB) Ping(ctx context.Context) error {
 
 // Migrate applies the pending migrations of the DB's engine, each in a transaction.
 func (db *DB) Migrate(ctx context.Context) error {
-	dir, err := fs.Sub(migrations, "migrations/"+string(db.engine))
+	dir, err := fs.Sub(migrations, "migrations")
 	if err != nil {
 		return err
 	}
