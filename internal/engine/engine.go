@@ -127,7 +127,8 @@ const (
 	EvMeasurementReproved = "measurement.reproved"
 )
 
-func (d *Def) step(id string) (int, *StepDef) {
+// Step finds a step by id: its position and definition, or -1 and nil.
+func (d *Def) Step(id string) (int, *StepDef) {
 	for i := range d.Steps {
 		if d.Steps[i].ID == id {
 			return i, &d.Steps[i]
@@ -237,7 +238,7 @@ func Apply(def Def, s State, act Action) (Result, error) {
 	if Status(def, s) == StatusApproved {
 		return Result{}, refuse(Conflict, "", "the measurement is approved; it takes no more actions")
 	}
-	i, sd := def.step(act.StepID)
+	i, sd := def.Step(act.StepID)
 	if sd == nil {
 		return Result{}, refuse(Invalid, "stepId", "no step %q in this process version", act.StepID)
 	}
@@ -441,7 +442,7 @@ func reaches(def Def, from, to string) bool {
 			return false
 		}
 		seen[id] = true
-		_, sd := def.step(id)
+		_, sd := def.Step(id)
 		return sd != nil && slices.ContainsFunc(sd.Deps, walk)
 	}
 	return from != to && walk(to)
@@ -471,7 +472,7 @@ func Reprove(def Def, s State, stepID string, now time.Time) (Result, error) {
 	if Status(def, s) == StatusApproved {
 		return Result{}, refuse(Conflict, "", "the measurement is approved; its actions cannot be reproved")
 	}
-	_, sd := def.step(stepID)
+	_, sd := def.Step(stepID)
 	if sd == nil {
 		return Result{}, refuse(Conflict, "", "the action's step is not in this process version")
 	}

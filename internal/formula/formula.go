@@ -237,27 +237,36 @@ func (p *parser) or() (node, error) {
 		return nil, err
 	}
 	defer func() { p.depth-- }()
-	l, err := p.and()
-	for err == nil && p.isOp("or", "||") {
+	return p.leftAssoc(p.and, "or", "||")
+}
+
+func (p *parser) and() (node, error) { return p.leftAssoc(p.not, "and", "&&") }
+
+// leftAssoc parses operand (op operand)* with the given operators,
+// grouping to the left.
+func (p *parser) leftAssoc(operand func() (node, error), ops ...string) (node, error) {
+	l, err := operand()
+	for err == nil && p.isOp(ops...) {
 		t := p.next()
 		var r node
-		if r, err = p.and(); err == nil {
-			l = binary{t.at, "or", l, r}
+		if r, err = operand(); err == nil {
+			l = binary{t.at, opName(t.text), l, r}
 		}
 	}
 	return l, err
 }
 
-func (p *parser) and() (node, error) {
-	l, err := p.not()
-	for err == nil && p.isOp("and", "&&") {
-		t := p.next()
-		var r node
-		if r, err = p.not(); err == nil {
-			l = binary{t.at, "and", l, r}
-		}
+// opName is an operator's one name: || is or, && is and, = is ==.
+func opName(op string) string {
+	switch op {
+	case "||":
+		return "or"
+	case "&&":
+		return "and"
+	case "=":
+		return "=="
 	}
-	return l, err
+	return op
 }
 
 func (p *parser) not() (node, error) {
@@ -277,41 +286,17 @@ func (p *parser) cmp() (node, error) {
 	l, err := p.add()
 	if err == nil && p.isOp("==", "=", "!=", "<", "<=", ">", ">=") {
 		t := p.next()
-		op := t.text
-		if op == "=" {
-			op = "=="
-		}
 		var r node
 		if r, err = p.add(); err == nil {
-			l = binary{t.at, op, l, r}
+			l = binary{t.at, opName(t.text), l, r}
 		}
 	}
 	return l, err
 }
 
-func (p *parser) add() (node, error) {
-	l, err := p.mul()
-	for err == nil && p.isOp("+", "-") {
-		t := p.next()
-		var r node
-		if r, err = p.mul(); err == nil {
-			l = binary{t.at, t.text, l, r}
-		}
-	}
-	return l, err
-}
+func (p *parser) add() (node, error) { return p.leftAssoc(p.mul, "+", "-") }
 
-func (p *parser) mul() (node, error) {
-	l, err := p.unary()
-	for err == nil && p.isOp("*", "/", "%") {
-		t := p.next()
-		var r node
-		if r, err = p.unary(); err == nil {
-			l = binary{t.at, t.text, l, r}
-		}
-	}
-	return l, err
-}
+func (p *parser) mul() (node, error) { return p.leftAssoc(p.unary, "*", "/", "%") }
 
 func (p *parser) unary() (node, error) {
 	if p.isOp("-", "+") {

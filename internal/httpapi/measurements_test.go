@@ -14,14 +14,13 @@ import (
 // Supervisor; routes by kind: repair → Repair, scrap → Close) → Repair and
 // Photos in parallel → Close (joins both; a rejection there re-opens Repair).
 type service struct {
-	env                *tu.Env
-	ian, sam           string // keys
-	ianID, samID       string
-	process            map[string]any
-	stepIDs            map[string]string
-	inspect, close     string
-	repair, photos     string
-	ianRoles, samRoles []string
+	env            *tu.Env
+	ian, sam       string // keys
+	ianID, samID   string
+	process        map[string]any
+	stepIDs        map[string]string
+	inspect, close string
+	repair, photos string
 }
 
 func newService(t *testing.T, env *tu.Env) *service {

@@ -68,13 +68,7 @@ func seatHolder(st Step, roles []string, policies []Policy) (holds []string, rol
 		if i < 0 {
 			continue
 		}
-		counting := policies[i].Roles
-		for _, sr := range st.Roles {
-			if sr.P == name {
-				counting = slices.DeleteFunc(slices.Clone(counting), func(r string) bool { return !slices.Contains(sr.R, r) })
-			}
-		}
-		for _, r := range counting {
+		for _, r := range countingRoles(st, policies[i]) {
 			if slices.Contains(roles, r) {
 				holds = append(holds, name)
 				roleFor[name] = r
@@ -83,6 +77,18 @@ func seatHolder(st Step, roles []string, policies []Policy) (holds []string, rol
 		}
 	}
 	return holds, roleFor
+}
+
+// countingRoles are the roles that hold pol's seat at st: the policy's
+// roles, narrowed by the step's roles[{p, r}] for that policy.
+func countingRoles(st Step, pol Policy) []string {
+	roles := pol.Roles
+	for _, sr := range st.Roles {
+		if sr.P == pol.Name {
+			roles = slices.DeleteFunc(slices.Clone(roles), func(r string) bool { return !slices.Contains(sr.R, r) })
+		}
+	}
+	return roles
 }
 
 // engineError maps a refusal of the engine to a domain error.
@@ -297,12 +303,14 @@ func (r *run) act(in ActInput) (Action, engine.Result, error) {
 		if err := r.readFromOtherMeasurements(*st, data); err != nil {
 			return Action{}, zero, err
 		}
-		computeFormulas(paramGroups(r.proc.Steps), st.Parameters, r.current(data), data, r.now.Time)
+	}
+	cur := r.current(data)
+	if in.Type == engine.WriteData {
+		computeFormulas(paramGroups(r.proc.Steps), st.Parameters, cur, data, r.now.Time) // fills cur and data
 		if err := r.claimUnique(*st, data); err != nil {
 			return Action{}, zero, err
 		}
 	}
-	cur := r.current(data)
 	route, err := r.routeValue(*st, cur)
 	if err != nil {
 		return Action{}, zero, err

@@ -360,7 +360,7 @@ func (r *run) currentStep() *StepView {
 func (r *run) unfilled() []StepUnfilled {
 	out := []StepUnfilled{}
 	for _, id := range engine.OpenSteps(r.def, r.m.State) {
-		_, sd := stepDef(r.def, id)
+		_, sd := r.def.Step(id)
 		ss := r.m.State.Steps[id]
 		u := StepUnfilled{StepID: id, UnfilledPolicies: []PolicyRef{}, NextUnfilledPolicy: engine.NextOrdered(sd, ss)}
 		for _, p := range engine.Unfilled(sd, ss) {
@@ -374,19 +374,10 @@ func (r *run) unfilled() []StepUnfilled {
 	return out
 }
 
-func stepDef(def engine.Def, id string) (int, *engine.StepDef) {
-	for i := range def.Steps {
-		if def.Steps[i].ID == id {
-			return i, &def.Steps[i]
-		}
-	}
-	return -1, nil
-}
-
 func (r *run) pending() []string {
 	out := []string{}
 	if open := engine.OpenSteps(r.def, r.m.State); len(open) > 0 {
-		_, sd := stepDef(r.def, open[0])
+		_, sd := r.def.Step(open[0])
 		out = append(out, engine.Unfilled(sd, r.m.State.Steps[open[0]])...)
 	}
 	return out
@@ -446,13 +437,7 @@ func (r *run) counterparts(st *Step) []Counterpart {
 			out = append(out, c)
 			continue
 		}
-		roles := pols[j].Roles
-		for _, sr := range st.Roles {
-			if sr.P == name {
-				roles = slices.DeleteFunc(slices.Clone(roles), func(x string) bool { return !slices.Contains(sr.R, x) })
-			}
-		}
-		for _, role := range roles {
+		for _, role := range countingRoles(*st, pols[j]) {
 			c.Data = append(c.Data, CounterpartSeat{Permission: "APPROVE", TokenID: st.TokenIDs[i], Role: role})
 		}
 		out = append(out, c)
