@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"wps/internal/apicall"
 	"wps/internal/bench"
 	"wps/internal/blob"
 	"wps/internal/config"
@@ -84,7 +85,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	defer db.Close()
-	svc := wps.NewService(db, wps.ServiceConfig{AllowPrivateWebhooks: cfg.AllowPrivate})
+	svc := wps.NewService(db, wps.ServiceConfig{AllowPrivateWebhooks: cfg.AllowPrivate, APICaller: apicall.New(apicall.Config{
+		Hosts: apicall.ParseHosts(cfg.APICallHosts), AllowPrivate: cfg.APICallPrivate, Timeout: cfg.APICallTimeout})})
 
 	boot, err := svc.Bootstrap(ctx, cfg.BootstrapOrgName, cfg.BootstrapAPIKey)
 	if err != nil {

@@ -27,6 +27,9 @@ type Config struct {
 	Background       bool          // WPS_BACKGROUND: run the webhook worker and the scheduler here
 	PprofAddr        string        // WPS_PPROF_ADDR: serve /debug/pprof there (off when empty)
 	AttachmentDir    string        // WPS_ATTACHMENT_DIR: where uploaded files are kept
+	APICallHosts     string        // WPS_API_CALL_HOSTS: hosts apiCalls may call, comma-separated ("" = off)
+	APICallPrivate   bool          // WPS_API_CALL_ALLOW_PRIVATE: apiCalls may reach loopback/private addresses
+	APICallTimeout   time.Duration // WPS_API_CALL_TIMEOUT: per call
 }
 
 // Load builds a Config from the environment, then applies flags from args.
@@ -65,10 +68,19 @@ func Load(getenv func(string) string, args []string, stderr io.Writer) (Config, 
 	if c.AllowPrivate, err = strconv.ParseBool(env("WPS_WEBHOOK_ALLOW_PRIVATE", "false")); err != nil {
 		return c, fmt.Errorf("WPS_WEBHOOK_ALLOW_PRIVATE: %w", err)
 	}
+	if c.APICallPrivate, err = strconv.ParseBool(env("WPS_API_CALL_ALLOW_PRIVATE", "false")); err != nil {
+		return c, fmt.Errorf("WPS_API_CALL_ALLOW_PRIVATE: %w", err)
+	}
+	if c.APICallTimeout, err = time.ParseDuration(env("WPS_API_CALL_TIMEOUT", "5s")); err != nil {
+		return c, fmt.Errorf("WPS_API_CALL_TIMEOUT: %w", err)
+	}
 	if c.Background, err = strconv.ParseBool(env("WPS_BACKGROUND", "true")); err != nil {
 		return c, fmt.Errorf("WPS_BACKGROUND: %w", err)
 	}
 	fs.BoolVar(&c.AllowPrivate, "webhook-allow-private", c.AllowPrivate, "let webhooks target loopback and private addresses (WPS_WEBHOOK_ALLOW_PRIVATE)")
+	fs.StringVar(&c.APICallHosts, "api-call-hosts", env("WPS_API_CALL_HOSTS", ""), "hosts that apiCalls may call, comma-separated, *.example.com for subdomains; empty turns API calls off (WPS_API_CALL_HOSTS)")
+	fs.BoolVar(&c.APICallPrivate, "api-call-allow-private", c.APICallPrivate, "let apiCalls reach loopback and private addresses (WPS_API_CALL_ALLOW_PRIVATE)")
+	fs.DurationVar(&c.APICallTimeout, "api-call-timeout", c.APICallTimeout, "time limit of one API call (WPS_API_CALL_TIMEOUT)")
 	fs.BoolVar(&c.Background, "background", c.Background, "run the webhook worker and the scheduler in this replica (WPS_BACKGROUND)")
 	fs.Float64Var(&c.RateLimit, "rate-limit", c.RateLimit, "requests per second per API key, 0 turns it off (WPS_RATE_LIMIT)")
 	fs.IntVar(&c.RateBurst, "rate-burst", c.RateBurst, "burst per API key (WPS_RATE_BURST)")
@@ -92,6 +104,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("rate limit and burst must not be negative")
 	case c.MaxBodyBytes < 1024:
 		return fmt.Errorf("max body bytes must be at least 1024")
+	case c.APICallTimeout <= 0:
+		return fmt.Errorf("api call timeout must be positive")
 	case c.LogFormat != "text" && c.LogFormat != "json":
 		return fmt.Errorf("log format must be text or json")
 	}

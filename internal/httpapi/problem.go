@@ -45,6 +45,7 @@ var statusOf = map[wps.Code]int{
 	wps.CodeInvalid:      http.StatusUnprocessableEntity,
 	wps.CodeTooLarge:     http.StatusRequestEntityTooLarge,
 	wps.CodeRateLimited:  http.StatusTooManyRequests,
+	wps.CodeUpstream:     http.StatusBadGateway,
 	wps.CodeInternal:     http.StatusInternalServerError,
 }
 
@@ -84,9 +85,12 @@ func problemFor(ctx context.Context, log *slog.Logger, err error) *Problem {
 		e = wps.Internal(err)
 	}
 	status := statusOf[e.Code]
-	if status == 0 || status >= 500 {
+	if status == 0 || status == http.StatusInternalServerError {
 		log.ErrorContext(ctx, "internal error", "err", err, "request_id", requestID(ctx))
 		return newProblem(http.StatusInternalServerError, string(wps.CodeInternal), "internal error", nil)
+	}
+	if status >= 500 {
+		log.WarnContext(ctx, "upstream failure", "err", err, "request_id", requestID(ctx))
 	}
 	return newProblem(status, string(e.Code), e.Message, e.Fields)
 }

@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"wps/internal/apicall"
 	"wps/internal/blob"
 	"wps/internal/httpapi"
 	"wps/internal/sqlstore"
@@ -225,7 +226,8 @@ func (e *Env) RawExec(query string, args ...any) {
 
 // Options change the API under test.
 type Options struct {
-	API httpapi.Options
+	API      httpapi.Options
+	APICalls *apicall.Config // nil: API calls off
 }
 
 // NewEnv starts an API on engine with a bootstrapped org.
@@ -237,7 +239,11 @@ func NewEnv(t testing.TB, engine sqlstore.Engine, opt ...Options) *Env {
 	}
 	db, url := openDB(t, engine)
 	clock := NewClock()
-	svc := wps.NewService(db, wps.ServiceConfig{Now: clock.Now, AllowPrivateWebhooks: true})
+	sc := wps.ServiceConfig{Now: clock.Now, AllowPrivateWebhooks: true}
+	if o.APICalls != nil {
+		sc.APICaller = apicall.New(*o.APICalls)
+	}
+	svc := wps.NewService(db, sc)
 	boot, err := svc.Bootstrap(context.Background(), "Acme", "")
 	if err != nil || boot == nil {
 		t.Fatalf("bootstrap: %v", err)

@@ -13,16 +13,15 @@ import (
 	"log/slog"
 	"math"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"code.dny.dev/ssrf"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
+	"wps/internal/outbound"
 	"wps/internal/wps"
 )
 
@@ -78,15 +77,7 @@ func New(store wps.Store, cfg Config) *Worker {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	dialer := &net.Dialer{Timeout: cfg.Timeout}
-	if !cfg.AllowPrivate {
-		dialer.Control = ssrf.New(ssrf.WithAnyPort()).Safe
-	}
-	transport := &http.Transport{DialContext: dialer.DialContext, MaxIdleConnsPerHost: 4, IdleConnTimeout: time.Minute,
-		TLSHandshakeTimeout: cfg.Timeout, ResponseHeaderTimeout: cfg.Timeout}
-	client := &http.Client{Transport: transport, Timeout: cfg.Timeout,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	return &Worker{store: store, cfg: cfg, client: client}
+	return &Worker{store: store, cfg: cfg, client: outbound.Client(cfg.Timeout, cfg.AllowPrivate)}
 }
 
 // Start runs the worker until Stop or ctx ends.

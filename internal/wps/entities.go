@@ -117,6 +117,9 @@ func (s *Service) checkEntityInput(tx Tx, orgID, selfID string, in *EntityInput,
 	v.Check(validName(in.Name, 100), "name", "must be 1 to 100 printable characters")
 	v.Check(validName(in.Label, 200), "label", "must be 1 to 200 printable characters")
 	normalizeParams(&v, "parameters", in.Parameters, keep, 0)
+	for j, p := range in.Parameters {
+		v.Check(len(p.APICalls) == 0, fieldIndex("parameters", j)+".apiCalls", "API calls fill step parameters only")
+	}
 	if err := v.Err(); err != nil {
 		return err
 	}

@@ -19,6 +19,7 @@ const (
 	CodeInvalid      Code = "invalid"      // a value fails validation
 	CodeTooLarge     Code = "too_large"    // a body or upload over its limit
 	CodeRateLimited  Code = "rate_limited" // too many requests
+	CodeUpstream     Code = "upstream"     // an HTTP call the request needed failed (502)
 	CodeInternal     Code = "internal"     // anything else; never shown in detail
 )
 

@@ -131,9 +131,10 @@ type run struct {
 	savedStatus string
 	events      []Event
 	now         Time
-	policies    []Policy     // loaded once for views
-	reads       []EntityRead // values this run read from entity records
-	writes      []EntityData // records this run wrote (entityManipulations)
+	policies    []Policy             // loaded once for views
+	reads       []EntityRead         // values this run read from entity records
+	writes      []EntityData         // records this run wrote (entityManipulations)
+	answers     map[string]apiAnswer // API call answers fetched for this run
 }
 
 func (s *Service) loadRun(tx Tx, p *Principal, measurementID string) (*run, error) {
@@ -155,8 +156,9 @@ func (s *Service) loadRun(tx Tx, p *Principal, measurementID string) (*run, erro
 	return r, nil
 }
 
-// newMeasurement creates a measurement of proc (its latest version).
-func (s *Service) newMeasurement(tx Tx, p *Principal, proc Process, pending bool) (*run, error) {
+// newMeasurement creates a measurement of proc (its latest version) with
+// the given id.
+func (s *Service) newMeasurement(tx Tx, p *Principal, proc Process, id string) (*run, error) {
 	if !proc.Locked {
 		if err := tx.LockProcessVersion(p.OrgID, proc.ID, proc.Version); err != nil {
 			return nil, err
@@ -170,8 +172,8 @@ func (s *Service) newMeasurement(tx Tx, p *Principal, proc Process, pending bool
 	} else if r.user, err = tx.GetUser(p.OrgID, p.UserID); err != nil {
 		return nil, err
 	}
-	state, _ := engine.Start(r.def, now.Time, pending)
-	r.m = Measurement{ID: NewID(), OrgID: p.OrgID, ProcessID: proc.ID, Version: proc.Version,
+	state, _ := engine.Start(r.def, now.Time, false)
+	r.m = Measurement{ID: id, OrgID: p.OrgID, ProcessID: proc.ID, Version: proc.Version,
 		State: state, CreatedBy: p.UserID, CreatedAt: now, UpdatedAt: now} // named in save
 	r.m.Status = engine.Status(r.def, state)
 	r.isNew = true
@@ -307,6 +309,11 @@ func (r *run) act(in ActInput) (Action, engine.Result, error) {
 	cur := r.current(data)
 	if in.Type == engine.WriteData {
 		computeFormulas(paramGroups(r.proc.Steps), st.Parameters, cur, data, r.now.Time) // fills cur and data
+		if filled, err := r.fillFromAPIs(*st, data, cur); err != nil {
+			return Action{}, zero, err
+		} else if filled {
+			computeFormulas(paramGroups(r.proc.Steps), st.Parameters, cur, data, r.now.Time)
+		}
 		if err := r.claimUnique(*st, data); err != nil {
 			return Action{}, zero, err
 		}
@@ -666,7 +673,7 @@ func (s *Service) CreateMeasurement(ctx context.Context, p *Principal, processID
 		if err != nil {
 			return err
 		}
-		if r, err = s.newMeasurement(tx, p, proc, false); err != nil {
+		if r, err = s.newMeasurement(tx, p, proc, NewID()); err != nil {
 			return err
 		}
 		return r.save()
@@ -717,7 +724,8 @@ func (s *Service) CreateSimplified(ctx context.Context, p *Principal, in Simplif
 	if err := p.Require(FnActionWrite); err != nil {
 		return out, err
 	}
-	err := s.store.Write(ctx, func(tx Tx) error {
+	id := NewID() // the same in every attempt: API calls are told it
+	err := s.writeWithCalls(ctx, func(tx Tx, answers map[string]apiAnswer) error {
 		proc, err := findProcess(tx, p.OrgID, in.ProcessUUID, in.ProcessLabel)
 		if err != nil {
 			return err
@@ -741,9 +749,10 @@ func (s *Service) CreateSimplified(ctx context.Context, p *Principal, in Simplif
 		if st == nil {
 			return Invalid("stepId", "no such step in process %q", proc.Label)
 		}
-		if r, err = s.newMeasurement(tx, p, proc, false); err != nil {
+		if r, err = s.newMeasurement(tx, p, proc, id); err != nil {
 			return err
 		}
+		r.answers = answers
 		var res engine.Result
 		if a, res, err = r.act(ActInput{StepID: st.ID, Type: engine.WriteData, Parameters: in.Parameters}); err != nil {
 			return err
@@ -784,10 +793,11 @@ func (s *Service) Act(ctx context.Context, p *Principal, measurementID string, i
 	var out ActionView
 	var r *run
 	var a Action
-	err := s.store.Write(ctx, func(tx Tx) (err error) {
+	err := s.writeWithCalls(ctx, func(tx Tx, answers map[string]apiAnswer) (err error) {
 		if r, err = s.loadRun(tx, p, measurementID); err != nil {
 			return err
 		}
+		r.answers = answers
 		if a, _, err = r.act(in); err != nil {
 			return err
 		}

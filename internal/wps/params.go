@@ -174,10 +174,12 @@ type APICallLink struct {
 // APICall is a configured HTTP call that fills a parameter.
 type APICall struct {
 	ID          string   `json:"id,omitempty"`
-	Type        string   `json:"type,omitempty"`
+	Type        string   `json:"type,omitempty" doc:"The HTTP method: POST (default) or GET"`
 	Description string   `json:"description,omitempty"`
 	Sort        []string `json:"sort,omitempty"`
-	Parameters  []any    `json:"parameters,omitempty"`
+	Parameters  []any    `json:"parameters,omitempty" doc:"The parameters (names or ids) whose current values the call sends"`
+	URL         string   `json:"url,omitempty" doc:"The endpoint; its host must be on the server's allow-list (WPS_API_CALL_HOSTS)"`
+	ResultPath  string   `json:"resultPath,omitempty" doc:"Where the value is in the JSON answer (dot path); default: the answer's value member, or the answer itself"`
 	CreatedAt   *Time    `json:"createdAt,omitempty"`
 	UpdatedAt   *Time    `json:"updatedAt,omitempty"`
 }
@@ -240,6 +242,9 @@ func normalizeParams(v *Validator, field string, params []Parameter, keep map[st
 		}
 		for j := range p.APICalls {
 			setID(&p.APICalls[j].ID)
+		}
+		if len(p.APICalls) > 0 && depth > 0 {
+			v.Add(f+".apiCalls", "a TABLE column cannot be filled by an API call")
 		}
 		switch p.Type {
 		case TypeSelect, TypeMultiSelect:

@@ -150,13 +150,14 @@ type stepCheck struct {
 	old      map[string]Step // the current steps, by id (edits)
 	policies map[string]bool
 	now      Time
+	calls    APICaller
 }
 
 // checkSteps validates steps, resolves every reference to an id, keeps the
 // ids (steps, parameters, seats) that old already had, and assigns the rest.
 func (s *Service) checkSteps(tx Tx, orgID, processID string, steps []Step, old []Step) ([]Step, error) {
 	var v Validator
-	c := &stepCheck{tx: tx, orgID: orgID, v: &v, steps: cloneSteps(steps), old: map[string]Step{}, now: s.Now()}
+	c := &stepCheck{tx: tx, orgID: orgID, v: &v, steps: cloneSteps(steps), old: map[string]Step{}, now: s.Now(), calls: s.calls}
 	for _, st := range old {
 		c.old[st.ID] = st
 	}
@@ -500,6 +501,12 @@ func (c *stepCheck) checkParams() error {
 			if err := c.resolveLinks(st, j, fieldIndex(f, j)); err != nil {
 				return err
 			}
+		}
+	}
+	for i := range c.steps { // after every step's parameters have ids
+		st := &c.steps[i]
+		for j := range st.Parameters {
+			c.checkAPICalls(st, &st.Parameters[j], fieldIndex(fieldIndex("steps", i)+".parameters", j))
 		}
 	}
 	return nil

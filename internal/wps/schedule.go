@@ -86,7 +86,7 @@ func (s *Service) RunRecurrences(ctx context.Context) (int, error) {
 					return err
 				}
 				sys := &Principal{OrgID: proc.OrgID, UserID: SystemUserID, Roles: []string{RoleAdmin}}
-				r, err := s.newMeasurement(tx, sys, cur, false)
+				r, err := s.newMeasurement(tx, sys, cur, NewID())
 				if err != nil {
 					return err
 				}

@@ -18,6 +18,7 @@ type Service struct {
 	now          Clock
 	inviteTTL    time.Duration
 	allowPrivate bool
+	calls        APICaller
 	keys         keyCache
 }
 
@@ -74,6 +75,8 @@ type ServiceConfig struct {
 	// AllowPrivateWebhooks lets webhook URLs point to loopback and private
 	// addresses (tests, closed networks).
 	AllowPrivateWebhooks bool
+	// APICaller makes the calls of parameters' apiCalls; nil: API calls are off.
+	APICaller APICaller
 }
 
 // NewService returns a Service over store.
@@ -84,7 +87,7 @@ func NewService(store Store, cfg ServiceConfig) *Service {
 	if cfg.InviteTTL == 0 {
 		cfg.InviteTTL = 7 * 24 * time.Hour
 	}
-	return &Service{store: store, now: cfg.Now, inviteTTL: cfg.InviteTTL, allowPrivate: cfg.AllowPrivateWebhooks}
+	return &Service{store: store, now: cfg.Now, inviteTTL: cfg.InviteTTL, allowPrivate: cfg.AllowPrivateWebhooks, calls: cfg.APICaller}
 }
 
 // Store returns the service's store, for the HTTP layer's idempotency records.

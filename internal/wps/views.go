@@ -62,11 +62,19 @@ type StepEntity struct {
 // StepView is a step as a measurement shows it: with its status there.
 type StepView struct {
 	Step
-	Status                  string      `json:"status" doc:"WAITING, OPEN, CONSENSED or SKIPPED in this measurement"`
-	Entity                  *StepEntity `json:"entity"`
-	HasGSheetKey            bool        `json:"hasGSheetKey"`
-	HasGSheetInputParameter bool        `json:"hasGSheetInputParameter"`
-	Process                 *ProcessRef `json:"process,omitempty"`
+	Parameters              []StepParameter `json:"parameters"`
+	Status                  string          `json:"status" doc:"WAITING, OPEN, CONSENSED or SKIPPED in this measurement"`
+	Entity                  *StepEntity     `json:"entity"`
+	HasGSheetKey            bool            `json:"hasGSheetKey"`
+	HasGSheetInputParameter bool            `json:"hasGSheetInputParameter"`
+	Process                 *ProcessRef     `json:"process,omitempty"`
+}
+
+// StepParameter is a step's parameter as a measurement shows it: its
+// apiCalls are the calls themselves, not the links a process holds.
+type StepParameter struct {
+	Parameter
+	APICalls []APICall `json:"apiCalls,omitempty"`
 }
 
 // CounterpartSeat is one role that can fill a policy's seat.
@@ -322,11 +330,17 @@ func items(dataID string, p Parameter, v any) []DataItemView {
 
 // stepView shows a step of a measurement.
 func (r *run) stepView(st Step, withProcess bool) StepView {
-	v := StepView{Step: st, Status: engine.Waiting}
+	v := StepView{Step: st, Status: engine.Waiting, Parameters: make([]StepParameter, len(st.Parameters))}
 	if ss := r.m.State.Steps[st.ID]; ss != nil {
 		v.Status = ss.Status
 	}
-	for _, p := range st.Parameters {
+	for i, p := range st.Parameters {
+		v.Parameters[i].Parameter = p
+		for _, l := range p.APICalls {
+			if l.APICall != nil {
+				v.Parameters[i].APICalls = append(v.Parameters[i].APICalls, *l.APICall)
+			}
+		}
 		if p.SheetData != nil && p.SheetData.SheetAPIID != "" {
 			v.HasGSheetKey = true
 		}

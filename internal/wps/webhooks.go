@@ -4,11 +4,11 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"net"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
+
+	"wps/internal/outbound"
 )
 
 // Webhook is an org-level subscription to events.
@@ -142,7 +142,7 @@ type WebhookInput struct {
 func checkWebhook(v *Validator, in WebhookInput, allowPrivate bool) {
 	if in.URL != nil {
 		v.Check(validHTTPURL(*in.URL), "url", "must be an absolute http or https URL")
-		if validHTTPURL(*in.URL) && !allowPrivate && privateHost(*in.URL) {
+		if validHTTPURL(*in.URL) && !allowPrivate && outbound.PrivateHost(*in.URL) {
 			v.Add("url", "must not point to a loopback, private or link-local address")
 		}
 	}
@@ -151,21 +151,6 @@ func checkWebhook(v *Validator, in WebhookInput, allowPrivate bool) {
 			v.Check(slices.Contains(EventTypes, e), fieldIndex("events", i), "unknown event %q (known: %s)", e, strings.Join(EventTypes, ", "))
 		}
 	}
-}
-
-// privateHost reports a URL whose host is a literal private address or
-// localhost. Names resolving to private addresses are refused when dialled.
-func privateHost(raw string) bool {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return true
-	}
-	host := u.Hostname()
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && (ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsUnspecified())
 }
 
 // newSigningSecret is whsec_ and 32 random bytes in base64.

@@ -1,0 +1,78 @@
+package apicall
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"wps/internal/outbound"
+)
+
+func TestExtract(t *testing.T) {
+	for _, c := range []struct{ body, path, want, err string }{
+		{`{"value": 1.50}`, "", "1.50", ""},
+		{`"abc"`, "", `"abc"`, ""},
+		{`{"other": 1}`, "", "", ""},
+		{`{"data": {"rates": [{"usd": 5}]}}`, "data.rates.0.usd", "5", ""},
+		{`{"data": null}`, "data", "", ""},
+		{`{"data": {}}`, "data.rate", "", "has no"},
+		{`[1]`, "3", "", "has no"},
+		{`<html>`, "", "", "not JSON"},
+	} {
+		got, err := Extract([]byte(c.body), c.path)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s at %q: error %v, want %q", c.body, c.path, err, c.err)
+			}
+			continue
+		}
+		if err != nil || string(got) != c.want {
+			t.Errorf("%s at %q: %s, %v; want %s", c.body, c.path, got, err, c.want)
+		}
+	}
+}
+
+func TestCheck(t *testing.T) {
+	c := New(Config{Hosts: ParseHosts(" rates.example.com, *.corp.example ,")})
+	for url, want := range map[string]string{
+		"https://rates.example.com/x":   "",
+		"https://RATES.example.com/x":   "",
+		"https://a.b.corp.example/x":    "",
+		"https://corp.example/x":        "allow-list",
+		"https://evil-corp.example/x":   "allow-list",
+		"ftp://rates.example.com/x":     "http or https",
+		"https://other.example.com/x":   "allow-list",
+		"http://10.0.0.1/x":             "allow-list",
+		"rates.example.com/no-scheme/x": "http or https",
+	} {
+		err := c.Check(url)
+		if (want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", url, err, want)
+		}
+	}
+	if err := New(Config{}).Check("https://rates.example.com"); err == nil || !strings.Contains(err.Error(), "off") {
+		t.Errorf("no hosts: %v", err)
+	}
+	private := New(Config{Hosts: []string{"127.0.0.1", "localhost"}})
+	for _, url := range []string{"http://127.0.0.1:9/x", "http://localhost/x"} {
+		if err := private.Check(url); err == nil || !strings.Contains(err.Error(), "private") {
+			t.Errorf("%s: %v", url, err)
+		}
+	}
+}
+
+// The dialer refuses private addresses after resolution, whatever the URL says.
+func TestClientRefusesPrivateAddresses(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer srv.Close()
+	if _, err := outbound.Client(time.Second, false).Get(srv.URL); err == nil || !strings.Contains(err.Error(), "prohibited") {
+		t.Fatalf("loopback dialled: %v", err)
+	}
+	res, err := outbound.Client(time.Second, true).Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+}
