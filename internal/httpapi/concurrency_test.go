@@ -93,13 +93,17 @@ func TestConcurrentMeasurementNames(t *testing.T) {
 			{"label": "Check", "policyNames": []string{"Admins"}, "parameters": []map[string]any{{"name": "ok", "type": "BOOLEAN"}}},
 		}}, 201).JSON()
 		const n = 50
+		servers := []*tu.Env{env}
+		if engine == sqlstore.Postgres { // and half of them through another replica
+			servers = append(servers, env.Replica())
+		}
 		var wg sync.WaitGroup
 		names := make([]string, n)
 		for i := range n {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				res := env.Do(tu.Request{Method: post, Path: "/v1/measurements/simplified", Key: env.AdminKey,
+				res := servers[i%len(servers)].Do(tu.Request{Method: post, Path: "/v1/measurements/simplified", Key: env.AdminKey,
 					Body: map[string]any{"processUuid": p["id"], "parameters": map[string]any{"ok": true}}})
 				if res.Status == 201 {
 					names[i] = res.JSON()["name"].(string)

@@ -16,6 +16,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io/fs"
 	"log/slog"
 	"net/url"
@@ -72,6 +73,8 @@ type DB struct {
 	once     sync.Once
 	rebinds  sync.Map // query text → PostgreSQL form
 	steps    stepsCache
+	hot      [16]chan struct{} // PostgreSQL: queues for orgs' contended rows (tx.hot)
+	heads    sync.Map          // PostgreSQL: org → the ledgerHead this process last committed
 }
 
 var _ wps.Store = (*DB)(nil)
@@ -129,6 +132,9 @@ func Open(ctx context.Context, rawURL string, opt Options) (*DB, error) {
 	if err := db.Migrate(ctx); err != nil {
 		db.closeConns()
 		return nil, err
+	}
+	for i := range db.hot {
+		db.hot[i] = make(chan struct{}, 1)
 	}
 	if engine == SQLite {
 		if err := db.holdConns(ctx, opt.ReadConns); err != nil {
@@ -297,14 +303,54 @@ func (db *DB) writeOnce(ctx context.Context, fn func(wps.Tx) error) error {
 	if err != nil {
 		return db.txErr(ctx, err)
 	}
-	if err := call(fn, &tx{db: db, q: sqltx, ctx: ctx, write: true}); err != nil {
+	t := &tx{db: db, q: sqltx, ctx: ctx, write: true}
+	defer t.releaseHot()
+	if err := call(fn, t); err != nil {
 		_ = sqltx.Rollback()
 		return err
 	}
 	if err := sqltx.Commit(); err != nil {
+		if t.newHead != nil {
+			db.heads.Delete(t.newHead.org)
+		}
 		return db.txErr(ctx, err)
 	}
+	if t.newHead != nil {
+		db.heads.Store(t.newHead.org, *t.newHead)
+	}
 	return nil
+}
+
+// hot queues a PostgreSQL write transaction of this process before it
+// locks the first row that every writer of an org contends for (a
+// process's measurement sequence, the status counters, the ledger head)
+// and keeps its place until commit. PostgreSQL's row locks still decide;
+// the queue only keeps dozens of transactions from waiting on one row at
+// once, where each commit wakes them all and the lock manager's contention
+// costs more than the work. Every contended row is locked after hot, so a
+// transaction waiting here holds none of them (no deadlock with a holder);
+// a transaction holds at most one queue.
+func (t *tx) hot(orgID string) error {
+	if t.db.engine != Postgres || !t.write || t.hotHeld != nil {
+		return nil
+	}
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(orgID))
+	q := t.db.hot[h.Sum32()%uint32(len(t.db.hot))]
+	select {
+	case q <- struct{}{}:
+		t.hotHeld = q
+		return nil
+	case <-t.ctx.Done():
+		return t.ctx.Err()
+	}
+}
+
+func (t *tx) releaseHot() {
+	if t.hotHeld != nil {
+		<-t.hotHeld
+		t.hotHeld = nil
+	}
 }
 
 // call runs fn, turning a panic into an internal error so that one bad
@@ -540,10 +586,12 @@ type querier interface {
 
 // tx is a wps.Tx over one SQL transaction.
 type tx struct {
-	db    *DB
-	q     querier
-	ctx   context.Context
-	write bool
+	db      *DB
+	q       querier
+	ctx     context.Context
+	write   bool
+	hotHeld chan struct{} // the queue this transaction holds (hot)
+	newHead *ledgerHead   // the ledger head this transaction moved to
 }
 
 // rebind turns a query written with ? placeholders into the engine's form.

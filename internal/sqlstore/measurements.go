@@ -2,16 +2,12 @@ package sqlstore
 
 import (
 	"database/sql"
+	"slices"
+	"strconv"
 	"strings"
 
 	"wps/internal/wps"
 )
-
-func (t *tx) NextMeasurementSeq(orgID, processID string) (int64, error) {
-	var n int64
-	err := t.queryRow(`UPDATE processes SET next_seq = next_seq + 1 WHERE org_id = ? AND id = ? RETURNING next_seq - 1`, orgID, processID).Scan(&n)
-	return n, t.err(err, "process", "")
-}
 
 const measurementCols = `id, org_id, process_id, version, name, seq, status, state, created_by, created_at, updated_at`
 
@@ -27,20 +23,71 @@ func scanMeasurement(s interface{ Scan(...any) error }) (wps.Measurement, error)
 	return m, nil
 }
 
-func (t *tx) CreateMeasurement(m wps.Measurement) error {
-	_, err := t.exec(`INSERT INTO measurements (`+measurementCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+// CreateMeasurement takes the next number, inserts the measurement, counts
+// it and inserts its open steps. On PostgreSQL that is one statement, so
+// that the process's sequence row is locked for one round trip and the
+// commit, not five: concurrent creations of a process queue on that row.
+func (t *tx) CreateMeasurement(m *wps.Measurement, namePrefix string, open []wps.OpenStep) error {
+	if err := t.hot(m.OrgID); err != nil {
+		return err
+	}
+	if t.db.engine == Postgres {
+		return t.createMeasurementPG(m, namePrefix, open)
+	}
+	err := t.queryRow(`UPDATE processes SET next_seq = next_seq + 1 WHERE org_id = ? AND id = ? RETURNING next_seq - 1`, m.OrgID, m.ProcessID).Scan(&m.Seq)
+	if err != nil {
+		return t.err(err, "process", "")
+	}
+	m.Name = namePrefix + "-" + strconv.FormatInt(m.Seq, 10)
+	_, err = t.exec(`INSERT INTO measurements (`+measurementCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		m.ID, m.OrgID, m.ProcessID, m.Version, m.Name, m.Seq, m.Status, jsonText(m.State), m.CreatedBy, m.CreatedAt.Millis(), m.UpdatedAt.Millis())
 	if err != nil {
 		return t.err(err, "measurement", "measurement exists")
 	}
-	return t.count(m.OrgID, m.ProcessID, m.Status, 1)
+	_, err = t.exec(`INSERT INTO measurement_counts (org_id, process_id, status, n) VALUES (?, ?, ?, 1)
+		ON CONFLICT (org_id, process_id, status) DO UPDATE SET n = measurement_counts.n + 1`, m.OrgID, m.ProcessID, m.Status)
+	if err != nil {
+		return t.err(err, "", "")
+	}
+	return t.insertOpenSteps(m.OrgID, m.ID, open)
 }
 
-// count moves the measurement counter of a process and status by delta.
-func (t *tx) count(orgID, processID, status string, delta int) error {
-	_, err := t.exec(`INSERT INTO measurement_counts (org_id, process_id, status, n) VALUES (?, ?, ?, ?)
-		ON CONFLICT (org_id, process_id, status) DO UPDATE SET n = measurement_counts.n + excluded.n`, orgID, processID, status, delta)
-	return t.err(err, "", "")
+func (t *tx) createMeasurementPG(m *wps.Measurement, namePrefix string, open []wps.OpenStep) error {
+	var q strings.Builder
+	q.WriteString(`WITH s AS (UPDATE processes SET next_seq = next_seq + 1 WHERE org_id = ? AND id = ? RETURNING next_seq - 1 AS seq),
+		m AS (INSERT INTO measurements (` + measurementCols + `)
+			SELECT ?, ?, ?, ?, ? || '-' || s.seq, s.seq, ?, ?, ?, ?, ? FROM s RETURNING id, seq),
+		c AS (INSERT INTO measurement_counts (org_id, process_id, status, n) SELECT ?, ?, ?, 1 FROM m
+			ON CONFLICT (org_id, process_id, status) DO UPDATE SET n = measurement_counts.n + 1)`)
+	args := []any{m.OrgID, m.ProcessID,
+		m.ID, m.OrgID, m.ProcessID, m.Version, namePrefix, m.Status, jsonText(m.State), m.CreatedBy, m.CreatedAt.Millis(), m.UpdatedAt.Millis(),
+		m.OrgID, m.ProcessID, m.Status}
+	if len(open) > 0 {
+		q.WriteString(`, o AS (INSERT INTO measurement_open_steps (measurement_id, org_id, step_id, opening, opened_at, due_at)
+			SELECT m.id, ?, v.step_id, v.opening, v.opened_at, v.due_at FROM m, (VALUES `)
+		args = append(args, m.OrgID)
+		for i, s := range open {
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteString(`(?::text, ?::integer, ?::bigint, ?::bigint)`)
+			args = append(args, s.StepID, s.Opening, s.OpenedAt.Millis(), dueMillis(s))
+		}
+		q.WriteString(`) AS v (step_id, opening, opened_at, due_at))`)
+	}
+	q.WriteString(` SELECT seq FROM m`)
+	if err := t.queryRow(q.String(), args...).Scan(&m.Seq); err != nil {
+		return t.err(err, "process", "measurement exists")
+	}
+	m.Name = namePrefix + "-" + strconv.FormatInt(m.Seq, 10)
+	return nil
+}
+
+func dueMillis(s wps.OpenStep) any {
+	if s.DueAt == nil {
+		return nil
+	}
+	return s.DueAt.Millis()
 }
 
 func (t *tx) GetMeasurement(orgID, id string) (wps.Measurement, error) {
@@ -54,10 +101,13 @@ func (t *tx) UpdateMeasurement(m wps.Measurement, oldStatus string) error {
 	if err := affected(res, err, "measurement"); err != nil || m.Status == oldStatus {
 		return t.err(err, "measurement", "")
 	}
-	if err := t.count(m.OrgID, m.ProcessID, oldStatus, -1); err != nil {
+	if err := t.hot(m.OrgID); err != nil {
 		return err
 	}
-	return t.count(m.OrgID, m.ProcessID, m.Status, 1)
+	_, err = t.exec(`INSERT INTO measurement_counts (org_id, process_id, status, n) VALUES (?, ?, ?, -1), (?, ?, ?, 1)
+		ON CONFLICT (org_id, process_id, status) DO UPDATE SET n = measurement_counts.n + excluded.n`,
+		m.OrgID, m.ProcessID, oldStatus, m.OrgID, m.ProcessID, m.Status)
+	return t.err(err, "", "")
 }
 
 func (t *tx) ListMeasurements(orgID string, q wps.MeasurementQuery) ([]wps.Measurement, int, error) {
@@ -143,16 +193,13 @@ func (t *tx) SetOpenSteps(orgID, measurementID string, steps []wps.OpenStep) err
 			return t.err(err, "", "")
 		}
 	}
+	return t.insertOpenSteps(orgID, measurementID, slices.DeleteFunc(slices.Clone(steps), func(s wps.OpenStep) bool { return keep[s.StepID] }))
+}
+
+func (t *tx) insertOpenSteps(orgID, measurementID string, steps []wps.OpenStep) error {
 	for _, s := range steps {
-		if keep[s.StepID] {
-			continue
-		}
-		var due any
-		if s.DueAt != nil {
-			due = s.DueAt.Millis()
-		}
 		if _, err := t.exec(`INSERT INTO measurement_open_steps (measurement_id, org_id, step_id, opening, opened_at, due_at) VALUES (?, ?, ?, ?, ?, ?)`,
-			measurementID, orgID, s.StepID, s.Opening, s.OpenedAt.Millis(), due); err != nil {
+			measurementID, orgID, s.StepID, s.Opening, s.OpenedAt.Millis(), dueMillis(s)); err != nil {
 			return t.err(err, "", "open step exists")
 		}
 	}
@@ -179,12 +226,83 @@ func scanAction(s interface{ Scan(...any) error }) (wps.Action, error) {
 	return a, nil
 }
 
-func (t *tx) CreateAction(a wps.Action) error {
-	_, err := t.exec(`INSERT INTO actions (`+actionCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		a.ID, a.OrgID, a.MeasurementID, a.StepID, a.Opening, a.Seq, a.Type, a.UserID, a.Username, jsonText(a.UserRoles), a.Role,
-		a.PolicyName, a.TokenID, a.Observation, a.TransactionHash, jsonText(a.Data), a.ReprovesActionID, a.Reproved, a.Superseded,
-		a.PrevHash, a.LedgerHash, a.CreatedAt.Millis())
-	return t.err(err, "action", "action exists")
+// AppendLedger links the actions after the org's ledger head, inserts
+// them and moves the head.
+//
+// On PostgreSQL the head is usually known without reading it: the
+// transaction holds its org's queue (tx.hot), and the last transaction of
+// this process to hold it left the head it committed in db.heads. Then one
+// statement moves the head only if it is still that one (another replica
+// may have moved it) and inserts the actions only if it did, so the head
+// row is locked for one round trip and the commit. When it was moved, the
+// head is read under its row lock and the actions linked again.
+func (t *tx) AppendLedger(orgID string, actions []*wps.Action, link func(a *wps.Action, seq int64, prev string)) error {
+	if t.db.engine == Postgres {
+		if err := t.hot(orgID); err != nil {
+			return err
+		}
+		if h, ok := t.db.heads.Load(orgID); ok {
+			head := h.(ledgerHead)
+			rows, args, next := linkActions(actions, head, link, true)
+			res, err := t.exec(`WITH h AS (UPDATE ledger_heads SET seq = ?, hash = ? WHERE org_id = ? AND seq = ? AND hash = ? RETURNING org_id)
+				INSERT INTO actions (`+actionCols+`) SELECT v.* FROM h, (VALUES `+rows+`) AS v`,
+				append([]any{next.seq, next.hash, orgID, head.seq, head.hash}, args...)...)
+			if err != nil {
+				return t.err(err, "action", "action exists")
+			}
+			if n, err := res.RowsAffected(); err == nil && n == int64(len(actions)) {
+				t.newHead = &next
+				return nil
+			}
+		}
+	}
+	seq, prev, err := t.LedgerHead(orgID)
+	if err != nil {
+		return err
+	}
+	rows, args, next := linkActions(actions, ledgerHead{orgID, seq, prev}, link, t.db.engine == Postgres)
+	if _, err := t.exec(`INSERT INTO actions (`+actionCols+`) VALUES `+rows, args...); err != nil {
+		return t.err(err, "action", "action exists")
+	}
+	res, err := t.exec(`UPDATE ledger_heads SET seq = ?, hash = ? WHERE org_id = ?`, next.seq, next.hash, orgID)
+	if err := affected(res, err, "ledger head"); err != nil {
+		return t.err(err, "ledger head", "")
+	}
+	t.newHead = &next
+	return nil
+}
+
+// ledgerHead is an org's last ledger link.
+type ledgerHead struct {
+	org  string
+	seq  int64
+	hash string
+}
+
+// linkActions links actions after head and returns their VALUES rows,
+// arguments and the new head. PostgreSQL needs the types spelled out in a
+// VALUES list that is not an INSERT's own.
+func linkActions(actions []*wps.Action, head ledgerHead, link func(a *wps.Action, seq int64, prev string), typed bool) (string, []any, ledgerHead) {
+	row := `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	if typed {
+		row = `(?::text, ?::text, ?::text, ?::text, ?::integer, ?::bigint, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text,
+			?::text, ?::text, ?::text, ?::text, ?::boolean, ?::boolean, ?::text, ?::text, ?::bigint)`
+	}
+	var rows strings.Builder
+	var args []any
+	for i, a := range actions {
+		head.seq++
+		link(a, head.seq, head.hash)
+		head.hash = a.LedgerHash
+		if i > 0 {
+			rows.WriteString(", ")
+		}
+		rows.WriteString(row)
+		args = append(args, a.ID, a.OrgID, a.MeasurementID, a.StepID, a.Opening, a.Seq, a.Type, a.UserID, a.Username, jsonText(a.UserRoles), a.Role,
+			a.PolicyName, a.TokenID, a.Observation, a.TransactionHash, jsonText(a.Data), a.ReprovesActionID, a.Reproved, a.Superseded,
+			a.PrevHash, a.LedgerHash, a.CreatedAt.Millis())
+	}
+	return rows.String(), args, head
 }
 
 func (t *tx) GetAction(orgID, id string) (wps.Action, error) {
@@ -236,6 +354,9 @@ func (t *tx) LedgerHead(orgID string) (int64, string, error) {
 	var hash string
 	var err error
 	if t.write {
+		if err := t.hot(orgID); err != nil {
+			return 0, "", err
+		}
 		err = t.queryRow(`INSERT INTO ledger_heads (org_id, seq, hash) VALUES (?, 0, '')
 			ON CONFLICT (org_id) DO UPDATE SET seq = ledger_heads.seq RETURNING seq, hash`, orgID).Scan(&seq, &hash)
 	} else {
@@ -245,11 +366,6 @@ func (t *tx) LedgerHead(orgID string) (int64, string, error) {
 		}
 	}
 	return seq, hash, t.err(err, "", "")
-}
-
-func (t *tx) SetLedgerHead(orgID string, seq int64, hash string) error {
-	res, err := t.exec(`UPDATE ledger_heads SET seq = ?, hash = ? WHERE org_id = ?`, seq, hash, orgID)
-	return t.err(affected(res, err, "ledger head"), "ledger head", "")
 }
 
 func (t *tx) InsertEvent(e wps.Event) error {

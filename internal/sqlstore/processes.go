@@ -133,6 +133,9 @@ func (t *tx) ListProcesses(orgID string, pg wps.Page, search string) ([]wps.Proc
 }
 
 func (t *tx) UpdateProcess(p wps.Process) error {
+	if err := t.hot(p.OrgID); err != nil {
+		return err
+	}
 	res, err := t.exec(`UPDATE processes SET code = ?, name = ?, label = ?, icon_name = ?, version = ?, recurrence = ?, updated_at = ?
 		WHERE org_id = ? AND id = ? AND deleted_at IS NULL`,
 		p.Code, p.Name, p.Label, p.IconName, p.Version, recurrence(p), p.UpdatedAt.Millis(), p.OrgID, p.ID)
@@ -140,6 +143,9 @@ func (t *tx) UpdateProcess(p wps.Process) error {
 }
 
 func (t *tx) SoftDeleteProcess(orgID, id string, at wps.Time) error {
+	if err := t.hot(orgID); err != nil {
+		return err
+	}
 	res, err := t.exec(`UPDATE processes SET deleted_at = ? WHERE org_id = ? AND id = ? AND deleted_at IS NULL`, at.Millis(), orgID, id)
 	return t.err(affected(res, err, "process"), "process", "")
 }

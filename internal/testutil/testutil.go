@@ -170,6 +170,31 @@ type Env struct {
 // URL is the database URL behind the store, to open a second replica on it.
 func (e *Env) URL() string { return e.url }
 
+// Replica is a second API server on the same PostgreSQL database, with its
+// own store and service, as another replica of a deployment would be; it
+// shares the org, keys and clock.
+func (e *Env) Replica() *Env {
+	e.T.Helper()
+	if e.Engine != sqlstore.Postgres {
+		e.T.Fatal("replicas need PostgreSQL")
+	}
+	db, err := sqlstore.Open(context.Background(), e.url, sqlstore.Options{MaxConns: 8})
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	e.T.Cleanup(func() { _ = db.Close() })
+	blobs, err := blob.NewDisk(e.T.TempDir())
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	r := *e
+	r.DB = db
+	r.Service = wps.NewService(db, wps.ServiceConfig{Now: e.Clock.Now, AllowPrivateWebhooks: true})
+	r.Server = httptest.NewServer(httpapi.New(r.Service, httpapi.Options{Logger: slog.New(slog.DiscardHandler), Blobs: blobs}))
+	e.T.Cleanup(r.Server.Close)
+	return &r
+}
+
 // RawInt runs a query that returns one integer on the database behind the store.
 func (e *Env) RawInt(query string, args ...any) int {
 	e.T.Helper()

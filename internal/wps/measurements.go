@@ -209,8 +209,8 @@ func (r *run) event(typ, stepID, actionID string) {
 	r.events = append(r.events, e)
 }
 
-// saveOpenSteps mirrors the open steps, with their deadlines.
-func (r *run) saveOpenSteps() error {
+// openSteps are the measurement's open steps, with their deadlines.
+func (r *run) openSteps() []OpenStep {
 	var open []OpenStep
 	for _, id := range engine.OpenSteps(r.def, r.m.State) {
 		ss := r.m.State.Steps[id]
@@ -219,7 +219,7 @@ func (r *run) saveOpenSteps() error {
 		o.DueAt = dueAt(*st, ss.OpenedAt)
 		open = append(open, o)
 	}
-	return r.tx.SetOpenSteps(r.m.OrgID, r.m.ID, open)
+	return open
 }
 
 // dueAt is when an opening of st becomes overdue, or nil.
@@ -560,47 +560,37 @@ func (r *run) save() error {
 		r.events = nil
 	}
 	if r.isNew {
-		seq, err := r.tx.NextMeasurementSeq(r.m.OrgID, r.m.ProcessID)
-		if err != nil {
-			return err
-		}
-		r.m.Seq, r.m.Name = seq, r.proc.Code+"-"+strconv.FormatInt(seq, 10)
-		if err := r.tx.CreateMeasurement(r.m); err != nil {
+		if err := r.tx.CreateMeasurement(&r.m, r.proc.Code, r.openSteps()); err != nil {
 			return err
 		}
 		r.isNew, r.savedStatus = false, r.m.Status
-	} else if len(r.unsaved) > 0 {
-		if err := r.tx.UpdateMeasurement(r.m, r.savedStatus); err != nil {
+	} else {
+		if err := r.tx.SetOpenSteps(r.m.OrgID, r.m.ID, r.openSteps()); err != nil {
 			return err
 		}
-		r.savedStatus = r.m.Status
-	}
-	if err := r.saveOpenSteps(); err != nil {
-		return err
+		if len(r.unsaved) > 0 { // its status counters are contended: late
+			if err := r.tx.UpdateMeasurement(r.m, r.savedStatus); err != nil {
+				return err
+			}
+			r.savedStatus = r.m.Status
+		}
 	}
 	if len(r.unsaved) == 0 {
 		return nil
 	}
-	seq, prev, err := r.tx.LedgerHead(r.m.OrgID)
-	if err != nil {
-		return err
+	actions := make([]*Action, len(r.unsaved))
+	for k, i := range r.unsaved {
+		actions[k] = &r.actions[i]
 	}
-	for _, i := range r.unsaved {
-		a := &r.actions[i]
+	r.unsaved = nil
+	return r.tx.AppendLedger(r.m.OrgID, actions, func(a *Action, seq int64, prev string) {
 		client := a.TransactionHash
-		seq++
 		a.Seq, a.PrevHash = seq, prev
 		a.LedgerHash = LedgerHash(prev, *a, client)
 		if client == "" {
 			a.TransactionHash = a.LedgerHash
 		}
-		if err := r.tx.CreateAction(*a); err != nil {
-			return err
-		}
-		prev = a.LedgerHash
-	}
-	r.unsaved = nil
-	return r.tx.SetLedgerHead(r.m.OrgID, seq, prev)
+	})
 }
 
 // action returns the run's copy of an action (with its ledger link once saved).

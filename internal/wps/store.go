@@ -97,9 +97,11 @@ type Tx interface {
 	// version of a live process.
 	ProcessVersionsMentioning(orgID, text string) ([]MentioningVersion, error)
 
-	// NextMeasurementSeq takes the process's next measurement number.
-	NextMeasurementSeq(orgID, processID string) (int64, error)
-	CreateMeasurement(m Measurement) error
+	// CreateMeasurement writes a new measurement, counted, with its open
+	// steps, under the process's next number: it sets m.Seq and m.Name
+	// (namePrefix-seq). The number stays locked until commit, so call it
+	// late in the transaction.
+	CreateMeasurement(m *Measurement, namePrefix string, open []OpenStep) error
 	// GetMeasurement locks the row in a write transaction.
 	GetMeasurement(orgID, id string) (Measurement, error)
 	// UpdateMeasurement saves state and status; oldStatus keeps the counts right.
@@ -108,16 +110,20 @@ type Tx interface {
 	// SetOpenSteps replaces the measurement's open steps.
 	SetOpenSteps(orgID, measurementID string, steps []OpenStep) error
 
-	CreateAction(a Action) error
 	GetAction(orgID, id string) (Action, error)
 	ListActions(orgID, measurementID string) ([]Action, error)
 	// ListLedger pages an org's actions in ledger order, after seq.
 	ListLedger(orgID string, afterSeq int64, limit int) ([]Action, error)
 	MarkSuperseded(orgID, measurementID string, stepIDs []string) error
 	MarkReproved(orgID, actionID string) error
-	// LedgerHead locks and returns the org's last ledger link.
+	// LedgerHead returns the org's last ledger link (locked in a write
+	// transaction).
 	LedgerHead(orgID string) (seq int64, hash string, err error)
-	SetLedgerHead(orgID string, seq int64, hash string) error
+	// AppendLedger writes actions as the next links of the org's ledger:
+	// once the head is locked, link is called on each in order with its
+	// seq and the previous link's hash, and must set the action's hashes.
+	// The head stays locked until commit, so call it last.
+	AppendLedger(orgID string, actions []*Action, link func(a *Action, seq int64, prev string)) error
 
 	// ClaimUniqueValue records that a measurement holds a unique parameter's
 	// value (replacing what it held); a conflict means another measurement of
