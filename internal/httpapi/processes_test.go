@@ -290,11 +290,23 @@ func TestPolicyReferencesFollow(t *testing.T) {
 			}
 		}
 		tu.Problem(t, env.Do(tu.Request{Method: del, Path: "/v1/users/policies/" + inspector, Key: env.AdminKey}), 409, "")
+		// A measurement's version follows too, also once it has been read.
+		m := env.Call(post, "/v1/measurements", env.AdminKey, map[string]any{"processId": p["id"]}, 201).JSON()
+		mStep := func() any {
+			v := env.Call(get, "/v1/measurements/"+m["id"].(string), env.AdminKey, nil, 200).JSON()
+			return v["process"].(map[string]any)["steps"].([]any)[0].(map[string]any)["policyNames"]
+		}
+		if fmt.Sprint(mStep()) != "[Inspector Supervisor]" {
+			t.Fatalf("measurement step before rename: %v", mStep())
+		}
 		env.Call(patch, "/v1/users/policies/"+inspector, env.AdminKey, map[string]any{"name": "Field inspector", "oldPolicyName": "Inspector"}, 200)
 		st := steps(env.Call(get, "/v1/process/"+p["id"].(string), env.AdminKey, nil, 200).JSON())
 		if fmt.Sprint(st[0]["policyNames"]) != "[Field inspector Supervisor]" || fmt.Sprint(st[0]["orderedPolicies"]) != "[Field inspector Supervisor]" ||
 			st[0]["roles"].([]any)[0].(map[string]any)["p"] != "Field inspector" || fmt.Sprint(st[1]["policyNames"]) != "[Field inspector]" {
 			t.Fatalf("steps after rename: %v", st[0])
+		}
+		if fmt.Sprint(mStep()) != "[Field inspector Supervisor]" {
+			t.Fatalf("measurement step after rename: %v", mStep())
 		}
 		tu.Problem(t, env.Do(tu.Request{Method: del, Path: "/v1/entities/" + plant, Key: env.AdminKey}), 409, "")
 		env.Call(del, "/v1/process/"+routed["id"].(string), env.AdminKey, nil, 204)

@@ -73,6 +73,7 @@ type DB struct {
 	once     sync.Once
 	rebinds  sync.Map // query text → PostgreSQL form
 	steps    stepsCache
+	versions versionCache
 	hot      [16]chan struct{} // PostgreSQL: queues for orgs' contended rows (tx.hot)
 	heads    sync.Map          // PostgreSQL: org → the ledgerHead this process last committed
 }

@@ -95,6 +95,44 @@ func (t *tx) GetMeasurement(orgID, id string) (wps.Measurement, error) {
 	return m, t.err(err, "measurement", "")
 }
 
+// readMeasurement selects a measurement's columns, then its process's
+// (processHead) and the revision of its version.
+var readMeasurement = `SELECT ` + strings.ReplaceAll("m."+measurementCols, ", ", ", m.") + `, ` + processHead + `, v.revision
+	FROM measurements m JOIN processes p ON p.id = m.process_id
+	JOIN process_versions v ON v.process_id = m.process_id AND v.version = m.version WHERE m.org_id = ? AND m.id = ?`
+
+// ReadMeasurement reads the version's steps only when db.versions lacks
+// that revision of them.
+func (t *tx) ReadMeasurement(orgID, id string) (wps.Measurement, wps.Process, error) {
+	row := t.queryRow(readMeasurement, orgID, id)
+	var m wps.Measurement
+	var rev int64
+	p, err := scanProcessHead(scanFunc(func(pdest ...any) (err error) { // the measurement's columns, then the process's
+		m, err = scanMeasurement(scanFunc(func(mdest ...any) error { return row.Scan(append(mdest, pdest...)...) }))
+		return err
+	}), &rev)
+	if err != nil {
+		return m, p, t.err(err, "measurement", "")
+	}
+	key := versionKey{m.ProcessID, m.Version, rev}
+	var ok bool
+	if p.Steps, ok = t.db.versions.get(key); ok {
+		return m, p, nil
+	}
+	var steps string
+	if err := t.queryRow(`SELECT steps, revision FROM process_versions WHERE process_id = ? AND version = ?`, m.ProcessID, m.Version).Scan(&steps, &key.revision); err != nil {
+		return m, p, t.err(err, "process version", "")
+	}
+	p.Steps = t.db.steps.decode(steps)
+	t.db.versions.put(key, slices.Clone(p.Steps))
+	return m, p, nil
+}
+
+// scanFunc adapts a function to the Scan of a row.
+type scanFunc func(dest ...any) error
+
+func (f scanFunc) Scan(dest ...any) error { return f(dest...) }
+
 func (t *tx) UpdateMeasurement(m wps.Measurement, oldStatus string) error {
 	res, err := t.exec(`UPDATE measurements SET status = ?, state = ?, updated_at = ? WHERE org_id = ? AND id = ?`,
 		m.Status, jsonText(m.State), m.UpdatedAt.Millis(), m.OrgID, m.ID)

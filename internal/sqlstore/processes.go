@@ -10,7 +10,10 @@ import (
 	"wps/internal/wps"
 )
 
-const processCols = `p.id, p.org_id, p.code, p.name, p.label, p.icon_name, p.version, p.created_at, p.updated_at, p.deleted_at, v.steps, v.locked`
+// processHead are a process's columns and its version's but the steps.
+const processHead = `p.id, p.org_id, p.code, p.name, p.label, p.icon_name, p.version, p.created_at, p.updated_at, p.deleted_at, v.locked`
+
+const processCols = processHead + `, v.steps`
 
 // processJoin selects a process with the steps of one version (?-bound).
 const processJoin = `FROM processes p JOIN process_versions v ON v.process_id = p.id AND v.version = `
@@ -22,6 +25,36 @@ const processJoin = `FROM processes p JOIN process_versions v ON v.process_id = 
 type stepsCache struct {
 	mu sync.Mutex
 	m  map[[32]byte][]wps.Step
+}
+
+// versionKey names one revision of a process version's steps.
+type versionKey struct {
+	process  string
+	version  int
+	revision int64
+}
+
+// versionCache keeps decoded steps by version revision, so that reading a
+// measurement's version need not read (or hash) its steps at all.
+type versionCache struct {
+	mu sync.Mutex
+	m  map[versionKey][]wps.Step
+}
+
+func (c *versionCache) get(k versionKey) ([]wps.Step, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	steps, ok := c.m[k]
+	return slices.Clone(steps), ok
+}
+
+func (c *versionCache) put(k versionKey, steps []wps.Step) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= 4096 {
+		c.m = map[versionKey][]wps.Step{}
+	}
+	c.m[k] = steps
 }
 
 func (c *stepsCache) decode(text string) []wps.Step {
@@ -42,14 +75,22 @@ func (c *stepsCache) decode(text string) []wps.Step {
 }
 
 func (t *tx) scanProcess(s interface{ Scan(...any) error }) (wps.Process, error) {
-	var p wps.Process
 	var steps string
+	p, err := scanProcessHead(s, &steps)
+	if err == nil {
+		p.Steps = t.db.steps.decode(steps)
+	}
+	return p, err
+}
+
+// scanProcessHead scans processHead, then extra.
+func scanProcessHead(s interface{ Scan(...any) error }, extra ...any) (wps.Process, error) {
+	var p wps.Process
 	var created, updated int64
 	var deleted sql.NullInt64
-	if err := s.Scan(&p.ID, &p.OrgID, &p.Code, &p.Name, &p.Label, &p.IconName, &p.Version, &created, &updated, &deleted, &steps, &p.Locked); err != nil {
+	if err := s.Scan(append([]any{&p.ID, &p.OrgID, &p.Code, &p.Name, &p.Label, &p.IconName, &p.Version, &created, &updated, &deleted, &p.Locked}, extra...)...); err != nil {
 		return p, err
 	}
-	p.Steps = t.db.steps.decode(steps)
 	p.CreatedAt, p.UpdatedAt = wps.FromMillis(created), wps.FromMillis(updated)
 	if deleted.Valid {
 		d := wps.FromMillis(deleted.Int64)
@@ -157,7 +198,7 @@ func (t *tx) CreateProcessVersion(v wps.ProcessVersion) error {
 }
 
 func (t *tx) UpdateProcessVersion(v wps.ProcessVersion) error {
-	res, err := t.exec(`UPDATE process_versions SET steps = ? WHERE org_id = ? AND process_id = ? AND version = ?`,
+	res, err := t.exec(`UPDATE process_versions SET steps = ?, revision = revision + 1 WHERE org_id = ? AND process_id = ? AND version = ?`,
 		jsonText(v.Steps), v.OrgID, v.ProcessID, v.Version)
 	return t.err(affected(res, err, "process version"), "process version", "")
 }

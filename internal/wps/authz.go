@@ -48,13 +48,16 @@ var roleRe = regexp.MustCompile(`^[A-Z][A-Z0-9_]{0,63}$`)
 func ValidRole(r string) bool { return roleRe.MatchString(r) }
 
 // Principal is the authenticated caller: a user of one org, the key used,
-// the user's roles and the org's policies the user holds.
+// the user's roles and the org's policies the user holds. OrgPolicies are
+// all the org's policies as read when the key was resolved (views use
+// them; they are as fresh as the key cache).
 type Principal struct {
-	OrgID    string
-	UserID   string
-	KeyID    string
-	Roles    []string
-	Policies []Policy
+	OrgID       string
+	UserID      string
+	KeyID       string
+	Roles       []string
+	Policies    []Policy
+	OrgPolicies []Policy
 }
 
 // IsAdmin reports whether the caller holds role ADMIN.

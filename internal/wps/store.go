@@ -104,6 +104,9 @@ type Tx interface {
 	CreateMeasurement(m *Measurement, namePrefix string, open []OpenStep) error
 	// GetMeasurement locks the row in a write transaction.
 	GetMeasurement(orgID, id string) (Measurement, error)
+	// ReadMeasurement reads a measurement with its process version in one
+	// query (no locks: for views).
+	ReadMeasurement(orgID, id string) (Measurement, Process, error)
 	// UpdateMeasurement saves state and status; oldStatus keeps the counts right.
 	UpdateMeasurement(m Measurement, oldStatus string) error
 	ListMeasurements(orgID string, q MeasurementQuery) ([]Measurement, int, error)

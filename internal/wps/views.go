@@ -440,7 +440,9 @@ func (r *run) counterparts(st *Step) []Counterpart {
 	if st == nil {
 		return out
 	}
-	if r.policies == nil {
+	if r.policies == nil && r.p.OrgPolicies != nil {
+		r.policies = r.p.OrgPolicies
+	} else if r.policies == nil {
 		r.policies, _ = r.tx.ListPolicies(r.m.OrgID)
 	}
 	pols := r.policies
@@ -557,14 +559,11 @@ func (r *run) actionView(a Action, reproved *Action) ActionView {
 
 // readRun loads a measurement for viewing.
 func (s *Service) readRun(tx Tx, p *Principal, measurementID string) (*run, error) {
-	m, err := tx.GetMeasurement(p.OrgID, measurementID)
+	m, proc, err := tx.ReadMeasurement(p.OrgID, measurementID)
 	if err != nil {
 		return nil, err
 	}
-	r := &run{s: s, tx: tx, p: p, m: m, now: s.Now()}
-	if r.proc, err = tx.GetProcessVersion(p.OrgID, m.ProcessID, m.Version); err != nil {
-		return nil, err
-	}
+	r := &run{s: s, tx: tx, p: p, m: m, proc: proc, now: s.Now()}
 	r.def = engineDef(r.proc.Steps)
 	r.actions, err = tx.ListActions(p.OrgID, m.ID)
 	return r, err
