@@ -25,11 +25,40 @@ func FromMillis(ms int64) Time { return Time{time.UnixMilli(ms).UTC()} }
 func (t Time) Millis() int64 { return t.UnixMilli() }
 
 // MarshalJSON writes t as "2006-01-02T15:04:05.000Z".
+// Written digit by digit: a response holds dozens of instants, and the
+// general formatter was a tenth of the cost of encoding one.
 func (t Time) MarshalJSON() ([]byte, error) {
-	b := make([]byte, 0, len(TimeFormat)+2)
-	b = append(b, '"')
-	b = t.UTC().AppendFormat(b, TimeFormat)
-	return append(b, '"'), nil
+	u := t.UTC()
+	year, month, day := u.Date()
+	if year < 0 || year > 9999 {
+		b := append([]byte{'"'}, u.AppendFormat(nil, TimeFormat)...)
+		return append(b, '"'), nil
+	}
+	hour, minute, sec := u.Clock()
+	ms := u.Nanosecond() / 1e6
+	b := make([]byte, 26)
+	b[0], b[25] = '"', '"'
+	digits := func(at, v, n int) {
+		for i := at + n - 1; i >= at; i-- {
+			b[i] = byte('0' + v%10)
+			v /= 10
+		}
+	}
+	digits(1, year, 4)
+	b[5] = '-'
+	digits(6, int(month), 2)
+	b[8] = '-'
+	digits(9, day, 2)
+	b[11] = 'T'
+	digits(12, hour, 2)
+	b[14] = ':'
+	digits(15, minute, 2)
+	b[17] = ':'
+	digits(18, sec, 2)
+	b[20] = '.'
+	digits(21, ms, 3)
+	b[24] = 'Z'
+	return b, nil
 }
 
 // UnmarshalJSON reads any RFC 3339 instant.

@@ -2,8 +2,10 @@ package wps
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 )
 
 func intp(i int) *int { return &i }
@@ -61,5 +63,17 @@ func TestNormalizeParams(t *testing.T) {
 	}
 	if params[0].ID != "keep" || params[0].Name != "a" || params[0].Label != "a" || params[1].ID == "forged" || params[1].Index != 1 || params[1].OptionItems[0].ID == "" {
 		t.Fatalf("normalized: %+v", params)
+	}
+}
+
+func TestTimeMarshalJSON(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 10000 {
+		tm := time.UnixMilli(r.Int64N(400_000_000_000_000) - 100_000_000_000_000).In(time.FixedZone("x", 3600))
+		got, _ := Time{tm}.MarshalJSON()
+		want := `"` + tm.UTC().Format(TimeFormat) + `"`
+		if string(got) != want {
+			t.Fatalf("%v: %s, want %s", tm, got, want)
+		}
 	}
 }
