@@ -106,7 +106,11 @@ func TestConcurrentMeasurementNames(t *testing.T) {
 				res := servers[i%len(servers)].Do(tu.Request{Method: post, Path: "/v1/measurements/simplified", Key: env.AdminKey,
 					Body: map[string]any{"processUuid": p["id"], "parameters": map[string]any{"ok": true}}})
 				if res.Status == 201 {
-					names[i] = res.JSON()["name"].(string)
+					m := res.JSON()
+					names[i] = m["name"].(string)
+					if a := m["process"].(map[string]any)["actions"].([]any)[0].(map[string]any); a["transactionHash"] != a["ledgerHash"] {
+						t.Errorf("transactionHash %v, ledgerHash %v (the client sent none)", a["transactionHash"], a["ledgerHash"])
+					}
 				}
 			}()
 		}

@@ -274,7 +274,7 @@ func scanAction(s interface{ Scan(...any) error }) (wps.Action, error) {
 // may have moved it) and inserts the actions only if it did, so the head
 // row is locked for one round trip and the commit. When it was moved, the
 // head is read under its row lock and the actions linked again.
-func (t *tx) AppendLedger(orgID string, actions []*wps.Action, link func(a *wps.Action, seq int64, prev string)) error {
+func (t *tx) AppendLedger(orgID string, actions []*wps.Action, link func(i int, seq int64, prev string)) error {
 	if t.db.engine == Postgres {
 		if err := t.hot(orgID); err != nil {
 			return err
@@ -320,7 +320,7 @@ type ledgerHead struct {
 // linkActions links actions after head and returns their VALUES rows,
 // arguments and the new head. PostgreSQL needs the types spelled out in a
 // VALUES list that is not an INSERT's own.
-func linkActions(actions []*wps.Action, head ledgerHead, link func(a *wps.Action, seq int64, prev string), typed bool) (string, []any, ledgerHead) {
+func linkActions(actions []*wps.Action, head ledgerHead, link func(i int, seq int64, prev string), typed bool) (string, []any, ledgerHead) {
 	row := `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	if typed {
 		row = `(?::text, ?::text, ?::text, ?::text, ?::integer, ?::bigint, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text,
@@ -330,7 +330,7 @@ func linkActions(actions []*wps.Action, head ledgerHead, link func(a *wps.Action
 	var args []any
 	for i, a := range actions {
 		head.seq++
-		link(a, head.seq, head.hash)
+		link(i, head.seq, head.hash)
 		head.hash = a.LedgerHash
 		if i > 0 {
 			rows.WriteString(", ")

@@ -539,9 +539,10 @@ func (r *run) record(a *Action, clientHash string, res engine.Result) error {
 
 // save writes what the run changed, in its transaction: the events (the
 // outbox) with their deliveries, the measurement and its open steps, and
-// its new actions as the next links of the org's ledger. The two rows that
-// every writer of a process or org waits for (the measurement sequence and
-// the ledger head) are locked last, so they are held only until commit.
+// its new actions as the next links of the org's ledger. The rows that
+// every writer of a process or org waits for (the measurement sequence, the
+// status counters, the ledger head) are written last, so that they are
+// held for as short a time as possible before the commit.
 func (r *run) save() error {
 	if len(r.events) > 0 {
 		hooks, err := r.tx.ListWebhooks(r.m.OrgID)
@@ -579,15 +580,17 @@ func (r *run) save() error {
 		return nil
 	}
 	actions := make([]*Action, len(r.unsaved))
+	clients := make([]string, len(r.unsaved)) // the transactionHash each client sent
 	for k, i := range r.unsaved {
-		actions[k] = &r.actions[i]
+		actions[k], clients[k] = &r.actions[i], r.actions[i].TransactionHash
 	}
 	r.unsaved = nil
-	return r.tx.AppendLedger(r.m.OrgID, actions, func(a *Action, seq int64, prev string) {
-		client := a.TransactionHash
+	return r.tx.AppendLedger(r.m.OrgID, actions, func(k int, seq int64, prev string) {
+		a := actions[k]
 		a.Seq, a.PrevHash = seq, prev
-		a.LedgerHash = LedgerHash(prev, *a, client)
-		if client == "" {
+		a.LedgerHash = LedgerHash(prev, *a, clients[k])
+		a.TransactionHash = clients[k]
+		if a.TransactionHash == "" {
 			a.TransactionHash = a.LedgerHash
 		}
 	})

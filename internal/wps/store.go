@@ -123,10 +123,11 @@ type Tx interface {
 	// transaction).
 	LedgerHead(orgID string) (seq int64, hash string, err error)
 	// AppendLedger writes actions as the next links of the org's ledger:
-	// once the head is locked, link is called on each in order with its
-	// seq and the previous link's hash, and must set the action's hashes.
-	// The head stays locked until commit, so call it last.
-	AppendLedger(orgID string, actions []*Action, link func(a *Action, seq int64, prev string)) error
+	// link is called for each (by index, in order) with its seq and the
+	// previous link's hash, and must set the action's seq and hashes; it may
+	// be called again for all of them if the head moved meanwhile. The head
+	// stays locked until commit, so call it last.
+	AppendLedger(orgID string, actions []*Action, link func(i int, seq int64, prev string)) error
 
 	// ClaimUniqueValue records that a measurement holds a unique parameter's
 	// value (replacing what it held); a conflict means another measurement of
