@@ -341,18 +341,20 @@ func newClient(base string, conns int) *client {
 	return &client{base: base, http: &http.Client{Transport: t, Timeout: 30 * time.Second}}
 }
 
-func (c *client) do(method, path, key string, body, out any) (int, error) {
+// send makes a request; an answer of 400 or more is an error holding its
+// body. The caller reads and closes the body of a success.
+func (c *client) send(method, path, key string, body any) (*http.Response, error) {
 	var r io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		r = bytes.NewReader(b)
 	}
 	req, err := http.NewRequest(method, c.base+path, r)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -362,17 +364,36 @@ func (c *client) do(method, path, key string, body, out any) (int, error) {
 	}
 	res, err := c.http.Do(req)
 	if err != nil {
-		return 0, err
+		return nil, err
+	}
+	if res.StatusCode >= 400 {
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		return res, fmt.Errorf("%s %s: %d %s", method, path, res.StatusCode, b)
+	}
+	return res, nil
+}
+
+// do makes a request and decodes the answer into out, or reads it whole
+// and drops it (as a client that does not look at it still must).
+func (c *client) do(method, path, key string, body, out any) (int, error) {
+	res, err := c.send(method, path, key, body)
+	if res == nil || err != nil {
+		return status(res), err
 	}
 	defer res.Body.Close()
-	if out != nil && res.StatusCode < 300 {
+	if out != nil {
 		return res.StatusCode, json.NewDecoder(res.Body).Decode(out)
 	}
-	b, _ := io.ReadAll(res.Body)
-	if res.StatusCode >= 400 {
-		return res.StatusCode, fmt.Errorf("%s %s: %d %s", method, path, res.StatusCode, b)
+	_, err = io.Copy(io.Discard, res.Body)
+	return res.StatusCode, err
+}
+
+func status(res *http.Response) int {
+	if res == nil {
+		return 0
 	}
-	return res.StatusCode, nil
+	return res.StatusCode
 }
 
 // Table writes the report for people.

@@ -2,7 +2,9 @@ package bench
 
 import (
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"path"
 )
 
 // seeded is what the load needs: keys, the process and its first step.
@@ -77,16 +79,20 @@ func seedOrg(c *client) (*seeded, error) {
 
 // create is the inspector's simplified creation with data on the first step.
 func (s *seeded) create(c *client, rng *rand.Rand) (string, int, error) {
-	var out struct{ ID string }
-	status, err := c.do("POST", "/v1/measurements/simplified", s.inspector, map[string]any{
+	res, err := c.send("POST", "/v1/measurements/simplified", s.inspector, map[string]any{
 		"processUuid": s.processID,
 		"parameters": map[string]any{
 			"asset": fmt.Sprintf("PV-%04d", rng.IntN(10000)), "kind": []string{"ok", "repair", "replace"}[rng.IntN(3)],
 			"pressure": float64(rng.IntN(4000)) / 10, "temperature": 20 + float64(rng.IntN(600))/10,
 			"hours": 1 + float64(rng.IntN(800))/100, "rate": 45.5, "notes": "routine inspection, no leaks found",
 		},
-	}, &out)
-	return out.ID, status, err
+	})
+	if res == nil || err != nil {
+		return "", status(res), err
+	}
+	defer res.Body.Close()
+	_, err = io.Copy(io.Discard, res.Body) // the id is in Location: no need to decode the answer
+	return path.Base(res.Header.Get("Location")), res.StatusCode, err
 }
 
 // approve is the supervisor's ordered approval of the first step.
