@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"sigs.k8s.io/yaml"
+
 	"wps/internal/sqlstore"
 	tu "wps/internal/testutil"
 )
@@ -343,6 +345,25 @@ func TestProcessExportImport(t *testing.T) {
 		if !reflect.DeepEqual(len(steps(imported)), 4) || imported["code"] != p["code"] {
 			t.Fatalf("imported: %v", imported)
 		}
+		// The same document as YAML, both ways.
+		yexp := env.Do(tu.Request{Method: get, Path: "/v1/process/" + p["id"].(string) + "/export", Key: env.AdminKey, Header: map[string]string{"Accept": "application/yaml"}})
+		asJSON, err := yaml.YAMLToJSON(yexp.Body)
+		if yexp.Status != 200 || !strings.HasPrefix(yexp.Header.Get("Content-Type"), "application/yaml") || err != nil || !jsonEqual(asJSON, exp.Body) {
+			t.Fatalf("YAML export: %d %s %v\n%s", yexp.Status, yexp.Header.Get("Content-Type"), err, yexp.Body)
+		}
+		third := env.NewOrg("Initech")
+		setupPolicies(t, env, third)
+		env.Call(post, "/v1/entities/simplified", third, map[string]any{"n": "Plant", "p": []map[string]any{{"n": "code", "t": "TEXT"}, {"n": "city", "t": "TEXT"}}}, 201)
+		yimp := env.Do(tu.Request{Method: post, Path: "/v1/process/import", Key: third, Body: string(yexp.Body), Header: map[string]string{"Content-Type": "application/yaml"}})
+		if yimp.Status != 201 {
+			t.Fatalf("YAML import: %d %s", yimp.Status, yimp.Body)
+		}
+		yagain := env.Call(get, "/v1/process/"+yimp.JSON()["id"].(string)+"/export", third, nil, 200)
+		if !jsonEqual(yagain.Body, exp.Body) {
+			t.Fatalf("import of a YAML export differs:\n%s\n%s", exp.Body, yagain.Body)
+		}
+		tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/process/import", Key: third, Body: "format: [unclosed", Header: map[string]string{"Content-Type": "application/yaml"}}), 400, "")
+
 		doc["format"] = "other"
 		tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/process/import", Key: other, Body: doc}), 422, "format")
 	})

@@ -17,6 +17,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	gojson "github.com/goccy/go-json"
 	"golang.org/x/time/rate"
+	"sigs.k8s.io/yaml"
 
 	"wps/internal/wps"
 )
@@ -78,7 +79,7 @@ func New(svc *wps.Service, opt Options) *Server {
 		"bearer": {Type: "http", Scheme: "bearer", Description: "An API key: Authorization: Bearer wps_..."},
 	}
 	cfg.Components.Schemas.RegisterTypeAlias(reflect.TypeFor[wps.Time](), reflect.TypeFor[time.Time]())
-	cfg.Formats = map[string]huma.Format{"application/json": jsonFormat, "json": jsonFormat}
+	cfg.Formats = map[string]huma.Format{"application/json": jsonFormat, "json": jsonFormat, "application/yaml": yamlFormat, "yaml": yamlFormat}
 	s.api = huma.NewAPI(cfg, newAdapter(mux))
 	s.api.UseMiddleware(s.authorize)
 	s.routes()
@@ -173,6 +174,29 @@ var jsonFormat = huma.Format{
 		return enc.Encode(v)
 	},
 	Unmarshal: json.Unmarshal,
+}
+
+// yamlFormat answers YAML to a client that asks for it (Accept:
+// application/yaml) and reads YAML bodies, so that process definitions can be
+// kept in git as YAML: the same documents as JSON, converted by
+// sigs.k8s.io/yaml (which goes through JSON, so field names and validation
+// are the JSON ones).
+var yamlFormat = huma.Format{
+	Marshal: func(w io.Writer, v any) error {
+		b, err := yaml.Marshal(v)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	},
+	Unmarshal: func(data []byte, v any) error {
+		j, err := yaml.YAMLToJSON(data)
+		if err != nil {
+			return err
+		}
+		return json.Unmarshal(j, v)
+	},
 }
 
 // importLimit is the body limit of bulk imports.
