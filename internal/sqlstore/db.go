@@ -319,6 +319,7 @@ func (db *DB) writeOnce(ctx context.Context, fn func(wps.Tx) error) error {
 	if t.newHead != nil {
 		db.heads.Store(t.newHead.org, *t.newHead)
 	}
+	t.committed()
 	return nil
 }
 
@@ -458,12 +459,14 @@ func (db *DB) commitBatch(batch []*job) {
 		return
 	}
 	single := len(batch) == 1
+	txs := make([]*tx, len(batch))
 	for i, j := range batch {
 		if err := j.ctx.Err(); err != nil {
 			errs[i] = err
 			continue
 		}
 		t := &tx{db: db, q: w, ctx: ctx, write: true}
+		txs[i] = t
 		if single {
 			errs[i] = call(j.fn, t)
 			break
@@ -493,6 +496,12 @@ func (db *DB) commitBatch(batch []*job) {
 			errs[i] = nil
 		}
 		fail(err)
+		return
+	}
+	for i, t := range txs {
+		if t != nil && errs[i] == nil {
+			t.committed()
+		}
 	}
 }
 
@@ -587,12 +596,13 @@ type querier interface {
 
 // tx is a wps.Tx over one SQL transaction.
 type tx struct {
-	db      *DB
-	q       querier
-	ctx     context.Context
-	write   bool
-	hotHeld chan struct{} // the queue this transaction holds (hot)
-	newHead *ledgerHead   // the ledger head this transaction moved to
+	db       *DB
+	q        querier
+	ctx      context.Context
+	write    bool
+	hotHeld  chan struct{}  // the queue this transaction holds (hot)
+	newHead  *ledgerHead    // the ledger head this transaction moved to
+	versions []versionSteps // versions read, kept once committed
 }
 
 // rebind turns a query written with ? placeholders into the engine's form.

@@ -120,3 +120,64 @@ func TestErrorTranslation(t *testing.T) {
 		}
 	})
 }
+
+// Decoded steps are reused by version revision, and what a rolled-back
+// write read is never reused.
+func TestVersionStepsAfterRollback(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		db := tu.OpenDB(t, engine)
+		org := newOrg(t, db)
+		ctx := context.Background()
+		now := wps.At(tu.NewClock().Now())
+		p := wps.Process{ID: wps.NewID(), OrgID: org.ID, Code: "P", Name: "P", Label: "P", Version: 1, CreatedAt: now, UpdatedAt: now}
+		version := func(label string) wps.ProcessVersion {
+			return wps.ProcessVersion{ProcessID: p.ID, OrgID: org.ID, Version: 1, CreatedAt: now, Steps: []wps.Step{{ID: "s", Label: label}}}
+		}
+		if err := db.Write(ctx, func(tx wps.Tx) error {
+			if err := tx.CreateProcess(p); err != nil {
+				return err
+			}
+			return tx.CreateProcessVersion(version("first"))
+		}); err != nil {
+			t.Fatal(err)
+		}
+		label := func() string {
+			var got wps.Process
+			if err := db.Read(ctx, func(tx wps.Tx) (err error) {
+				got, err = tx.GetProcess(org.ID, p.ID, 0)
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			return got.Steps[0].Label
+		}
+		edit := func(l string, fail bool) {
+			err := db.Write(ctx, func(tx wps.Tx) error {
+				if err := tx.UpdateProcessVersion(version(l)); err != nil {
+					return err
+				}
+				if got, err := tx.GetProcess(org.ID, p.ID, 0); err != nil || got.Steps[0].Label != l {
+					return fmt.Errorf("own write not read: %v %v", got.Steps, err)
+				}
+				if fail {
+					return errors.New("boom")
+				}
+				return nil
+			})
+			if (err != nil) != fail {
+				t.Fatal(err)
+			}
+		}
+		if label() != "first" {
+			t.Fatal("first read")
+		}
+		edit("rolled back", true)
+		if got := label(); got != "first" {
+			t.Fatalf("after a rollback: %q", got)
+		}
+		edit("second", false)
+		if got := label(); got != "second" {
+			t.Fatalf("after a commit: %q", got)
+		}
+	})
+}

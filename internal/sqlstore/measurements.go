@@ -102,7 +102,7 @@ var readMeasurement = `SELECT ` + strings.ReplaceAll("m."+measurementCols, ", ",
 	JOIN process_versions v ON v.process_id = m.process_id AND v.version = m.version WHERE m.org_id = ? AND m.id = ?`
 
 // ReadMeasurement reads the version's steps only when db.versions lacks
-// that revision of them.
+// that revision of them (versionSteps).
 func (t *tx) ReadMeasurement(orgID, id string) (wps.Measurement, wps.Process, error) {
 	row := t.queryRow(readMeasurement, orgID, id)
 	var m wps.Measurement
@@ -114,18 +114,8 @@ func (t *tx) ReadMeasurement(orgID, id string) (wps.Measurement, wps.Process, er
 	if err != nil {
 		return m, p, t.err(err, "measurement", "")
 	}
-	key := versionKey{m.ProcessID, m.Version, rev}
-	var ok bool
-	if p.Steps, ok = t.db.versions.get(key); ok {
-		return m, p, nil
-	}
-	var steps string
-	if err := t.queryRow(`SELECT steps, revision FROM process_versions WHERE process_id = ? AND version = ?`, m.ProcessID, m.Version).Scan(&steps, &key.revision); err != nil {
-		return m, p, t.err(err, "process version", "")
-	}
-	p.Steps = t.db.steps.decode(steps)
-	t.db.versions.put(key, slices.Clone(p.Steps))
-	return m, p, nil
+	p.Steps, err = t.versionSteps(m.ProcessID, m.Version, rev)
+	return m, p, t.err(err, "process version", "")
 }
 
 // scanFunc adapts a function to the Scan of a row.

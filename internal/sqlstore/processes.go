@@ -15,6 +15,10 @@ const processHead = `p.id, p.org_id, p.code, p.name, p.label, p.icon_name, p.ver
 
 const processCols = processHead + `, v.steps`
 
+// processOne selects one process without its steps: they come from
+// db.versions by the version's revision (oneProcess).
+const processOne = processHead + `, v.version, v.revision`
+
 // processJoin selects a process with the steps of one version (?-bound).
 const processJoin = `FROM processes p JOIN process_versions v ON v.process_id = p.id AND v.version = `
 
@@ -115,7 +119,7 @@ func processDup(err error, p wps.Process) string {
 }
 
 func (t *tx) GetProcess(orgID, id string, version int) (wps.Process, error) {
-	q := `SELECT ` + processCols + ` ` + processJoin
+	q := `SELECT ` + processOne + ` ` + processJoin
 	args := []any{}
 	if version > 0 {
 		q += `?`
@@ -124,8 +128,56 @@ func (t *tx) GetProcess(orgID, id string, version int) (wps.Process, error) {
 		q += `p.version`
 	}
 	q += ` WHERE p.org_id = ? AND p.id = ? AND p.deleted_at IS NULL`
-	p, err := t.scanProcess(t.queryRow(q, append(args, orgID, id)...))
+	p, err := t.oneProcess(q, append(args, orgID, id)...)
 	return p, t.err(err, "process", "")
+}
+
+// oneProcess reads the process a processOne query selects, with the steps
+// of the version it joined.
+func (t *tx) oneProcess(query string, args ...any) (wps.Process, error) {
+	var version int
+	var rev int64
+	p, err := scanProcessHead(t.queryRow(query, args...), &version, &rev)
+	if err != nil {
+		return p, err
+	}
+	p.Steps, err = t.versionSteps(p.ID, version, rev)
+	return p, err
+}
+
+// versionSteps returns the steps of a process version at revision rev:
+// decoded once, then shared (callers clone before editing). What a write
+// transaction reads is kept only once it has committed, so that a change
+// rolled back can never be served.
+func (t *tx) versionSteps(processID string, version int, rev int64) ([]wps.Step, error) {
+	key := versionKey{processID, version, rev}
+	if steps, ok := t.db.versions.get(key); ok {
+		return steps, nil
+	}
+	var text string
+	if err := t.queryRow(`SELECT steps, revision FROM process_versions WHERE process_id = ? AND version = ?`, processID, version).Scan(&text, &key.revision); err != nil {
+		return nil, err
+	}
+	steps := t.db.steps.decode(text)
+	if t.write {
+		t.versions = append(t.versions, versionSteps{key, slices.Clone(steps)})
+	} else {
+		t.db.versions.put(key, slices.Clone(steps))
+	}
+	return steps, nil
+}
+
+// versionSteps is a decoded version waiting for its transaction's commit.
+type versionSteps struct {
+	key   versionKey
+	steps []wps.Step
+}
+
+// committed keeps what the transaction read once it has committed.
+func (t *tx) committed() {
+	for _, v := range t.versions {
+		t.db.versions.put(v.key, v.steps)
+	}
 }
 
 // recurrence indexes the first step's frequency (the only one that may recur).
@@ -137,19 +189,19 @@ func recurrence(p wps.Process) string {
 }
 
 func (t *tx) GetProcessVersion(orgID, id string, version int) (wps.Process, error) {
-	p, err := t.scanProcess(t.queryRow(`SELECT `+processCols+` `+processJoin+`? WHERE p.org_id = ? AND p.id = ?`, version, orgID, id))
+	p, err := t.oneProcess(`SELECT `+processOne+` `+processJoin+`? WHERE p.org_id = ? AND p.id = ?`, version, orgID, id)
 	return p, t.err(err, "process version", "")
 }
 
 func (t *tx) FindProcessByLabel(orgID, label string) (wps.Process, error) {
-	p, err := t.scanProcess(t.queryRow(`SELECT `+processCols+` `+processJoin+`p.version
-		WHERE p.org_id = ? AND p.label = ? AND p.deleted_at IS NULL`, orgID, label))
+	p, err := t.oneProcess(`SELECT `+processOne+` `+processJoin+`p.version
+		WHERE p.org_id = ? AND p.label = ? AND p.deleted_at IS NULL`, orgID, label)
 	return p, t.err(err, "process", "")
 }
 
 func (t *tx) FindProcessByCode(orgID, code string) (wps.Process, error) {
-	p, err := t.scanProcess(t.queryRow(`SELECT `+processCols+` `+processJoin+`p.version
-		WHERE p.org_id = ? AND p.code = ? AND p.deleted_at IS NULL`, orgID, code))
+	p, err := t.oneProcess(`SELECT `+processOne+` `+processJoin+`p.version
+		WHERE p.org_id = ? AND p.code = ? AND p.deleted_at IS NULL`, orgID, code)
 	return p, t.err(err, "process", "")
 }
 
