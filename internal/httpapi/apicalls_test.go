@@ -81,16 +81,6 @@ func call(url string, extra ...string) map[string]any {
 	return map[string]any{"apiCall": c}
 }
 
-// firstValues are the values of a measurement's first action, by parameter name.
-func firstValues(m map[string]any) map[string]string {
-	got := map[string]string{}
-	for _, d := range m["process"].(map[string]any)["actions"].([]any)[0].(map[string]any)["data"].([]any) {
-		item := d.(map[string]any)["dataItems"].([]any)[0].(map[string]any)
-		got[item["param"].(map[string]any)["name"].(string)] = item["value"].(string)
-	}
-	return got
-}
-
 func TestAPICallsFillParameters(t *testing.T) {
 	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
 		rs := newRateServer(t)

@@ -35,6 +35,16 @@ func upload(t *testing.T, env *tu.Env, key, field, name string, content []byte) 
 	return &tu.Response{Status: res.StatusCode, Header: res.Header, Body: b}
 }
 
+// firstValues are the values of a measurement's first action, by parameter name.
+func firstValues(m map[string]any) map[string]string {
+	got := map[string]string{}
+	for _, d := range m["process"].(map[string]any)["actions"].([]any)[0].(map[string]any)["data"].([]any) {
+		item := d.(map[string]any)["dataItems"].([]any)[0].(map[string]any)
+		got[item["param"].(map[string]any)["name"].(string)] = item["value"].(string)
+	}
+	return got
+}
+
 func TestAttachments(t *testing.T) {
 	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
 		env := tu.NewEnv(t, engine)
@@ -124,11 +134,7 @@ func TestEntityReadAndWrite(t *testing.T) {
 
 		m := env.Call(post, "/v1/measurements/simplified", env.AdminKey, map[string]any{"processUuid": p["id"],
 			"parameters": map[string]any{"serial": "A-1", "result": "ok"}}, 201).JSON()
-		values := map[string]string{}
-		for _, d := range m["process"].(map[string]any)["actions"].([]any)[0].(map[string]any)["data"].([]any) {
-			item := d.(map[string]any)["dataItems"].([]any)[0].(map[string]any)
-			values[item["param"].(map[string]any)["name"].(string)] = item["value"].(string)
-		}
+		values := firstValues(m)
 		if values["location"] != "Hall 3" || values["rating"] != "12.5" {
 			t.Fatalf("read from the entity: %v", values)
 		}
@@ -195,11 +201,7 @@ func TestReadFromOtherMeasurement(t *testing.T) {
 			env.Call(post, "/v1/measurements/simplified", env.AdminKey, map[string]any{"processUuid": vendor["id"], "parameters": map[string]any{"taxId": "12.345", "bank": bank}}, 201)
 		}
 		m := env.Call(post, "/v1/measurements/simplified", env.AdminKey, map[string]any{"processUuid": purchase["id"], "parameters": map[string]any{"vendor": "12.345"}}, 201).JSON()
-		got := map[string]string{}
-		for _, d := range m["process"].(map[string]any)["actions"].([]any)[0].(map[string]any)["data"].([]any) {
-			item := d.(map[string]any)["dataItems"].([]any)[0].(map[string]any)
-			got[item["param"].(map[string]any)["name"].(string)] = item["value"].(string)
-		}
+		got := firstValues(m)
 		if got["payTo"] != "New Bank" {
 			t.Fatalf("filled: %v", got)
 		}
