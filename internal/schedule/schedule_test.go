@@ -73,10 +73,10 @@ func TestRecurrenceCatchesUpExactlyOnce(t *testing.T) {
 		weekly := env.Call("POST", "/v1/process", env.AdminKey, map[string]any{"name": "Fortnight", "code": "FN", "steps": []map[string]any{
 			{"label": "Audit", "policyNames": []string{"Admins"}, "frequency": "RRULE:FREQ=WEEKLY;INTERVAL=2;BYDAY=MO", "frequencyDate": "2025-12-01T10:00:00Z"},
 		}}, 201).JSON()
-		names := func(id string) []string {
+		names := func(id string) []string { // name:status
 			var out []string
 			for _, m := range env.Call("GET", "/v1/measurements?perPage=100&processId="+id, env.AdminKey, nil, 200).JSON()["data"].([]any) {
-				out = append(out, m.(map[string]any)["name"].(string))
+				out = append(out, m.(map[string]any)["name"].(string)+":"+m.(map[string]any)["status"].(string))
 			}
 			sort.Strings(out)
 			return out
@@ -86,16 +86,23 @@ func TestRecurrenceCatchesUpExactlyOnce(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if got := names(p["id"].(string)); fmt.Sprint(got) != "[DR-1 DR-2 DR-3 DR-4]" {
+		// 2026-01-02 to 01-05 at 08:00 are due; 01-06 is made ahead, PENDING.
+		if got := names(p["id"].(string)); fmt.Sprint(got) != "[DR-1:OPEN DR-2:OPEN DR-3:OPEN DR-4:OPEN DR-5:PENDING]" {
 			t.Fatalf("daily: %v", got)
 		}
-		// Mondays 2025-12-01, 12-15, 12-29 at 10:00 (2026-01-12 is not due yet).
-		if got := names(weekly["id"].(string)); fmt.Sprint(got) != "[FN-1 FN-2 FN-3]" {
+		// Mondays 2025-12-01, 12-15, 12-29 at 10:00; 2026-01-12 is not due yet.
+		if got := names(weekly["id"].(string)); fmt.Sprint(got) != "[FN-1:OPEN FN-2:OPEN FN-3:OPEN FN-4:PENDING]" {
 			t.Fatalf("every other Monday: %v", got)
 		}
-		env.Clock.Advance(24 * time.Hour)
+		if pending := env.Call("GET", "/v1/measurements?status=PENDING", env.AdminKey, nil, 200).JSON()["meta"].(map[string]any)["total"]; pending != 2.0 {
+			t.Fatalf("%v PENDING in the list", pending)
+		}
+		env.Clock.Advance(24 * time.Hour) // 01-06 09:00: DR-5 opens, 01-07 is made ahead
 		if n, err := env.Service.RunRecurrences(context.Background()); err != nil || n != 1 {
 			t.Fatalf("next day: %d %v", n, err)
+		}
+		if got := names(p["id"].(string)); fmt.Sprint(got) != "[DR-1:OPEN DR-2:OPEN DR-3:OPEN DR-4:OPEN DR-5:OPEN DR-6:PENDING]" {
+			t.Fatalf("next day: %v", got)
 		}
 	})
 }
@@ -138,11 +145,12 @@ func TestTwoReplicasOnePostgres(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	// 2026-01-01 00:00 to 2026-01-05 09:00 every 6 hours: 18 occurrences.
-	if n := env.RawInt(`SELECT count(*) FROM measurements`); n != 18 {
-		t.Fatalf("%d measurements for 18 occurrences", n)
+	// 2026-01-01 00:00 to 2026-01-05 09:00 every 6 hours: 18 occurrences,
+	// and the next one made ahead.
+	if n := env.RawInt(`SELECT count(*) FROM measurements`); n != 19 {
+		t.Fatalf("%d measurements for 18 occurrences and a pending one", n)
 	}
-	if n := env.RawInt(`SELECT count(DISTINCT name) FROM measurements`); n != 18 {
+	if n := env.RawInt(`SELECT count(DISTINCT name) FROM measurements`); n != 19 {
 		t.Fatalf("names repeat: %d distinct", n)
 	}
 

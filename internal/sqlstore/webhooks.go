@@ -285,6 +285,22 @@ func (t *tx) ClaimOccurrence(orgID, processID string, at wps.Time, measurementID
 	return n == 1, t.err(err, "", "")
 }
 
+func (t *tx) DuePending(now wps.Time, limit int) ([]wps.Occurrence, error) {
+	rows, err := t.query(`SELECT o.org_id, o.measurement_id, o.occurs_at FROM measurements m JOIN occurrences o ON o.measurement_id = m.id
+		WHERE m.status = 'PENDING' AND o.occurs_at <= ? ORDER BY o.occurs_at`+limitN(limit), now.Millis())
+	if err != nil {
+		return nil, t.err(err, "", "")
+	}
+	list, err := collect(rows, func(s interface{ Scan(...any) error }) (wps.Occurrence, error) {
+		var o wps.Occurrence
+		var at int64
+		err := s.Scan(&o.OrgID, &o.MeasurementID, &at)
+		o.At = wps.FromMillis(at)
+		return o, err
+	})
+	return list, t.err(err, "", "")
+}
+
 func (t *tx) LastOccurrence(orgID, processID string) (*wps.Time, error) {
 	var at sql.NullInt64
 	err := t.queryRow(`SELECT max(occurs_at) FROM occurrences WHERE org_id = ? AND process_id = ?`, orgID, processID).Scan(&at)

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"time"
+
+	"wps/internal/engine"
 )
 
 // SystemUserID is the author of what the scheduler creates.
@@ -60,10 +62,19 @@ var errOccurrenceTaken = errors.New("occurrence taken")
 // MaxCatchUp bounds how many missed occurrences of one process one run creates.
 const MaxCatchUp = 100
 
+// Occurrence is a measurement the scheduler made for one occurrence.
+type Occurrence struct {
+	OrgID         string
+	MeasurementID string
+	At            Time
+}
+
 // RunRecurrences creates one measurement per due occurrence of every
 // recurring process, from its frequencyDate (or creation) on: missed ones
-// too, after downtime, each exactly once across replicas and restarts. It
-// returns how many it created.
+// too, after downtime, each exactly once across replicas and restarts. The
+// next occurrence is made ahead, PENDING, so that it can be seen and
+// prepared; it opens (OPEN) when its time comes, or earlier if someone acts
+// on it. It returns how many measurements it created.
 func (s *Service) RunRecurrences(ctx context.Context) (int, error) {
 	var procs []Process
 	if err := s.store.Read(ctx, func(tx Tx) (err error) {
@@ -75,45 +86,86 @@ func (s *Service) RunRecurrences(ctx context.Context) (int, error) {
 	created := 0
 	now := s.Now()
 	for _, proc := range procs {
-		due, err := s.dueOccurrences(ctx, proc, now.Time)
+		due, next, err := s.occurrences(ctx, proc, now.Time)
 		if err != nil {
 			return created, err
 		}
-		for _, at := range due {
-			err := s.store.Write(ctx, func(tx Tx) error {
-				cur, err := tx.GetProcess(proc.OrgID, proc.ID, 0)
-				if err != nil {
-					return err
-				}
-				sys := &Principal{OrgID: proc.OrgID, UserID: SystemUserID, Roles: []string{RoleAdmin}}
-				r, err := s.newMeasurement(tx, sys, cur, NewID())
-				if err != nil {
-					return err
-				}
-				ok, err := tx.ClaimOccurrence(proc.OrgID, proc.ID, At(at), r.m.ID)
-				if err != nil {
-					return err
-				}
-				if !ok {
-					return errOccurrenceTaken
-				}
-				return r.save()
-			})
-			switch {
-			case errors.Is(err, errOccurrenceTaken):
-			case err != nil:
+		for i, at := range append(due, next...) {
+			made, err := s.createOccurrence(ctx, proc, at, i >= len(due))
+			if err != nil {
 				return created, err
-			default:
+			}
+			if made {
 				created++
 			}
 		}
 	}
-	return created, nil
+	return created, s.openDuePending(ctx, now)
 }
 
-// dueOccurrences lists the occurrences of proc after its last recorded one
-// (from its start when none) up to now.
-func (s *Service) dueOccurrences(ctx context.Context, proc Process, now time.Time) ([]time.Time, error) {
+// createOccurrence makes the measurement of one occurrence unless another
+// replica did; pending ones open at the occurrence, not now.
+func (s *Service) createOccurrence(ctx context.Context, proc Process, at time.Time, pending bool) (bool, error) {
+	err := s.store.Write(ctx, func(tx Tx) error {
+		cur, err := tx.GetProcess(proc.OrgID, proc.ID, 0)
+		if err != nil {
+			return err
+		}
+		sys := &Principal{OrgID: proc.OrgID, UserID: SystemUserID, Roles: []string{RoleAdmin}}
+		r, err := s.newMeasurement(tx, sys, cur, NewID())
+		if err != nil {
+			return err
+		}
+		if pending {
+			r.m.State, _ = engine.Start(r.def, at, true)
+			r.m.Status = engine.Status(r.def, r.m.State)
+		}
+		ok, err := tx.ClaimOccurrence(proc.OrgID, proc.ID, At(at), r.m.ID)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return errOccurrenceTaken
+		}
+		return r.save()
+	})
+	if errors.Is(err, errOccurrenceTaken) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// openDuePending ends PENDING for the measurements whose occurrence has come.
+func (s *Service) openDuePending(ctx context.Context, now Time) error {
+	return s.store.Write(ctx, func(tx Tx) error {
+		due, err := tx.DuePending(now, 100)
+		if err != nil {
+			return err
+		}
+		for _, o := range due {
+			m, err := tx.GetMeasurement(o.OrgID, o.MeasurementID)
+			if err != nil {
+				return err
+			}
+			proc, err := tx.GetProcessVersion(o.OrgID, m.ProcessID, m.Version)
+			if err != nil {
+				return err
+			}
+			old := m.Status
+			m.State.Pending = false
+			m.Status, m.UpdatedAt = engine.Status(engineDef(proc.Steps), m.State), now
+			if err := tx.UpdateMeasurement(m, old); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// occurrences lists the occurrences of proc after its last recorded one
+// (from its start when none) up to now, and the one after now unless it is
+// recorded already.
+func (s *Service) occurrences(ctx context.Context, proc Process, now time.Time) (due, next []time.Time, err error) {
 	first := proc.Steps[0]
 	start := proc.CreatedAt.Time
 	if first.FrequencyDate != "" {
@@ -123,23 +175,25 @@ func (s *Service) dueOccurrences(ctx context.Context, proc Process, now time.Tim
 	}
 	rule, err := ParseFrequency(first.Frequency, start)
 	if err != nil {
-		return nil, nil // checked when saved; a rule that no longer parses is skipped
+		return nil, nil, nil // checked when saved; a rule that no longer parses is skipped
 	}
 	var last *Time
 	if err := s.store.Read(ctx, func(tx Tx) (err error) {
 		last, err = tx.LastOccurrence(proc.OrgID, proc.ID)
 		return err
 	}); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var times []time.Time
 	if last == nil {
-		times = rule.Between(start, now, true)
+		due = rule.Between(start, now, true)
 	} else {
-		times = rule.Between(last.Time, now, false)
+		due = rule.Between(last.Time, now, false)
 	}
-	if len(times) > MaxCatchUp {
-		times = times[:MaxCatchUp]
+	if len(due) > MaxCatchUp {
+		return due[:MaxCatchUp], nil, nil // the rest next time
 	}
-	return times, nil
+	if n := rule.After(now, false); !n.IsZero() && (last == nil || n.After(last.Time)) {
+		next = []time.Time{n}
+	}
+	return due, next, nil
 }

@@ -174,6 +174,9 @@ type Tx interface {
 	ClaimOccurrence(orgID, processID string, at Time, measurementID string) (bool, error)
 	// LastOccurrence is the latest recorded occurrence of a process, or nil.
 	LastOccurrence(orgID, processID string) (*Time, error)
+	// DuePending lists PENDING measurements whose occurrence is at or
+	// before now (at most limit).
+	DuePending(now Time, limit int) ([]Occurrence, error)
 
 	// Idempotency records answers to POST requests with an Idempotency-Key.
 	GetIdempotent(scope, key string) (Idempotent, error)
