@@ -277,7 +277,9 @@ func (db *DB) Read(ctx context.Context, fn func(wps.Tx) error) error {
 		defer c.ExecContext(context.WithoutCancel(ctx), "ROLLBACK") //nolint:errcheck // read-only: nothing to keep
 		return call(fn, &tx{db: db, q: c, ctx: ctx, write: false})
 	}
-	sqltx, err := db.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	// One snapshot for every statement of the read (READ COMMITTED would
+	// give each its own: a view could show an action its state lacks).
+	sqltx, err := db.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true, Isolation: sql.LevelRepeatableRead})
 	if err != nil {
 		return db.txErr(ctx, err)
 	}
