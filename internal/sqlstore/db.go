@@ -262,6 +262,15 @@ func (db *DB) closeConns() error {
 }
 
 // Read runs fn in a read-only transaction.
+// View runs fn as a read without a transaction on PostgreSQL (each
+// statement its own snapshot: two round trips fewer); on SQLite it is Read.
+func (db *DB) View(ctx context.Context, fn func(wps.Tx) error) error {
+	if db.engine == SQLite {
+		return db.Read(ctx, fn)
+	}
+	return call(fn, &tx{db: db, q: db.read, ctx: ctx, write: false})
+}
+
 func (db *DB) Read(ctx context.Context, fn func(wps.Tx) error) error {
 	if db.engine == SQLite {
 		var c *conn

@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"cmp"
 	"database/sql"
 	"slices"
 	"strconv"
@@ -95,27 +96,80 @@ func (t *tx) GetMeasurement(orgID, id string) (wps.Measurement, error) {
 	return m, t.err(err, "measurement", "")
 }
 
-// readMeasurement selects a measurement's columns, then its process's
-// (processHead) and the revision of its version.
-var readMeasurement = `SELECT ` + strings.ReplaceAll("m."+measurementCols, ", ", ", m.") + `, ` + processHead + `, v.revision
+// readMeasurement selects a measurement's columns, its process's
+// (processHead), the revision of its version, then one action per row
+// (nullActionCols; one row of empty values when it has none).
+var readMeasurement = `SELECT ` + prefixed("m.", measurementCols) + `, ` + processHead + `, v.revision, ` + nullActionCols + `
 	FROM measurements m JOIN processes p ON p.id = m.process_id
-	JOIN process_versions v ON v.process_id = m.process_id AND v.version = m.version WHERE m.org_id = ? AND m.id = ?`
+	JOIN process_versions v ON v.process_id = m.process_id AND v.version = m.version
+	LEFT JOIN actions a ON a.org_id = m.org_id AND a.measurement_id = m.id
+	WHERE m.org_id = ? AND m.id = ?` // sorted in Go: with ORDER BY a planner may walk the (org_id, seq) index
+
+// nullActionCols are actionCols of a LEFT JOINed a, with empty values for no row.
+var nullActionCols = func() string {
+	var cols []string
+	for _, c := range strings.Split(actionCols, ",") {
+		c = strings.TrimSpace(c)
+		empty := "''"
+		switch c {
+		case "data":
+			empty = "'{}'"
+		case "user_roles":
+			empty = "'[]'"
+		case "opening", "seq", "created_at":
+			empty = "0"
+		case "reproved", "superseded":
+			empty = "FALSE"
+		}
+		cols = append(cols, "coalesce(a."+c+", "+empty+")")
+	}
+	return strings.Join(cols, ", ")
+}()
+
+func prefixed(prefix, cols string) string {
+	return prefix + strings.ReplaceAll(cols, ", ", ", "+prefix)
+}
 
 // ReadMeasurement reads the version's steps only when db.versions lacks
 // that revision of them (versionSteps).
-func (t *tx) ReadMeasurement(orgID, id string) (wps.Measurement, wps.Process, error) {
-	row := t.queryRow(readMeasurement, orgID, id)
-	var m wps.Measurement
-	var rev int64
-	p, err := scanProcessHead(scanFunc(func(pdest ...any) (err error) { // the measurement's columns, then the process's
-		m, err = scanMeasurement(scanFunc(func(mdest ...any) error { return row.Scan(append(mdest, pdest...)...) }))
-		return err
-	}), &rev)
+func (t *tx) ReadMeasurement(orgID, id string) (wps.Measurement, wps.Process, []wps.Action, error) {
+	rows, err := t.query(readMeasurement, orgID, id)
 	if err != nil {
-		return m, p, t.err(err, "measurement", "")
+		return wps.Measurement{}, wps.Process{}, nil, t.err(err, "", "")
 	}
+	defer rows.Close()
+	var m wps.Measurement
+	var p wps.Process
+	var rev int64
+	actions := []wps.Action{}
+	for rows.Next() {
+		var a wps.Action
+		// the measurement's columns, then the process's, then the action's
+		p, err = scanProcessHead(scanFunc(func(pdest ...any) (err error) {
+			m, err = scanMeasurement(scanFunc(func(mdest ...any) error {
+				a, err = scanAction(scanFunc(func(adest ...any) error {
+					return rows.Scan(append(append(mdest, pdest...), adest...)...)
+				}))
+				return err
+			}))
+			return err
+		}), &rev)
+		if err != nil {
+			return m, p, nil, t.err(err, "", "")
+		}
+		if a.ID != "" {
+			actions = append(actions, a)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return m, p, nil, t.err(err, "", "")
+	}
+	if m.ID == "" {
+		return m, p, nil, wps.NotFound("measurement")
+	}
+	slices.SortFunc(actions, func(a, b wps.Action) int { return cmp.Compare(a.Seq, b.Seq) })
 	p.Steps, err = t.versionSteps(m.ProcessID, m.Version, rev)
-	return m, p, t.err(err, "process version", "")
+	return m, p, actions, t.err(err, "process version", "")
 }
 
 // scanFunc adapts a function to the Scan of a row.

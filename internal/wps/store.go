@@ -8,6 +8,10 @@ import "context"
 // Stores are dumb: they persist and query. Rules live in Service.
 type Store interface {
 	Read(ctx context.Context, fn func(tx Tx) error) error
+	// View is a read whose statements need not share one snapshot (each
+	// sees its own): for answers that read what must agree in one
+	// statement. It saves PostgreSQL the transaction's round trips.
+	View(ctx context.Context, fn func(tx Tx) error) error
 	Write(ctx context.Context, fn func(tx Tx) error) error
 	Ping(ctx context.Context) error
 	Close() error
@@ -104,9 +108,10 @@ type Tx interface {
 	CreateMeasurement(m *Measurement, namePrefix string, open []OpenStep) error
 	// GetMeasurement locks the row in a write transaction.
 	GetMeasurement(orgID, id string) (Measurement, error)
-	// ReadMeasurement reads a measurement with its process version in one
-	// query (no locks: for views).
-	ReadMeasurement(orgID, id string) (Measurement, Process, error)
+	// ReadMeasurement reads a measurement with its process version and its
+	// actions (in ledger order) in one statement: one snapshot (no locks:
+	// for views).
+	ReadMeasurement(orgID, id string) (Measurement, Process, []Action, error)
 	// UpdateMeasurement saves state and status; oldStatus keeps the counts right.
 	UpdateMeasurement(m Measurement, oldStatus string) error
 	ListMeasurements(orgID string, q MeasurementQuery) ([]Measurement, int, error)

@@ -559,20 +559,19 @@ func (r *run) actionView(a Action, reproved *Action) ActionView {
 
 // readRun loads a measurement for viewing.
 func (s *Service) readRun(tx Tx, p *Principal, measurementID string) (*run, error) {
-	m, proc, err := tx.ReadMeasurement(p.OrgID, measurementID)
+	m, proc, actions, err := tx.ReadMeasurement(p.OrgID, measurementID)
 	if err != nil {
 		return nil, err
 	}
-	r := &run{s: s, tx: tx, p: p, m: m, proc: proc, now: s.Now()}
+	r := &run{s: s, tx: tx, p: p, m: m, proc: proc, actions: actions, now: s.Now()}
 	r.def = engineDef(r.proc.Steps)
-	r.actions, err = tx.ListActions(p.OrgID, m.ID)
-	return r, err
+	return r, nil
 }
 
 // GetMeasurement returns the measurement response. Errors: CodeNotFound.
 func (s *Service) GetMeasurement(ctx context.Context, p *Principal, id string) (MeasurementView, error) {
 	var out MeasurementView
-	err := s.store.Read(ctx, func(tx Tx) error {
+	err := s.store.View(ctx, func(tx Tx) error { // readRun reads in one statement
 		r, err := s.readRun(tx, p, id)
 		if err != nil {
 			return err
