@@ -251,7 +251,7 @@ func (db *DB) closeConns() error {
 	if db.wconn != nil {
 		db.wconn.close()
 	}
-	for db.readers != nil && len(db.readers) > 0 {
+	for len(db.readers) > 0 {
 		(<-db.readers).close()
 	}
 	err := db.write.Close()

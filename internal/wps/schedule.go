@@ -26,11 +26,7 @@ func (s *Service) NotifyOverdue(ctx context.Context) (int, error) {
 		}
 		hooks := map[string][]Webhook{}
 		for _, o := range due {
-			m, err := tx.GetMeasurement(o.OrgID, o.MeasurementID)
-			if err != nil {
-				return err
-			}
-			proc, err := tx.GetProcessVersion(o.OrgID, m.ProcessID, m.Version)
+			m, proc, err := lockedMeasurement(tx, o.OrgID, o.MeasurementID)
 			if err != nil {
 				return err
 			}
@@ -54,6 +50,16 @@ func (s *Service) NotifyOverdue(ctx context.Context) (int, error) {
 		return nil
 	})
 	return n, err
+}
+
+// lockedMeasurement reads a measurement for a change, with its process version.
+func lockedMeasurement(tx Tx, orgID, id string) (Measurement, Process, error) {
+	m, err := tx.GetMeasurement(orgID, id)
+	if err != nil {
+		return m, Process{}, err
+	}
+	proc, err := tx.GetProcessVersion(orgID, m.ProcessID, m.Version)
+	return m, proc, err
 }
 
 // errOccurrenceTaken rolls back a measurement another replica made first.
@@ -143,11 +149,7 @@ func (s *Service) openDuePending(ctx context.Context, now Time) error {
 			return err
 		}
 		for _, o := range due {
-			m, err := tx.GetMeasurement(o.OrgID, o.MeasurementID)
-			if err != nil {
-				return err
-			}
-			proc, err := tx.GetProcessVersion(o.OrgID, m.ProcessID, m.Version)
+			m, proc, err := lockedMeasurement(tx, o.OrgID, o.MeasurementID)
 			if err != nil {
 				return err
 			}
