@@ -138,14 +138,11 @@ type run struct {
 }
 
 func (s *Service) loadRun(tx Tx, p *Principal, measurementID string) (*run, error) {
-	m, err := tx.GetMeasurement(p.OrgID, measurementID)
+	m, proc, err := lockedMeasurement(tx, p.OrgID, measurementID)
 	if err != nil {
 		return nil, err
 	}
-	r := &run{s: s, tx: tx, p: p, m: m, now: s.Now(), savedStatus: m.Status}
-	if r.proc, err = tx.GetProcessVersion(p.OrgID, m.ProcessID, m.Version); err != nil {
-		return nil, err
-	}
+	r := &run{s: s, tx: tx, p: p, m: m, proc: proc, now: s.Now(), savedStatus: m.Status}
 	r.def = engineDef(r.proc.Steps)
 	if r.actions, err = tx.ListActions(p.OrgID, m.ID); err != nil {
 		return nil, err
