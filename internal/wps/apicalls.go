@@ -150,9 +150,9 @@ func (c *stepCheck) paramRef(st *Step, ref string) string {
 // caller did not send, the answer of its first call that gives a value. A
 // call runs when one of its listed parameters gets a value in this action
 // (or, listing none, while the parameter is empty). Answers come from
-// answers; when one is missing, *needCalls asks the caller to fetch them.
-// Errors: CodeUpstream when every call failed, CodeUpstream when the
-// answer is not a value the parameter accepts.
+// r.answers; when one is missing, *needCalls asks the caller to fetch them.
+// Errors: CodeUpstream when every call failed or an answer is not a value
+// the parameter accepts.
 func (r *run) fillFromAPIs(st Step, data, cur map[string]any) (filled bool, err error) {
 	var need needCalls
 	for _, p := range st.Parameters {
@@ -165,6 +165,7 @@ func (r *run) fillFromAPIs(st Step, data, cur map[string]any) (filled bool, err 
 			ans, ok := r.answers[req.key()]
 			if !ok {
 				need.chains = append(need.chains, chain[i:])
+				lastErr = nil // the rest of the chain may still answer
 				break
 			}
 			if ans.err != nil {
