@@ -27,6 +27,10 @@ type Config struct {
 	AllowPrivate bool          // allow loopback and private addresses
 	Timeout      time.Duration // per call (default 5s)
 	MaxBytes     int64         // largest answer read (default 1 MiB)
+	// Headers are sent to a host (as the allow-list names it) with every
+	// call: its credentials stay with the operator, out of process
+	// definitions that users can read and export.
+	Headers map[string]map[string]string
 }
 
 // Caller implements wps.APICaller.
@@ -46,6 +50,11 @@ func New(cfg Config) *Caller {
 	for i, h := range cfg.Hosts {
 		cfg.Hosts[i] = strings.ToLower(strings.TrimSpace(h))
 	}
+	headers := map[string]map[string]string{}
+	for h, m := range cfg.Headers {
+		headers[strings.ToLower(strings.TrimSpace(h))] = m
+	}
+	cfg.Headers = headers
 	return &Caller{cfg: cfg, client: outbound.Client(cfg.Timeout, cfg.AllowPrivate)}
 }
 
@@ -80,11 +89,17 @@ func (c *Caller) Check(raw string) error {
 
 func (c *Caller) allowed(host string) bool {
 	for _, h := range c.cfg.Hosts {
-		if h == host || strings.HasPrefix(h, "*.") && strings.HasSuffix(host, h[1:]) {
+		if matches(h, host) {
 			return true
 		}
 	}
 	return false
+}
+
+// matches says whether pattern ("api.example.com" or "*.example.com")
+// names host.
+func matches(pattern, host string) bool {
+	return pattern == host || strings.HasPrefix(pattern, "*.") && strings.HasSuffix(host, pattern[1:])
 }
 
 // Call sends req and returns the value its answer holds at req.ResultPath,
@@ -114,6 +129,13 @@ func (c *Caller) Call(ctx context.Context, req wps.APIRequest) (json.RawMessage,
 	hr, err := http.NewRequestWithContext(ctx, req.Method, u.String(), body)
 	if err != nil {
 		return nil, err
+	}
+	for pattern, headers := range c.cfg.Headers {
+		if matches(pattern, strings.ToLower(u.Hostname())) {
+			for k, v := range headers {
+				hr.Header.Set(k, v)
+			}
+		}
 	}
 	hr.Header.Set("Accept", "application/json")
 	hr.Header.Set("User-Agent", "wps")

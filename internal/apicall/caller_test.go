@@ -1,6 +1,7 @@
 package apicall
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"wps/internal/outbound"
+	"wps/internal/wps"
 )
 
 func TestExtract(t *testing.T) {
@@ -75,4 +77,22 @@ func TestClientRefusesPrivateAddresses(t *testing.T) {
 		t.Fatal(err)
 	}
 	res.Body.Close()
+}
+
+// The operator's headers for a host go with each call to it, and only to it.
+func TestCallSendsHostHeaders(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer k" || r.Header.Get("X-Other") != "" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		_, _ = w.Write([]byte(`{"value": 42}`))
+	}))
+	defer srv.Close()
+	c := New(Config{Hosts: []string{"127.0.0.1"}, AllowPrivate: true, Headers: map[string]map[string]string{
+		"127.0.0.1": {"Authorization": "Bearer k"}, "*.example.com": {"X-Other": "no"}}})
+	got, err := c.Call(context.Background(), wps.APIRequest{Method: "POST", URL: srv.URL + "/x", Values: map[string]any{}})
+	if err != nil || string(got) != "42" {
+		t.Fatalf("%s, %v", got, err)
+	}
 }

@@ -3,6 +3,7 @@
 package config
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -12,24 +13,25 @@ import (
 
 // Config is everything the server needs to start.
 type Config struct {
-	Addr             string        // WPS_ADDR
-	DatabaseURL      string        // WPS_DATABASE_URL: "" is ./wps.db
-	BootstrapAPIKey  string        // WPS_BOOTSTRAP_API_KEY
-	BootstrapOrgName string        // WPS_BOOTSTRAP_ORG_NAME
-	RateLimit        float64       // WPS_RATE_LIMIT: requests/s per API key, 0 = off
-	RateBurst        int           // WPS_RATE_BURST
-	MaxBodyBytes     int64         // WPS_MAX_BODY_BYTES
-	ShutdownTimeout  time.Duration // WPS_SHUTDOWN_TIMEOUT
-	LogFormat        string        // WPS_LOG_FORMAT: text or json
-	LogLevel         string        // WPS_LOG_LEVEL: debug, info, warn, error
-	SQLiteSync       string        // WPS_SQLITE_SYNCHRONOUS: FULL (default), NORMAL, ...
-	AllowPrivate     bool          // WPS_WEBHOOK_ALLOW_PRIVATE: webhooks may target loopback/private addresses
-	Background       bool          // WPS_BACKGROUND: run the webhook worker and the scheduler here
-	PprofAddr        string        // WPS_PPROF_ADDR: serve /debug/pprof there (off when empty)
-	AttachmentDir    string        // WPS_ATTACHMENT_DIR: where uploaded files are kept
-	APICallHosts     string        // WPS_API_CALL_HOSTS: hosts apiCalls may call, comma-separated ("" = off)
-	APICallPrivate   bool          // WPS_API_CALL_ALLOW_PRIVATE: apiCalls may reach loopback/private addresses
-	APICallTimeout   time.Duration // WPS_API_CALL_TIMEOUT: per call
+	Addr             string                       // WPS_ADDR
+	DatabaseURL      string                       // WPS_DATABASE_URL: "" is ./wps.db
+	BootstrapAPIKey  string                       // WPS_BOOTSTRAP_API_KEY
+	BootstrapOrgName string                       // WPS_BOOTSTRAP_ORG_NAME
+	RateLimit        float64                      // WPS_RATE_LIMIT: requests/s per API key, 0 = off
+	RateBurst        int                          // WPS_RATE_BURST
+	MaxBodyBytes     int64                        // WPS_MAX_BODY_BYTES
+	ShutdownTimeout  time.Duration                // WPS_SHUTDOWN_TIMEOUT
+	LogFormat        string                       // WPS_LOG_FORMAT: text or json
+	LogLevel         string                       // WPS_LOG_LEVEL: debug, info, warn, error
+	SQLiteSync       string                       // WPS_SQLITE_SYNCHRONOUS: FULL (default), NORMAL, ...
+	AllowPrivate     bool                         // WPS_WEBHOOK_ALLOW_PRIVATE: webhooks may target loopback/private addresses
+	Background       bool                         // WPS_BACKGROUND: run the webhook worker and the scheduler here
+	PprofAddr        string                       // WPS_PPROF_ADDR: serve /debug/pprof there (off when empty)
+	AttachmentDir    string                       // WPS_ATTACHMENT_DIR: where uploaded files are kept
+	APICallHosts     string                       // WPS_API_CALL_HOSTS: hosts apiCalls may call, comma-separated ("" = off)
+	APICallPrivate   bool                         // WPS_API_CALL_ALLOW_PRIVATE: apiCalls may reach loopback/private addresses
+	APICallTimeout   time.Duration                // WPS_API_CALL_TIMEOUT: per call
+	APICallHeaders   map[string]map[string]string // WPS_API_CALL_HEADERS: JSON {host: {header: value}}
 }
 
 // Load builds a Config from the environment, then applies flags from args.
@@ -73,6 +75,11 @@ func Load(getenv func(string) string, args []string, stderr io.Writer) (Config, 
 	}
 	if c.APICallTimeout, err = time.ParseDuration(env("WPS_API_CALL_TIMEOUT", "5s")); err != nil {
 		return c, fmt.Errorf("WPS_API_CALL_TIMEOUT: %w", err)
+	}
+	if h := env("WPS_API_CALL_HEADERS", ""); h != "" {
+		if err := json.Unmarshal([]byte(h), &c.APICallHeaders); err != nil {
+			return c, fmt.Errorf(`WPS_API_CALL_HEADERS: must be JSON like {"api.example.com": {"Authorization": "Bearer ..."}}: %w`, err)
+		}
 	}
 	if c.Background, err = strconv.ParseBool(env("WPS_BACKGROUND", "true")); err != nil {
 		return c, fmt.Errorf("WPS_BACKGROUND: %w", err)

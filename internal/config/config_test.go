@@ -12,6 +12,12 @@ func TestLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	h, err := Load(func(k string) string {
+		return map[string]string{"WPS_API_CALL_HEADERS": `{"fx.example.com": {"Authorization": "Bearer k"}}`}[k]
+	}, nil, io.Discard)
+	if err != nil || h.APICallHeaders["fx.example.com"]["Authorization"] != "Bearer k" {
+		t.Fatalf("headers: %v %v", h.APICallHeaders, err)
+	}
 	if c.Addr != "0.0.0.0:9000" || c.RateLimit != 7 || c.ShutdownTimeout != 3*time.Second || c.DatabaseURL != "" || c.MaxBodyBytes != 1<<20 {
 		t.Fatalf("config: %+v", c)
 	}
@@ -20,6 +26,7 @@ func TestLoad(t *testing.T) {
 		{"WPS_RATE_LIMIT": "-1"},
 		{"WPS_LOG_FORMAT": "xml"},
 		{"WPS_SHUTDOWN_TIMEOUT": "soon"},
+		{"WPS_API_CALL_HEADERS": "Authorization: x"},
 	} {
 		if _, err := Load(func(k string) string { return bad[k] }, nil, io.Discard); err == nil {
 			t.Errorf("%v was accepted", bad)
