@@ -144,10 +144,7 @@ func scanKey(s interface{ Scan(...any) error }) (wps.APIKey, error) {
 		return k, err
 	}
 	k.CreatedAt = wps.FromMillis(created)
-	if revoked.Valid {
-		r := wps.FromMillis(revoked.Int64)
-		k.RevokedAt = &r
-	}
+	k.RevokedAt = optTime(revoked)
 	return k, nil
 }
 

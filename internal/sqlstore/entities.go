@@ -20,10 +20,7 @@ func scanEntity(s interface{ Scan(...any) error }) (wps.Entity, error) {
 	fromJSON(vpn, &e.ViewPolicyNames)
 	fromJSON(params, &e.Parameters)
 	e.CreatedAt, e.UpdatedAt = wps.FromMillis(created), wps.FromMillis(updated)
-	if deleted.Valid {
-		d := wps.FromMillis(deleted.Int64)
-		e.DeletedAt = &d
-	}
+	e.DeletedAt = optTime(deleted)
 	return e, nil
 }
 

@@ -14,14 +14,23 @@ const measurementCols = `id, org_id, process_id, version, name, seq, status, sta
 
 func scanMeasurement(s interface{ Scan(...any) error }) (wps.Measurement, error) {
 	var m wps.Measurement
-	var state string
-	var created, updated int64
-	if err := s.Scan(&m.ID, &m.OrgID, &m.ProcessID, &m.Version, &m.Name, &m.Seq, &m.Status, &state, &m.CreatedBy, &created, &updated); err != nil {
+	dest, finish := measurementFields(&m)
+	if err := s.Scan(dest...); err != nil {
 		return m, err
 	}
-	fromJSON(state, &m.State)
-	m.CreatedAt, m.UpdatedAt = wps.FromMillis(created), wps.FromMillis(updated)
+	finish()
 	return m, nil
+}
+
+// measurementFields are the scan destinations of measurementCols into m,
+// and what completes m once they are filled.
+func measurementFields(m *wps.Measurement) ([]any, func()) {
+	var state string
+	var created, updated int64
+	return []any{&m.ID, &m.OrgID, &m.ProcessID, &m.Version, &m.Name, &m.Seq, &m.Status, &state, &m.CreatedBy, &created, &updated}, func() {
+		fromJSON(state, &m.State)
+		m.CreatedAt, m.UpdatedAt = wps.FromMillis(created), wps.FromMillis(updated)
+	}
 }
 
 // CreateMeasurement takes the next number, inserts the measurement, counts
@@ -72,7 +81,7 @@ func (t *tx) createMeasurementPG(m *wps.Measurement, namePrefix string, open []w
 				q.WriteString(", ")
 			}
 			q.WriteString(`(?::text, ?::integer, ?::bigint, ?::bigint)`)
-			args = append(args, s.StepID, s.Opening, s.OpenedAt.Millis(), dueMillis(s))
+			args = append(args, s.StepID, s.Opening, s.OpenedAt.Millis(), nullTime(s.DueAt))
 		}
 		q.WriteString(`) AS v (step_id, opening, opened_at, due_at))`)
 	}
@@ -82,13 +91,6 @@ func (t *tx) createMeasurementPG(m *wps.Measurement, namePrefix string, open []w
 	}
 	m.Name = namePrefix + "-" + strconv.FormatInt(m.Seq, 10)
 	return nil
-}
-
-func dueMillis(s wps.OpenStep) any {
-	if s.DueAt == nil {
-		return nil
-	}
-	return s.DueAt.Millis()
 }
 
 func (t *tx) GetMeasurement(orgID, id string) (wps.Measurement, error) {
@@ -141,20 +143,28 @@ func (t *tx) ReadMeasurement(orgID, id string) (wps.Measurement, wps.Process, []
 	var m wps.Measurement
 	var p wps.Process
 	var rev int64
+	md, mFinish := measurementFields(&m)
+	pd, pFinish := processHeadFields(&p)
+	head := append(append(md, pd...), &rev)
+	skip := make([]any, len(head)) // later rows repeat the head: read, not decoded again
+	for i := range skip {
+		skip[i] = new(sql.RawBytes)
+	}
 	actions := []wps.Action{}
-	for rows.Next() {
+	for first := true; rows.Next(); first = false {
 		var a wps.Action
-		// the measurement's columns, then the process's, then the action's
-		p, err = scanProcessHead(scanFunc(func(pdest ...any) (err error) {
-			m, err = scanMeasurement(scanFunc(func(mdest ...any) error {
-				a, err = scanAction(scanFunc(func(adest ...any) error {
-					return rows.Scan(append(append(mdest, pdest...), adest...)...)
-				}))
-				return err
-			}))
-			return err
-		}), &rev)
-		if err != nil {
+		ad, aFinish := actionFields(&a)
+		if !first {
+			head = skip
+		}
+		if err := rows.Scan(append(head, ad...)...); err != nil {
+			return m, p, nil, t.err(err, "", "")
+		}
+		if first {
+			mFinish()
+			pFinish()
+		}
+		if err := aFinish(); err != nil {
 			return m, p, nil, t.err(err, "", "")
 		}
 		if a.ID != "" {
@@ -171,11 +181,6 @@ func (t *tx) ReadMeasurement(orgID, id string) (wps.Measurement, wps.Process, []
 	p.Steps, err = t.versionSteps(m.ProcessID, m.Version, rev)
 	return m, p, actions, t.err(err, "process version", "")
 }
-
-// scanFunc adapts a function to the Scan of a row.
-type scanFunc func(dest ...any) error
-
-func (f scanFunc) Scan(dest ...any) error { return f(dest...) }
 
 func (t *tx) UpdateMeasurement(m wps.Measurement, oldStatus string) error {
 	res, err := t.exec(`UPDATE measurements SET status = ?, state = ?, updated_at = ? WHERE org_id = ? AND id = ?`,
@@ -281,7 +286,7 @@ func (t *tx) SetOpenSteps(orgID, measurementID string, steps []wps.OpenStep) err
 func (t *tx) insertOpenSteps(orgID, measurementID string, steps []wps.OpenStep) error {
 	for _, s := range steps {
 		if _, err := t.exec(`INSERT INTO measurement_open_steps (measurement_id, org_id, step_id, opening, opened_at, due_at) VALUES (?, ?, ?, ?, ?, ?)`,
-			measurementID, orgID, s.StepID, s.Opening, s.OpenedAt.Millis(), dueMillis(s)); err != nil {
+			measurementID, orgID, s.StepID, s.Opening, s.OpenedAt.Millis(), nullTime(s.DueAt)); err != nil {
 			return t.err(err, "", "open step exists")
 		}
 	}
@@ -293,19 +298,25 @@ const actionCols = `id, org_id, measurement_id, step_id, opening, seq, type, use
 
 func scanAction(s interface{ Scan(...any) error }) (wps.Action, error) {
 	var a wps.Action
+	dest, finish := actionFields(&a)
+	if err := s.Scan(dest...); err != nil {
+		return a, err
+	}
+	return a, finish()
+}
+
+// actionFields are the scan destinations of actionCols into a, and what
+// completes a once they are filled.
+func actionFields(a *wps.Action) ([]any, func() error) {
 	var roles, data string
 	var created int64
-	if err := s.Scan(&a.ID, &a.OrgID, &a.MeasurementID, &a.StepID, &a.Opening, &a.Seq, &a.Type, &a.UserID, &a.Username, &roles, &a.Role,
-		&a.PolicyName, &a.TokenID, &a.Observation, &a.TransactionHash, &data, &a.ReprovesActionID, &a.Reproved, &a.Superseded,
-		&a.PrevHash, &a.LedgerHash, &created); err != nil {
-		return a, err
-	}
-	fromJSON(roles, &a.UserRoles)
-	if err := fromJSONNumbers(data, &a.Data); err != nil {
-		return a, err
-	}
-	a.CreatedAt = wps.FromMillis(created)
-	return a, nil
+	return []any{&a.ID, &a.OrgID, &a.MeasurementID, &a.StepID, &a.Opening, &a.Seq, &a.Type, &a.UserID, &a.Username, &roles, &a.Role,
+			&a.PolicyName, &a.TokenID, &a.Observation, &a.TransactionHash, &data, &a.ReprovesActionID, &a.Reproved, &a.Superseded,
+			&a.PrevHash, &a.LedgerHash, &created}, func() error {
+			fromJSON(roles, &a.UserRoles)
+			a.CreatedAt = wps.FromMillis(created)
+			return fromJSONNumbers(data, &a.Data)
+		}
 }
 
 // AppendLedger links the actions after the org's ledger head, inserts

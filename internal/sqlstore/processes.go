@@ -90,17 +90,23 @@ func (t *tx) scanProcess(s interface{ Scan(...any) error }) (wps.Process, error)
 // scanProcessHead scans processHead, then extra.
 func scanProcessHead(s interface{ Scan(...any) error }, extra ...any) (wps.Process, error) {
 	var p wps.Process
-	var created, updated int64
-	var deleted sql.NullInt64
-	if err := s.Scan(append([]any{&p.ID, &p.OrgID, &p.Code, &p.Name, &p.Label, &p.IconName, &p.Version, &created, &updated, &deleted, &p.Locked}, extra...)...); err != nil {
+	dest, finish := processHeadFields(&p)
+	if err := s.Scan(append(dest, extra...)...); err != nil {
 		return p, err
 	}
-	p.CreatedAt, p.UpdatedAt = wps.FromMillis(created), wps.FromMillis(updated)
-	if deleted.Valid {
-		d := wps.FromMillis(deleted.Int64)
-		p.DeletedAt = &d
-	}
+	finish()
 	return p, nil
+}
+
+// processHeadFields are the scan destinations of processHead into p, and
+// what completes p once they are filled.
+func processHeadFields(p *wps.Process) ([]any, func()) {
+	var created, updated int64
+	var deleted sql.NullInt64
+	return []any{&p.ID, &p.OrgID, &p.Code, &p.Name, &p.Label, &p.IconName, &p.Version, &created, &updated, &deleted, &p.Locked}, func() {
+		p.CreatedAt, p.UpdatedAt = wps.FromMillis(created), wps.FromMillis(updated)
+		p.DeletedAt = optTime(deleted)
+	}
 }
 
 func (t *tx) CreateProcess(p wps.Process) error {

@@ -165,6 +165,7 @@ type Env struct {
 	AdminKey string
 	OrgID    string
 	url      string
+	opt      Options // as NewEnv filled them, for replicas
 }
 
 // URL is the database URL behind the store, to open a second replica on it.
@@ -183,16 +184,23 @@ func (e *Env) Replica() *Env {
 		e.T.Fatal(err)
 	}
 	e.T.Cleanup(func() { _ = db.Close() })
-	blobs, err := blob.NewDisk(e.T.TempDir())
-	if err != nil {
-		e.T.Fatal(err)
-	}
 	r := *e
 	r.DB = db
-	r.Service = wps.NewService(db, wps.ServiceConfig{Now: e.Clock.Now, AllowPrivateWebhooks: true})
-	r.Server = httptest.NewServer(httpapi.New(r.Service, httpapi.Options{Logger: slog.New(slog.DiscardHandler), Blobs: blobs}))
-	e.T.Cleanup(r.Server.Close)
+	r.Service, r.Server = serve(e.T, db, e.Clock, e.opt)
 	return &r
+}
+
+// serve starts a service and its API over db with opt's settings (Logger
+// and Blobs filled).
+func serve(t testing.TB, db *sqlstore.DB, clock *Clock, opt Options) (*wps.Service, *httptest.Server) {
+	sc := wps.ServiceConfig{Now: clock.Now, AllowPrivateWebhooks: true}
+	if opt.APICalls != nil {
+		sc.APICaller = apicall.New(*opt.APICalls)
+	}
+	svc := wps.NewService(db, sc)
+	srv := httptest.NewServer(httpapi.New(svc, opt.API))
+	t.Cleanup(srv.Close)
+	return svc, srv
 }
 
 // RawInt runs a query that returns one integer on the database behind the store.
@@ -262,17 +270,6 @@ func NewEnv(t testing.TB, engine sqlstore.Engine, opt ...Options) *Env {
 	if len(opt) > 0 {
 		o = opt[0]
 	}
-	db, url := openDB(t, engine)
-	clock := NewClock()
-	sc := wps.ServiceConfig{Now: clock.Now, AllowPrivateWebhooks: true}
-	if o.APICalls != nil {
-		sc.APICaller = apicall.New(*o.APICalls)
-	}
-	svc := wps.NewService(db, sc)
-	boot, err := svc.Bootstrap(context.Background(), "Acme", "")
-	if err != nil || boot == nil {
-		t.Fatalf("bootstrap: %v", err)
-	}
 	if o.API.Logger == nil {
 		o.API.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -283,9 +280,14 @@ func NewEnv(t testing.TB, engine sqlstore.Engine, opt ...Options) *Env {
 		}
 		o.API.Blobs = blobs
 	}
-	srv := httptest.NewServer(httpapi.New(svc, o.API))
-	t.Cleanup(srv.Close)
-	return &Env{T: t, Engine: engine, DB: db, Service: svc, Server: srv, Clock: clock, AdminKey: boot.Key.Key, OrgID: boot.Org.ID, url: url}
+	db, url := openDB(t, engine)
+	clock := NewClock()
+	svc, srv := serve(t, db, clock, o)
+	boot, err := svc.Bootstrap(context.Background(), "Acme", "")
+	if err != nil || boot == nil {
+		t.Fatalf("bootstrap: %v", err)
+	}
+	return &Env{T: t, Engine: engine, DB: db, Service: svc, Server: srv, Clock: clock, AdminKey: boot.Key.Key, OrgID: boot.Org.ID, url: url, opt: o}
 }
 
 // NewOrg creates another org the way the operator command does and returns its admin key.

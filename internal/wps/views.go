@@ -154,26 +154,8 @@ type StepUnfilled struct {
 	NextUnfilledPolicy string      `json:"nextUnfilledPolicy"`
 }
 
-// MeasurementView is the measurement response.
-type MeasurementView struct {
-	ID               string          `json:"id"`
-	MeasurementID    string          `json:"measurementId"`
-	Name             string          `json:"name"`
-	OrgID            string          `json:"orgId"`
-	ProcessID        string          `json:"processId"`
-	Version          int             `json:"version"`
-	Status           string          `json:"status" enum:"OPEN,APPROVED,REPROVED,STAGE_OPEN,CONSENSUS,IN_CONSENSUS,PENDING"`
-	CreatedAt        Time            `json:"createdAt"`
-	UpdatedAt        Time            `json:"updatedAt"`
-	ReservedTokens   []ReservedToken `json:"reservedTokens"`
-	CurrentStep      *StepView       `json:"currentStep"`
-	UnfilledPolicies []StepUnfilled  `json:"unfilledPolicies"`
-	PendingPolicies  []string        `json:"pendingPolicies"`
-	Process          ProcessEmbed    `json:"process"`
-}
-
-// MeasurementSummary is a measurement in lists and embedded in actions.
-type MeasurementSummary struct {
+// MeasurementHead is what every shape of a measurement starts with.
+type MeasurementHead struct {
 	ID             string          `json:"id"`
 	MeasurementID  string          `json:"measurementId"`
 	Name           string          `json:"name"`
@@ -184,7 +166,21 @@ type MeasurementSummary struct {
 	CreatedAt      Time            `json:"createdAt"`
 	UpdatedAt      Time            `json:"updatedAt"`
 	ReservedTokens []ReservedToken `json:"reservedTokens"`
-	OpenStepIDs    []string        `json:"openStepIds"`
+}
+
+// MeasurementView is the measurement response.
+type MeasurementView struct {
+	MeasurementHead
+	CurrentStep      *StepView      `json:"currentStep"`
+	UnfilledPolicies []StepUnfilled `json:"unfilledPolicies"`
+	PendingPolicies  []string       `json:"pendingPolicies"`
+	Process          ProcessEmbed   `json:"process"`
+}
+
+// MeasurementSummary is a measurement in lists and embedded in actions.
+type MeasurementSummary struct {
+	MeasurementHead
+	OpenStepIDs []string `json:"openStepIds"`
 }
 
 // MeasurementDefinition is the seats of a measurement.
@@ -412,9 +408,12 @@ func (r *run) reserved() []ReservedToken {
 }
 
 func (r *run) summary() MeasurementSummary {
-	return MeasurementSummary{ID: r.m.ID, MeasurementID: r.m.ID, Name: r.m.Name, OrgID: r.m.OrgID, ProcessID: r.m.ProcessID,
-		Version: r.m.Version, Status: r.m.Status, CreatedAt: r.m.CreatedAt, UpdatedAt: r.m.UpdatedAt, ReservedTokens: r.reserved(),
-		OpenStepIDs: append([]string{}, engine.OpenSteps(r.def, r.m.State)...)}
+	return MeasurementSummary{MeasurementHead: r.head(), OpenStepIDs: append([]string{}, engine.OpenSteps(r.def, r.m.State)...)}
+}
+
+func (r *run) head() MeasurementHead {
+	return MeasurementHead{ID: r.m.ID, MeasurementID: r.m.ID, Name: r.m.Name, OrgID: r.m.OrgID, ProcessID: r.m.ProcessID,
+		Version: r.m.Version, Status: r.m.Status, CreatedAt: r.m.CreatedAt, UpdatedAt: r.m.UpdatedAt, ReservedTokens: r.reserved()}
 }
 
 func (r *run) actionViews() []MeasurementActionView {
@@ -471,9 +470,8 @@ func (r *run) embed() ProcessEmbed {
 }
 
 func (r *run) view() MeasurementView {
-	return MeasurementView{ID: r.m.ID, MeasurementID: r.m.ID, Name: r.m.Name, OrgID: r.m.OrgID, ProcessID: r.m.ProcessID,
-		Version: r.m.Version, Status: r.m.Status, CreatedAt: r.m.CreatedAt, UpdatedAt: r.m.UpdatedAt, ReservedTokens: r.reserved(),
-		CurrentStep: r.currentStep(), UnfilledPolicies: r.unfilled(), PendingPolicies: r.pending(), Process: r.embed()}
+	return MeasurementView{MeasurementHead: r.head(), CurrentStep: r.currentStep(), UnfilledPolicies: r.unfilled(),
+		PendingPolicies: r.pending(), Process: r.embed()}
 }
 
 func (r *run) definition() MeasurementDefinition {
