@@ -161,9 +161,12 @@ func (db *DB) openSQLite(path string, opt Options) error {
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous("+opt.Synchronous+")")
 	q.Add("_pragma", "foreign_keys(ON)")
-	w := url.Values{"_txlock": {"immediate"}}
+	// The writer wraps each request of a batch in a savepoint; SQLite keeps
+	// the pages a savepoint may restore in a sub-journal, which spills to a
+	// temp file past 64 KiB unless temp storage is in memory.
+	w := url.Values{"_txlock": {"immediate"}, "_pragma": {"temp_store(MEMORY)"}}
 	for k, v := range q {
-		w[k] = v
+		w[k] = append(w[k], v...)
 	}
 	var err error
 	if db.write, err = sql.Open("sqlite", "file:"+path+"?"+w.Encode()); err != nil {
