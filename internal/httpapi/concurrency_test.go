@@ -1,6 +1,8 @@
 package httpapi_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -8,6 +10,7 @@ import (
 
 	"wps/internal/sqlstore"
 	tu "wps/internal/testutil"
+	"wps/internal/wps"
 )
 
 // 50 clients act on one measurement at once: every accepted action is
@@ -124,6 +127,41 @@ func TestConcurrentMeasurementNames(t *testing.T) {
 			}
 		}
 		if rep := env.Call(get, "/v1/ledger/verify", env.AdminKey, nil, 200).JSON(); rep["ok"] != true || rep["checked"] != float64(n) {
+			t.Fatalf("ledger: %v", rep)
+		}
+	})
+}
+
+// A write that moved the ledger head and then failed leaves nothing behind:
+// the writes after it link to the head before it, whatever this process
+// remembered of the failed one.
+func TestLedgerAfterAFailedWrite(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := tu.NewEnv(t, engine)
+		env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": "Admins", "roles": []string{"ADMIN"}}, 201)
+		p := env.Call(post, "/v1/process", env.AdminKey, map[string]any{"name": "Check", "code": "C", "steps": []map[string]any{
+			{"label": "Check", "policyNames": []string{"Admins"}, "parameters": []map[string]any{{"name": "ok", "type": "BOOLEAN"}}},
+		}}, 201).JSON()
+		create := func() map[string]any {
+			return env.Call(post, "/v1/measurements/simplified", env.AdminKey, map[string]any{"processUuid": p["id"], "parameters": map[string]any{"ok": true}}, 201).JSON()
+		}
+		m := create()
+		boom := errors.New("boom")
+		err := env.DB.Write(context.Background(), func(tx wps.Tx) error {
+			a := &wps.Action{ID: wps.NewID(), OrgID: env.OrgID, MeasurementID: m["id"].(string), StepID: "x", Type: "WRITE_DATA",
+				UserID: "u", Username: "u", CreatedAt: wps.At(env.Clock.Now())}
+			if err := tx.AppendLedger(env.OrgID, []*wps.Action{a}, func(_ int, seq int64, prev string) {
+				a.Seq, a.PrevHash, a.LedgerHash, a.TransactionHash = seq, prev, "h", "h"
+			}); err != nil {
+				return err
+			}
+			return boom
+		})
+		if !errors.Is(err, boom) {
+			t.Fatalf("write: %v", err)
+		}
+		create()
+		if rep := env.Call(get, "/v1/ledger/verify", env.AdminKey, nil, 200).JSON(); rep["ok"] != true || rep["checked"] != float64(2) {
 			t.Fatalf("ledger: %v", rep)
 		}
 	})

@@ -2,7 +2,6 @@ package sqlstore
 
 import (
 	"database/sql"
-	"encoding/json"
 	"strings"
 
 	gojson "github.com/goccy/go-json"
@@ -10,9 +9,10 @@ import (
 	"wps/internal/wps"
 )
 
-// jsonText is the stored form of a list or map.
+// jsonText is the stored form of a list or map (goccy/go-json writes the
+// same bytes as encoding/json, faster).
 func jsonText(v any) string {
-	b, err := json.Marshal(v)
+	b, err := gojson.Marshal(v)
 	if err != nil {
 		panic(err) // only plain values are stored this way
 	}

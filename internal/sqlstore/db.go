@@ -75,7 +75,7 @@ type DB struct {
 	steps    stepsCache
 	versions versionCache
 	hot      [16]chan struct{} // PostgreSQL: queues for orgs' contended rows (tx.hot)
-	heads    sync.Map          // PostgreSQL: org → the ledgerHead this process last committed
+	heads    sync.Map          // org → the ledgerHead this process last wrote (tx.AppendLedger)
 }
 
 var _ wps.Store = (*DB)(nil)

@@ -322,31 +322,29 @@ func actionFields(a *wps.Action) ([]any, func() error) {
 // AppendLedger links the actions after the org's ledger head, inserts
 // them and moves the head.
 //
-// On PostgreSQL the head is usually known without reading it: the
-// transaction holds its org's queue (tx.hot), and the last transaction of
-// this process to hold it left the head it committed in db.heads. Then one
-// statement moves the head only if it is still that one (another replica
-// may have moved it) and inserts the actions only if it did, so the head
-// row is locked for one round trip and the commit. When it was moved, the
-// head is read under its row lock and the actions linked again.
+// The head is usually known without reading it: db.heads holds the head
+// this process last wrote. The head row is moved only if it is still that
+// one, which keeps a stale entry harmless: the head is then read and the
+// actions linked again.
+//
+// On PostgreSQL the entry is kept once its transaction commits, and the
+// transaction holds its org's queue (tx.hot), so the entry is the newest
+// unless another replica moved the head. One statement moves the head and
+// inserts the actions only if it did, so the head row is locked for one
+// round trip and the commit. On SQLite the single writer keeps the entry
+// at once (a job rolled back leaves it stale, which the check catches),
+// and the check saves a read per write.
 func (t *tx) AppendLedger(orgID string, actions []*wps.Action, link func(i int, seq int64, prev string)) error {
-	if t.db.engine == Postgres {
-		if err := t.hot(orgID); err != nil {
+	pg := t.db.engine == Postgres
+	if err := t.hot(orgID); err != nil {
+		return err
+	}
+	if h, ok := t.db.heads.Load(orgID); ok {
+		head := h.(ledgerHead)
+		rows, args, next := linkActions(actions, head, link, pg)
+		moved, err := t.moveHead(head, next, rows, args)
+		if err != nil || moved {
 			return err
-		}
-		if h, ok := t.db.heads.Load(orgID); ok {
-			head := h.(ledgerHead)
-			rows, args, next := linkActions(actions, head, link, true)
-			res, err := t.exec(`WITH h AS (UPDATE ledger_heads SET seq = ?, hash = ? WHERE org_id = ? AND seq = ? AND hash = ? RETURNING org_id)
-				INSERT INTO actions (`+actionCols+`) SELECT v.* FROM h, (VALUES `+rows+`) AS v`,
-				append([]any{next.seq, next.hash, orgID, head.seq, head.hash}, args...)...)
-			if err != nil {
-				return t.err(err, "action", "action exists")
-			}
-			if n, err := res.RowsAffected(); err == nil && n == int64(len(actions)) {
-				t.newHead = &next
-				return nil
-			}
 		}
 	}
 	seq, prev, err := t.LedgerHead(orgID)
@@ -361,8 +359,48 @@ func (t *tx) AppendLedger(orgID string, actions []*wps.Action, link func(i int, 
 	if err := affected(res, err, "ledger head"); err != nil {
 		return t.err(err, "ledger head", "")
 	}
-	t.newHead = &next
+	t.headMoved(next)
 	return nil
+}
+
+// moveHead moves the org's ledger head from head to next and inserts the
+// actions linked between them (rows, args), only if the head is still
+// head. It reports whether it was.
+func (t *tx) moveHead(head, next ledgerHead, rows string, args []any) (bool, error) {
+	cas := []any{next.seq, next.hash, head.org, head.seq, head.hash}
+	if t.db.engine == Postgres {
+		res, err := t.exec(`WITH h AS (UPDATE ledger_heads SET seq = ?, hash = ? WHERE org_id = ? AND seq = ? AND hash = ? RETURNING org_id)
+			INSERT INTO actions (`+actionCols+`) SELECT v.* FROM h, (VALUES `+rows+`) AS v`, append(cas, args...)...)
+		if err != nil {
+			return false, t.err(err, "action", "action exists")
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return false, nil
+		}
+	} else {
+		res, err := t.exec(`UPDATE ledger_heads SET seq = ?, hash = ? WHERE org_id = ? AND seq = ? AND hash = ?`, cas...)
+		if err != nil {
+			return false, t.err(err, "ledger head", "")
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return false, nil
+		}
+		if _, err := t.exec(`INSERT INTO actions (`+actionCols+`) VALUES `+rows, args...); err != nil {
+			return false, t.err(err, "action", "action exists")
+		}
+	}
+	t.headMoved(next)
+	return true, nil
+}
+
+// headMoved records the head this transaction moved to: PostgreSQL keeps
+// it in db.heads once the transaction commits, SQLite's writer at once.
+func (t *tx) headMoved(next ledgerHead) {
+	if t.db.engine == Postgres {
+		t.newHead = &next
+	} else {
+		t.db.heads.Store(next.org, next)
+	}
 }
 
 // ledgerHead is an org's last ledger link.
@@ -461,9 +499,17 @@ func (t *tx) LedgerHead(orgID string) (int64, string, error) {
 	return seq, hash, t.err(err, "", "")
 }
 
-func (t *tx) InsertEvent(e wps.Event) error {
-	_, err := t.exec(`INSERT INTO events (id, org_id, type, measurement_id, step_id, action_id, payload, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		e.ID, e.OrgID, e.Type, e.MeasurementID, e.StepID, e.ActionID, string(e.Payload), e.CreatedAt.Millis())
+func (t *tx) InsertEvents(es []wps.Event) error {
+	if len(es) == 0 {
+		return nil
+	}
+	q := `INSERT INTO events (id, org_id, type, measurement_id, step_id, action_id, payload, created_at) VALUES ` +
+		strings.Repeat(`(?, ?, ?, ?, ?, ?, ?, ?), `, len(es)-1) + `(?, ?, ?, ?, ?, ?, ?, ?)`
+	args := make([]any, 0, 8*len(es))
+	for _, e := range es {
+		args = append(args, e.ID, e.OrgID, e.Type, e.MeasurementID, e.StepID, e.ActionID, string(e.Payload), e.CreatedAt.Millis())
+	}
+	_, err := t.exec(q, args...)
 	return t.err(err, "", "event exists")
 }
 

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"time"
 
+	gojson "github.com/goccy/go-json"
+
 	"wps/internal/engine"
 )
 
@@ -49,6 +51,14 @@ func stepByID(steps []Step, id string) (int, *Step) {
 		}
 	}
 	return -1, nil
+}
+
+// stepURLs are the webhookUrls of a step of p ("" for none or no such step).
+func (p Process) stepURLs(stepID string) string {
+	if _, st := stepByID(p.Steps, stepID); st != nil {
+		return st.WebhookURLs
+	}
+	return ""
 }
 
 // seatHolder tells which of a step's policies a user holds there, and the
@@ -194,16 +204,36 @@ var EventTypes = []string{EvMeasurementCreated, EvActionCreated, EvActionReprove
 
 // event queues an outbox event, written when the run is saved.
 func (r *run) event(typ, stepID, actionID string) {
-	data := map[string]string{"measurementId": r.m.ID, "processId": r.m.ProcessID}
-	if stepID != "" {
-		data["stepId"] = stepID
-	}
-	if actionID != "" {
-		data["actionId"] = actionID
-	}
 	e := Event{ID: NewID(), OrgID: r.m.OrgID, Type: typ, MeasurementID: r.m.ID, StepID: stepID, ActionID: actionID, CreatedAt: r.now}
-	e.Payload, _ = json.Marshal(map[string]any{"id": e.ID, "type": typ, "createdAt": r.now, "orgId": r.m.OrgID, "data": data})
+	e.Payload, _ = gojson.Marshal(eventPayload[measurementEvent]{CreatedAt: r.now, Data: measurementEvent{
+		ActionID: actionID, MeasurementID: r.m.ID, ProcessID: r.m.ProcessID, StepID: stepID}, ID: e.ID, OrgID: r.m.OrgID, Type: typ})
 	r.events = append(r.events, e)
+}
+
+// eventPayload is an event as webhooks receive it (fields in name order).
+type eventPayload[D any] struct {
+	CreatedAt Time   `json:"createdAt"`
+	Data      D      `json:"data"`
+	ID        string `json:"id"`
+	OrgID     string `json:"orgId"`
+	Type      string `json:"type"`
+}
+
+// measurementEvent is the data of an event about a measurement.
+type measurementEvent struct {
+	ActionID      string `json:"actionId,omitempty"`
+	MeasurementID string `json:"measurementId"`
+	ProcessID     string `json:"processId"`
+	StepID        string `json:"stepId,omitempty"`
+}
+
+// overdueEvent is the data of step.overdue.
+type overdueEvent struct {
+	DueAt         *Time  `json:"dueAt"`
+	MeasurementID string `json:"measurementId"`
+	Opening       int    `json:"opening"`
+	ProcessID     string `json:"processId"`
+	StepID        string `json:"stepId"`
 }
 
 // openSteps are the measurement's open steps, with their deadlines.
@@ -546,14 +576,8 @@ func (r *run) save() error {
 		if err != nil {
 			return err
 		}
-		for _, e := range r.events {
-			urls := ""
-			if _, st := stepByID(r.proc.Steps, e.StepID); st != nil {
-				urls = st.WebhookURLs
-			}
-			if err := fanOut(r.tx, e, urls, hooks); err != nil {
-				return err
-			}
+		if err := fanOut(r.tx, r.events, r.proc.stepURLs, hooks); err != nil {
+			return err
 		}
 		r.events = nil
 	}

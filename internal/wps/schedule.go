@@ -2,8 +2,8 @@ package wps
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
+	gojson "github.com/goccy/go-json"
 	"time"
 
 	"wps/internal/engine"
@@ -35,14 +35,10 @@ func (s *Service) NotifyOverdue(ctx context.Context) (int, error) {
 					return err
 				}
 			}
-			urls := ""
-			if _, st := stepByID(proc.Steps, o.StepID); st != nil {
-				urls = st.WebhookURLs
-			}
 			e := Event{ID: NewID(), OrgID: o.OrgID, Type: EvStepOverdue, MeasurementID: m.ID, StepID: o.StepID, CreatedAt: now}
-			e.Payload, _ = json.Marshal(map[string]any{"id": e.ID, "type": e.Type, "createdAt": now, "orgId": o.OrgID,
-				"data": map[string]any{"measurementId": m.ID, "processId": m.ProcessID, "stepId": o.StepID, "dueAt": o.DueAt, "opening": o.Opening}})
-			if err := fanOut(tx, e, urls, hooks[o.OrgID]); err != nil {
+			e.Payload, _ = gojson.Marshal(eventPayload[overdueEvent]{CreatedAt: now, Data: overdueEvent{
+				DueAt: o.DueAt, MeasurementID: m.ID, Opening: o.Opening, ProcessID: m.ProcessID, StepID: o.StepID}, ID: e.ID, OrgID: o.OrgID, Type: e.Type})
+			if err := fanOut(tx, []Event{e}, proc.stepURLs, hooks[o.OrgID]); err != nil {
 				return err
 			}
 			n++

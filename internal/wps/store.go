@@ -147,7 +147,7 @@ type Tx interface {
 	CreateAttachment(a Attachment) error
 	GetAttachment(orgID, id string) (Attachment, error)
 
-	InsertEvent(e Event) error
+	InsertEvents(es []Event) error // in one statement
 	GetEvent(orgID, id string) (Event, error)
 
 	CreateWebhook(w Webhook) error

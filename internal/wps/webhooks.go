@@ -99,12 +99,23 @@ const RetryWindow = 24 * time.Hour
 // stepEvents are the events a step's webhookUrls receive.
 var stepEvents = []string{EvActionCreated, EvActionReproved, EvStepConsensed, EvStepOverdue}
 
-// fanOut writes an event and one delivery per target: the subscriptions
-// that want it and, for step events, the step's webhookUrls.
-func fanOut(tx Tx, e Event, stepURLs string, hooks []Webhook) error {
-	if err := tx.InsertEvent(e); err != nil {
+// fanOut writes events and one delivery per target of each: the
+// subscriptions that want it and, for step events, the webhookUrls of the
+// step stepURLs names.
+func fanOut(tx Tx, events []Event, stepURLs func(stepID string) string, hooks []Webhook) error {
+	if err := tx.InsertEvents(events); err != nil {
 		return err
 	}
+	for _, e := range events {
+		if err := deliver(tx, e, stepURLs(e.StepID), hooks); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deliver writes one delivery of e per target.
+func deliver(tx Tx, e Event, stepURLs string, hooks []Webhook) error {
 	type target struct{ url, hook string }
 	var targets []target
 	seen := map[string]bool{}
