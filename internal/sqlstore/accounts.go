@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"database/sql"
+	"encoding/json"
 	"strings"
 
 	gojson "github.com/goccy/go-json"
@@ -9,10 +10,12 @@ import (
 	"wps/internal/wps"
 )
 
-// jsonText is the stored form of a list or map (goccy/go-json writes the
-// same bytes as encoding/json, faster).
+// jsonText is the stored form of a list or map. It stays encoding/json,
+// which ledger hashes are computed with: the ledger is verified by hashing
+// what was stored, and goccy/go-json writes some numbers differently
+// (1e-07 for 1e-7).
 func jsonText(v any) string {
-	b, err := gojson.Marshal(v)
+	b, err := json.Marshal(v)
 	if err != nil {
 		panic(err) // only plain values are stored this way
 	}
