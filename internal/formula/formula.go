@@ -224,20 +224,18 @@ func Parse(src string) (*Expr, error) {
 // ParseTokens parses the tokens of a computedFormula joined with single spaces.
 func ParseTokens(tokens []string) (*Expr, error) { return Parse(strings.Join(tokens, " ")) }
 
-func (p *parser) enter() error {
+// nested runs parse one level of nesting deeper, refusing past MaxDepth.
+func (p *parser) nested(parse func() (node, error)) (node, error) {
 	p.depth++
+	defer func() { p.depth-- }()
 	if p.depth > MaxDepth {
-		return &Error{p.peek().at, "nested too deeply"}
+		return nil, &Error{p.peek().at, "nested too deeply"}
 	}
-	return nil
+	return parse()
 }
 
 func (p *parser) or() (node, error) {
-	if err := p.enter(); err != nil {
-		return nil, err
-	}
-	defer func() { p.depth-- }()
-	return p.leftAssoc(p.and, "or", "||")
+	return p.nested(func() (node, error) { return p.leftAssoc(p.and, "or", "||") })
 }
 
 func (p *parser) and() (node, error) { return p.leftAssoc(p.not, "and", "&&") }
@@ -272,11 +270,7 @@ func opName(op string) string {
 func (p *parser) not() (node, error) {
 	if p.isOp("not", "!") {
 		t := p.next()
-		if err := p.enter(); err != nil {
-			return nil, err
-		}
-		defer func() { p.depth-- }()
-		x, err := p.not()
+		x, err := p.nested(p.not)
 		return unary{t.at, "not", x}, err
 	}
 	return p.cmp()
@@ -301,11 +295,7 @@ func (p *parser) mul() (node, error) { return p.leftAssoc(p.unary, "*", "/", "%"
 func (p *parser) unary() (node, error) {
 	if p.isOp("-", "+") {
 		t := p.next()
-		if err := p.enter(); err != nil {
-			return nil, err
-		}
-		defer func() { p.depth-- }()
-		x, err := p.unary()
+		x, err := p.nested(p.unary)
 		if t.text == "+" {
 			return x, err
 		}
@@ -361,11 +351,7 @@ func (p *parser) primary() (node, error) {
 		}
 	case "op":
 		if t.text == "(" {
-			if err := p.enter(); err != nil {
-				return nil, err
-			}
-			defer func() { p.depth-- }()
-			x, err := p.or()
+			x, err := p.nested(p.or)
 			if err != nil {
 				return nil, err
 			}

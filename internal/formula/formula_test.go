@@ -1,6 +1,7 @@
 package formula
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -157,6 +158,20 @@ func BenchmarkParse(b *testing.B) {
 	for b.Loop() {
 		if _, err := Parse("if(qty > 2, round(qty * price * (1 + rate / 100), 2), 0)"); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// Nesting is bounded whichever construct nests: parentheses, not, sign.
+func TestParseDepth(t *testing.T) {
+	for _, open := range []string{"(", "not ", "-"} {
+		deep := strings.Repeat(open, MaxDepth+1) + "1" + strings.Repeat(")", strings.Count(open, "(")*(MaxDepth+1))
+		if _, err := Parse(deep); err == nil || !strings.Contains(err.Error(), "nested too deeply") {
+			t.Errorf("%q × %d: %v", open, MaxDepth+1, err)
+		}
+		ok := strings.Repeat(open, MaxDepth/4) + "1" + strings.Repeat(")", strings.Count(open, "(")*(MaxDepth/4))
+		if _, err := Parse(ok); err != nil {
+			t.Errorf("%q × %d: %v", open, MaxDepth/4, err)
 		}
 	}
 }
