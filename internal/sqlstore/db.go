@@ -324,6 +324,10 @@ func (db *DB) writeOnce(ctx context.Context, fn func(wps.Tx) error) error {
 		_ = sqltx.Rollback()
 		return err
 	}
+	if err := t.flush(); err != nil {
+		_ = sqltx.Rollback()
+		return err
+	}
 	if err := sqltx.Commit(); err != nil {
 		if t.newHead != nil {
 			db.heads.Delete(t.newHead.org)
@@ -617,6 +621,71 @@ type tx struct {
 	hotHeld  chan struct{}  // the queue this transaction holds (hot)
 	newHead  *ledgerHead    // the ledger head this transaction moved to
 	versions []versionSteps // versions read, kept once committed
+	pending  []laterWrite   // PostgreSQL: writes not sent yet (later)
+	laterErr error          // the error of pending writes sent before a queryRow
+}
+
+// laterWrite is a write statement whose result nobody reads.
+type laterWrite struct {
+	query string
+	args  []any
+}
+
+// later runs a write whose result (rows affected, returned columns) nobody
+// reads. SQLite runs it at once. PostgreSQL sends it with the transaction's
+// next write, as a data-modifying WITH of it, or before the next read and
+// before the commit: one round trip fewer each. Its error is the error of
+// the statement that carried it. Two writes of one statement see the same
+// snapshot, so a later write must not touch rows that the statement
+// carrying it touches.
+func (t *tx) later(query string, args ...any) error {
+	if t.db.engine != Postgres || !t.write {
+		_, err := t.exec(query, args...)
+		return err
+	}
+	t.pending = append(t.pending, laterWrite{query, args})
+	return nil
+}
+
+// carry prefixes a write statement with the pending writes as WITH
+// queries; before any other statement it sends them first.
+func (t *tx) carry(query string, args []any) (string, []any, error) {
+	if len(t.pending) == 0 {
+		return query, args, nil
+	}
+	head, _, _ := strings.Cut(strings.TrimSpace(query), " ")
+	switch strings.ToUpper(head) {
+	case "INSERT", "UPDATE", "DELETE", "WITH":
+	default:
+		return query, args, t.flush()
+	}
+	var b strings.Builder
+	b.WriteString("WITH ")
+	var all []any
+	for i, w := range t.pending {
+		fmt.Fprintf(&b, "later%d AS (%s), ", i, w.query)
+		all = append(all, w.args...)
+	}
+	t.pending = nil
+	if rest, ok := strings.CutPrefix(strings.TrimSpace(query), "WITH "); ok {
+		b.WriteString(rest)
+	} else {
+		s := b.String()
+		b.Reset()
+		b.WriteString(strings.TrimSuffix(s, ", ") + " " + query)
+	}
+	return b.String(), append(all, args...), nil
+}
+
+// flush sends the pending writes in one statement.
+func (t *tx) flush() error {
+	if len(t.pending) == 0 {
+		return nil
+	}
+	last := t.pending[len(t.pending)-1]
+	t.pending = t.pending[:len(t.pending)-1]
+	_, err := t.exec(last.query, last.args...)
+	return t.err(err, "", "")
 }
 
 // rebind turns a query written with ? placeholders into the engine's form.
@@ -642,14 +711,26 @@ func (t *tx) rebind(query string) string {
 }
 
 func (t *tx) exec(query string, args ...any) (sql.Result, error) {
+	query, args, err := t.carry(query, args)
+	if err != nil {
+		return nil, err
+	}
 	return t.q.ExecContext(t.ctx, t.rebind(query), args...)
 }
 
 func (t *tx) query(query string, args ...any) (*sql.Rows, error) {
+	query, args, err := t.carry(query, args)
+	if err != nil {
+		return nil, err
+	}
 	return t.q.QueryContext(t.ctx, t.rebind(query), args...)
 }
 
 func (t *tx) queryRow(query string, args ...any) *sql.Row {
+	query, args, err := t.carry(query, args)
+	if err != nil {
+		t.laterErr = err // the transaction is aborted: t.err reports this, not the row's error
+	}
 	return t.q.QueryRowContext(t.ctx, t.rebind(query), args...)
 }
 
@@ -678,6 +759,8 @@ func (t *tx) err(err error, what, dup string) error {
 	switch {
 	case err == nil:
 		return nil
+	case t.laterErr != nil:
+		return t.laterErr
 	case errors.Is(err, sql.ErrNoRows):
 		return wps.NotFound(what)
 	case isUnique(err):

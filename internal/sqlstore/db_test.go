@@ -181,3 +181,53 @@ func TestVersionStepsAfterRollback(t *testing.T) {
 		}
 	})
 }
+
+// Writes whose result nobody reads (events, on PostgreSQL sent with the
+// next statement or before the commit) are seen by the transaction's own
+// reads, are committed, and when one fails nothing of its transaction is.
+func TestLaterWrites(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		db := tu.OpenDB(t, engine)
+		org := newOrg(t, db)
+		ctx := context.Background()
+		event := func() wps.Event {
+			return wps.Event{ID: wps.NewID(), OrgID: org.ID, Type: wps.EvMeasurementCreated, Payload: []byte(`{}`), CreatedAt: wps.At(tu.NewClock().Now())}
+		}
+		first, last := event(), event()
+		err := db.Write(ctx, func(tx wps.Tx) error {
+			if err := tx.InsertEvents([]wps.Event{first}); err != nil {
+				return err
+			}
+			if _, err := tx.GetEvent(org.ID, first.ID); err != nil { // sent before this read
+				return fmt.Errorf("own write not seen: %w", err)
+			}
+			return tx.InsertEvents([]wps.Event{last}) // sent before the commit
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		policy := wps.Policy{ID: wps.NewID(), OrgID: org.ID, Name: "kept?", Roles: []string{}, Functions: []string{}}
+		err = db.Write(ctx, func(tx wps.Tx) error {
+			if err := tx.CreatePolicy(policy); err != nil {
+				return err
+			}
+			return tx.InsertEvents([]wps.Event{event(), first}) // first exists: fails at the commit on PostgreSQL
+		})
+		if err == nil {
+			t.Fatal("a duplicate event was accepted")
+		}
+		if err := db.Read(ctx, func(tx wps.Tx) error {
+			for _, id := range []string{first.ID, last.ID} {
+				if _, err := tx.GetEvent(org.ID, id); err != nil {
+					return fmt.Errorf("event %s: %w", id, err)
+				}
+			}
+			if _, err := tx.GetPolicy(org.ID, policy.ID); !wps.IsCode(err, wps.CodeNotFound) {
+				return fmt.Errorf("the failed transaction's policy: %v", err)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

@@ -133,9 +133,14 @@ func prefixed(prefix, cols string) string {
 }
 
 // ReadMeasurement reads the version's steps only when db.versions lacks
-// that revision of them (versionSteps).
+// that revision of them (versionSteps). In a PostgreSQL write transaction
+// it locks the measurement's row.
 func (t *tx) ReadMeasurement(orgID, id string) (wps.Measurement, wps.Process, []wps.Action, error) {
-	rows, err := t.query(readMeasurement, orgID, id)
+	q := readMeasurement
+	if t.forUpdate() != "" {
+		q += ` FOR UPDATE OF m`
+	}
+	rows, err := t.query(q, orgID, id)
 	if err != nil {
 		return wps.Measurement{}, wps.Process{}, nil, t.err(err, "", "")
 	}
@@ -191,7 +196,7 @@ func (t *tx) UpdateMeasurement(m wps.Measurement, oldStatus string) error {
 	if err := t.hot(m.OrgID); err != nil {
 		return err
 	}
-	_, err = t.exec(`INSERT INTO measurement_counts (org_id, process_id, status, n) VALUES (?, ?, ?, -1), (?, ?, ?, 1)
+	err = t.later(`INSERT INTO measurement_counts (org_id, process_id, status, n) VALUES (?, ?, ?, -1), (?, ?, ?, 1)
 		ON CONFLICT (org_id, process_id, status) DO UPDATE SET n = measurement_counts.n + excluded.n`,
 		m.OrgID, m.ProcessID, oldStatus, m.OrgID, m.ProcessID, m.Status)
 	return t.err(err, "", "")
@@ -250,37 +255,30 @@ func (t *tx) ListMeasurements(orgID string, q wps.MeasurementQuery) ([]wps.Measu
 }
 
 // SetOpenSteps keeps the rows of steps still open in the same opening (and
-// so whether their overdue event was sent), drops the others, adds the new.
+// so whether their overdue event was sent), drops the others, adds the new:
+// two writes on disjoint rows, sent with the next statement (later).
 func (t *tx) SetOpenSteps(orgID, measurementID string, steps []wps.OpenStep) error {
-	rows, err := t.query(`SELECT step_id, opening FROM measurement_open_steps WHERE org_id = ? AND measurement_id = ?`, orgID, measurementID)
-	if err != nil {
-		return t.err(err, "", "")
-	}
-	have, err := collect(rows, func(s interface{ Scan(...any) error }) (wps.OpenStep, error) {
-		var o wps.OpenStep
-		err := s.Scan(&o.StepID, &o.Opening)
-		return o, err
-	})
-	if err != nil {
-		return t.err(err, "", "")
-	}
-	keep := map[string]bool{}
-	for _, h := range have {
-		still := false
+	q := `DELETE FROM measurement_open_steps WHERE org_id = ? AND measurement_id = ?`
+	args := []any{orgID, measurementID}
+	if len(steps) > 0 {
+		q += ` AND step_id NOT IN (?` + strings.Repeat(`, ?`, len(steps)-1) + `)`
 		for _, s := range steps {
-			if s.StepID == h.StepID && s.Opening == h.Opening {
-				still = true
-			}
-		}
-		if still {
-			keep[h.StepID] = true
-			continue
-		}
-		if _, err := t.exec(`DELETE FROM measurement_open_steps WHERE org_id = ? AND measurement_id = ? AND step_id = ?`, orgID, measurementID, h.StepID); err != nil {
-			return t.err(err, "", "")
+			args = append(args, s.StepID)
 		}
 	}
-	return t.insertOpenSteps(orgID, measurementID, slices.DeleteFunc(slices.Clone(steps), func(s wps.OpenStep) bool { return keep[s.StepID] }))
+	if err := t.later(q, args...); err != nil || len(steps) == 0 {
+		return t.err(err, "", "")
+	}
+	args = args[:0]
+	for _, s := range steps {
+		args = append(args, measurementID, orgID, s.StepID, s.Opening, s.OpenedAt.Millis(), nullTime(s.DueAt))
+	}
+	err := t.later(`INSERT INTO measurement_open_steps (measurement_id, org_id, step_id, opening, opened_at, due_at) VALUES (?, ?, ?, ?, ?, ?)`+
+		strings.Repeat(`, (?, ?, ?, ?, ?, ?)`, len(steps)-1)+`
+		ON CONFLICT (measurement_id, step_id) DO UPDATE SET opening = excluded.opening, opened_at = excluded.opened_at,
+			due_at = excluded.due_at, overdue_notified = FALSE
+		WHERE measurement_open_steps.opening <> excluded.opening`, args...)
+	return t.err(err, "", "")
 }
 
 func (t *tx) insertOpenSteps(orgID, measurementID string, steps []wps.OpenStep) error {
@@ -509,8 +507,7 @@ func (t *tx) InsertEvents(es []wps.Event) error {
 	for _, e := range es {
 		args = append(args, e.ID, e.OrgID, e.Type, e.MeasurementID, e.StepID, e.ActionID, string(e.Payload), e.CreatedAt.Millis())
 	}
-	_, err := t.exec(q, args...)
-	return t.err(err, "", "event exists")
+	return t.err(t.later(q, args...), "", "event exists")
 }
 
 func (t *tx) ClaimUniqueValue(orgID, processID, paramID, value, measurementID string) error {

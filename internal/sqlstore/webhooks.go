@@ -116,7 +116,7 @@ func nullTime(t *wps.Time) any {
 }
 
 func (t *tx) CreateDelivery(d wps.Delivery) error {
-	_, err := t.exec(`INSERT INTO deliveries (id, org_id, event_id, event_type, webhook_id, url, measurement_id, status, attempts,
+	err := t.later(`INSERT INTO deliveries (id, org_id, event_id, event_type, webhook_id, url, measurement_id, status, attempts,
 		next_attempt_at, locked_until, give_up_at, last_status, last_error, created_at, updated_at, delivered_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		d.ID, d.OrgID, d.EventID, d.EventType, d.WebhookID, d.URL, d.MeasurementID, d.Status, d.Attempts,

@@ -56,6 +56,7 @@ type Principal struct {
 	UserID      string
 	KeyID       string
 	Roles       []string
+	User        User // as authentication read it (name, email, roles)
 	Policies    []Policy
 	OrgPolicies []Policy
 }

@@ -149,7 +149,7 @@ func (s *Service) Authenticate(ctx context.Context, key string) (*Principal, err
 		if err != nil {
 			return err
 		}
-		p = &Principal{OrgID: k.OrgID, UserID: u.ID, KeyID: k.ID, Roles: u.Roles, OrgPolicies: pols}
+		p = &Principal{OrgID: k.OrgID, UserID: u.ID, KeyID: k.ID, Roles: u.Roles, User: u, OrgPolicies: pols}
 		for _, pol := range pols {
 			if Holds(u.Roles, pol) {
 				p.Policies = append(p.Policies, pol)
