@@ -320,22 +320,22 @@ func (db *DB) writeOnce(ctx context.Context, fn func(wps.Tx) error) error {
 	}
 	t := &tx{db: db, q: sqltx, ctx: ctx, write: true}
 	defer t.releaseHot()
-	if err := call(fn, t); err != nil {
+	err = call(fn, t)
+	if err == nil {
+		err = t.flush()
+	}
+	if err != nil {
 		_ = sqltx.Rollback()
+		t.forgetHead()
 		return err
 	}
-	if err := t.flush(); err != nil {
-		_ = sqltx.Rollback()
-		return err
-	}
+	// The next writer of the org may lock its contended rows now: its
+	// statements wait for this commit inside PostgreSQL and run as soon as
+	// it is done, instead of being sent only then.
+	t.releaseHot()
 	if err := sqltx.Commit(); err != nil {
-		if t.newHead != nil {
-			db.heads.Delete(t.newHead.org)
-		}
+		t.forgetHead()
 		return db.txErr(ctx, err)
-	}
-	if t.newHead != nil {
-		db.heads.Store(t.newHead.org, *t.newHead)
 	}
 	t.committed()
 	return nil
@@ -619,7 +619,7 @@ type tx struct {
 	ctx      context.Context
 	write    bool
 	hotHeld  chan struct{}  // the queue this transaction holds (hot)
-	newHead  *ledgerHead    // the ledger head this transaction moved to
+	newHead  *ledgerHead    // the ledger head this transaction moved to (headMoved)
 	versions []versionSteps // versions read, kept once committed
 	pending  []laterWrite   // PostgreSQL: writes not sent yet (later)
 	laterErr error          // the error of pending writes sent before a queryRow

@@ -367,8 +367,12 @@ func (t *tx) AppendLedger(orgID string, actions []*wps.Action, link func(i int, 
 func (t *tx) moveHead(head, next ledgerHead, rows string, args []any) (bool, error) {
 	cas := []any{next.seq, next.hash, head.org, head.seq, head.hash}
 	if t.db.engine == Postgres {
-		res, err := t.exec(`WITH h AS (UPDATE ledger_heads SET seq = ?, hash = ? WHERE org_id = ? AND seq = ? AND hash = ? RETURNING org_id)
-			INSERT INTO actions (`+actionCols+`) SELECT v.* FROM h, (VALUES `+rows+`) AS v`, append(cas, args...)...)
+		// cur waits for a transaction that moved the head and has not
+		// committed yet, then reads the head it committed: an UPDATE alone
+		// would compare with the head of its snapshot, from before that move.
+		res, err := t.exec(`WITH cur AS (SELECT seq, hash FROM ledger_heads WHERE org_id = ? FOR UPDATE),
+			h AS (UPDATE ledger_heads l SET seq = ?, hash = ? FROM cur WHERE l.org_id = ? AND cur.seq = ? AND cur.hash = ? RETURNING l.org_id)
+			INSERT INTO actions (`+actionCols+`) SELECT v.* FROM h, (VALUES `+rows+`) AS v`, append(append([]any{head.org}, cas...), args...)...)
 		if err != nil {
 			return false, t.err(err, "action", "action exists")
 		}
@@ -391,13 +395,21 @@ func (t *tx) moveHead(head, next ledgerHead, rows string, args []any) (bool, err
 	return true, nil
 }
 
-// headMoved records the head this transaction moved to: PostgreSQL keeps
-// it in db.heads once the transaction commits, SQLite's writer at once.
+// headMoved records the head this transaction moved to, for the org's
+// next transaction: it links its actions to it and moves the head only if
+// the row still holds it (moveHead). On PostgreSQL that transaction may
+// read it before this one commits (writeOnce releases hot first): its move
+// waits for the commit, and finds the row unchanged if this one failed.
 func (t *tx) headMoved(next ledgerHead) {
-	if t.db.engine == Postgres {
-		t.newHead = &next
-	} else {
-		t.db.heads.Store(next.org, next)
+	t.db.heads.Store(next.org, next)
+	t.newHead = &next
+}
+
+// forgetHead drops the head of a transaction that did not commit (only to
+// spare the next one a failed move: moveHead checks it anyway).
+func (t *tx) forgetHead() {
+	if t.newHead != nil {
+		t.db.heads.CompareAndDelete(t.newHead.org, *t.newHead)
 	}
 }
 
