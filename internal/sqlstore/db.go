@@ -344,7 +344,8 @@ func (db *DB) writeOnce(ctx context.Context, fn func(wps.Tx) error) error {
 // hot queues a PostgreSQL write transaction of this process before it
 // locks the first row that every writer of an org contends for (a
 // process's measurement sequence, the status counters, the ledger head)
-// and keeps its place until commit. PostgreSQL's row locks still decide;
+// and keeps its place until its last statement: the next one's statements
+// then wait inside PostgreSQL for the commit. The row locks decide;
 // the queue only keeps dozens of transactions from waiting on one row at
 // once, where each commit wakes them all and the lock manager's contention
 // costs more than the work. Every contended row is locked after hot, so a
