@@ -264,23 +264,36 @@ func (db *DB) closeConns() error {
 	return err
 }
 
-// Read runs fn in a read-only transaction.
-// View runs fn as a read without a transaction on PostgreSQL (each
-// statement its own snapshot: two round trips fewer); on SQLite it is Read.
+// View runs fn as a read without a transaction: each statement is its own
+// snapshot. On PostgreSQL that is two round trips fewer than Read.
 func (db *DB) View(ctx context.Context, fn func(wps.Tx) error) error {
 	if db.engine == SQLite {
-		return db.Read(ctx, fn)
+		c, err := db.reader(ctx)
+		if err != nil {
+			return err
+		}
+		defer func() { db.readers <- c }()
+		return call(fn, &tx{db: db, q: c, ctx: ctx, write: false})
 	}
 	return call(fn, &tx{db: db, q: db.read, ctx: ctx, write: false})
 }
 
+// reader takes one of SQLite's reader connections; give it back to db.readers.
+func (db *DB) reader(ctx context.Context) (*conn, error) {
+	select {
+	case c := <-db.readers:
+		return c, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Read runs fn in a read-only transaction: one snapshot for all its statements.
 func (db *DB) Read(ctx context.Context, fn func(wps.Tx) error) error {
 	if db.engine == SQLite {
-		var c *conn
-		select {
-		case c = <-db.readers:
-		case <-ctx.Done():
-			return ctx.Err()
+		c, err := db.reader(ctx)
+		if err != nil {
+			return err
 		}
 		defer func() { db.readers <- c }()
 		if _, err := c.ExecContext(ctx, "BEGIN"); err != nil {
