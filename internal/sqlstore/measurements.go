@@ -228,30 +228,42 @@ func (t *tx) ListMeasurements(orgID string, q wps.MeasurementQuery) ([]wps.Measu
 	if q.CreatedBefore != nil {
 		add(`created_at < ?`, q.CreatedBefore.Millis())
 	}
-	var total int
-	var err error
+	count, cargs := `SELECT count(*) FROM measurements WHERE `+where.String(), args
+	// Only process and status: the counters answer without counting rows.
 	if q.OpenStepID == "" && !q.Overdue && q.CreatedFrom == nil && q.CreatedBefore == nil {
-		// Only process and status: the counters answer without counting rows.
-		cw, cargs := `org_id = ?`, []any{orgID}
+		count, cargs = `SELECT coalesce(sum(n), 0) FROM measurement_counts WHERE org_id = ?`, []any{orgID}
 		if q.ProcessID != "" {
-			cw, cargs = cw+` AND process_id = ?`, append(cargs, q.ProcessID)
+			count, cargs = count+` AND process_id = ?`, append(cargs, q.ProcessID)
 		}
 		if q.Status != "" {
-			cw, cargs = cw+` AND status = ?`, append(cargs, q.Status)
+			count, cargs = count+` AND status = ?`, append(cargs, q.Status)
 		}
-		err = t.queryRow(`SELECT coalesce(sum(n), 0) FROM measurement_counts WHERE `+cw, cargs...).Scan(&total)
-	} else {
-		err = t.queryRow(`SELECT count(*) FROM measurements WHERE `+where.String(), args...).Scan(&total)
 	}
+	// The total rides on each row: the page and its total are one statement,
+	// so one snapshot, even outside a transaction.
+	var total int
+	rows, err := t.query(`SELECT (`+count+`), `+measurementCols+` FROM measurements WHERE `+where.String()+` ORDER BY id DESC`+page(q.Page),
+		append(slices.Clip(cargs), args...)...)
 	if err != nil {
 		return nil, 0, t.err(err, "", "")
 	}
-	rows, err := t.query(`SELECT `+measurementCols+` FROM measurements WHERE `+where.String()+` ORDER BY id DESC`+page(q.Page), args...)
-	if err != nil {
-		return nil, 0, t.err(err, "", "")
+	list, err := collect(rows, func(s interface{ Scan(...any) error }) (wps.Measurement, error) {
+		return scanMeasurement(withTotal{s, &total})
+	})
+	if err == nil && len(list) == 0 { // no rows on this page: the total alone
+		err = t.queryRow(count, cargs...).Scan(&total)
 	}
-	list, err := collect(rows, scanMeasurement)
 	return list, total, t.err(err, "", "")
+}
+
+// withTotal scans a row's first column into total, the rest into dest.
+type withTotal struct {
+	row   interface{ Scan(...any) error }
+	total *int
+}
+
+func (w withTotal) Scan(dest ...any) error {
+	return w.row.Scan(append([]any{w.total}, dest...)...)
 }
 
 // SetOpenSteps keeps the rows of steps still open in the same opening (and

@@ -609,7 +609,7 @@ func (s *Service) ListMeasurements(ctx context.Context, p *Principal, q Measurem
 	out := []MeasurementSummary{}
 	var total int
 	q.Now = s.Now()
-	err := s.store.Read(ctx, func(tx Tx) error {
+	err := s.store.View(ctx, func(tx Tx) error { // the page and its total are one statement
 		list, n, err := tx.ListMeasurements(p.OrgID, q)
 		if err != nil {
 			return err
