@@ -112,6 +112,16 @@ func TestMeasurementEndToEnd(t *testing.T) {
 		if a["policyName"] != "Supervisor" || a["currentStep"].(map[string]any)["id"] != s.repair {
 			t.Fatalf("approval: %v", a)
 		}
+		// The open-step filter follows: Inspect closed, Repair and Photos opened.
+		for step, want := range map[string]bool{s.inspect: false, s.repair: true, s.photos: true} {
+			listed := false
+			for _, m := range env.Call(get, "/v1/measurements?stepId="+step, s.ian, nil, 200).JSON()["data"].([]any) {
+				listed = listed || m.(map[string]any)["id"] == id
+			}
+			if listed != want {
+				t.Fatalf("listed as open at %s: %v, want %v", step, listed, want)
+			}
+		}
 		// 3. Repair done while Photos is still open: the join waits.
 		first := s.act(t, s.ian, id, s.repair, "WRITE_DATA", map[string]any{"notes": "seal replaced"}, "CONSENSUS")
 		// Close is not open yet.

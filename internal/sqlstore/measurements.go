@@ -281,7 +281,7 @@ func (t *tx) SetOpenSteps(orgID, measurementID string, steps []wps.OpenStep) err
 	if err := t.later(q, args...); err != nil || len(steps) == 0 {
 		return t.err(err, "", "")
 	}
-	args = args[:0]
+	args = make([]any, 0, 6*len(steps)) // the delete keeps its own until sent
 	for _, s := range steps {
 		args = append(args, measurementID, orgID, s.StepID, s.Opening, s.OpenedAt.Millis(), nullTime(s.DueAt))
 	}
