@@ -58,17 +58,6 @@ func New(cfg Config) *Caller {
 	return &Caller{cfg: cfg, client: outbound.Client(cfg.Timeout, cfg.AllowPrivate)}
 }
 
-// ParseHosts splits a comma-separated allow-list.
-func ParseHosts(list string) []string {
-	var out []string
-	for _, h := range strings.Split(list, ",") {
-		if h = strings.TrimSpace(h); h != "" {
-			out = append(out, h)
-		}
-	}
-	return out
-}
-
 // Check says why raw may not be called, or nil.
 func (c *Caller) Check(raw string) error {
 	u, err := url.Parse(raw)

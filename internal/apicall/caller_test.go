@@ -37,7 +37,7 @@ func TestExtract(t *testing.T) {
 }
 
 func TestCheck(t *testing.T) {
-	c := New(Config{Hosts: ParseHosts(" rates.example.com, *.corp.example ,")})
+	c := New(Config{Hosts: wps.SplitList(" rates.example.com, *.corp.example ,")})
 	for url, want := range map[string]string{
 		"https://rates.example.com/x":   "",
 		"https://RATES.example.com/x":   "",

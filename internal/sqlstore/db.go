@@ -667,28 +667,25 @@ func (t *tx) carry(query string, args []any) (string, []any, error) {
 	if len(t.pending) == 0 {
 		return query, args, nil
 	}
-	head, _, _ := strings.Cut(strings.TrimSpace(query), " ")
+	query = strings.TrimSpace(query)
+	head, _, _ := strings.Cut(query, " ")
 	switch strings.ToUpper(head) {
 	case "INSERT", "UPDATE", "DELETE", "WITH":
 	default:
 		return query, args, t.flush()
 	}
-	var b strings.Builder
-	b.WriteString("WITH ")
+	ctes := make([]string, len(t.pending))
 	var all []any
 	for i, w := range t.pending {
-		fmt.Fprintf(&b, "later%d AS (%s), ", i, w.query)
+		ctes[i] = fmt.Sprintf("later%d AS (%s)", i, w.query)
 		all = append(all, w.args...)
 	}
 	t.pending = nil
-	if rest, ok := strings.CutPrefix(strings.TrimSpace(query), "WITH "); ok {
-		b.WriteString(rest)
-	} else {
-		s := b.String()
-		b.Reset()
-		b.WriteString(strings.TrimSuffix(s, ", ") + " " + query)
+	with := "WITH " + strings.Join(ctes, ", ")
+	if rest, ok := strings.CutPrefix(query, "WITH "); ok {
+		return with + ", " + rest, append(all, args...), nil
 	}
-	return b.String(), append(all, args...), nil
+	return with + " " + query, append(all, args...), nil
 }
 
 // flush sends the pending writes in one statement.

@@ -59,7 +59,12 @@ func (t *tx) CreateMeasurement(m *wps.Measurement, namePrefix string, open []wps
 	if err != nil {
 		return t.err(err, "", "")
 	}
-	return t.insertOpenSteps(m.OrgID, m.ID, open)
+	if len(open) == 0 {
+		return nil
+	}
+	q, args := upsertOpenSteps(m.OrgID, m.ID, open)
+	_, err = t.exec(q, args...)
+	return t.err(err, "", "")
 }
 
 func (t *tx) createMeasurementPG(m *wps.Measurement, namePrefix string, open []wps.OpenStep) error {
@@ -281,26 +286,23 @@ func (t *tx) SetOpenSteps(orgID, measurementID string, steps []wps.OpenStep) err
 	if err := t.later(q, args...); err != nil || len(steps) == 0 {
 		return t.err(err, "", "")
 	}
-	args = make([]any, 0, 6*len(steps)) // the delete keeps its own until sent
+	q, args = upsertOpenSteps(orgID, measurementID, steps) // new arguments: the delete keeps its own until sent
+	return t.err(t.later(q, args...), "", "")
+}
+
+// upsertOpenSteps inserts open steps, or moves a step already open to its
+// new opening (and clears its overdue mark); a step open in the same
+// opening stays as it is.
+func upsertOpenSteps(orgID, measurementID string, steps []wps.OpenStep) (string, []any) {
+	args := make([]any, 0, 6*len(steps))
 	for _, s := range steps {
 		args = append(args, measurementID, orgID, s.StepID, s.Opening, s.OpenedAt.Millis(), nullTime(s.DueAt))
 	}
-	err := t.later(`INSERT INTO measurement_open_steps (measurement_id, org_id, step_id, opening, opened_at, due_at) VALUES (?, ?, ?, ?, ?, ?)`+
-		strings.Repeat(`, (?, ?, ?, ?, ?, ?)`, len(steps)-1)+`
+	return `INSERT INTO measurement_open_steps (measurement_id, org_id, step_id, opening, opened_at, due_at) VALUES (?, ?, ?, ?, ?, ?)` +
+		strings.Repeat(`, (?, ?, ?, ?, ?, ?)`, len(steps)-1) + `
 		ON CONFLICT (measurement_id, step_id) DO UPDATE SET opening = excluded.opening, opened_at = excluded.opened_at,
 			due_at = excluded.due_at, overdue_notified = FALSE
-		WHERE measurement_open_steps.opening <> excluded.opening`, args...)
-	return t.err(err, "", "")
-}
-
-func (t *tx) insertOpenSteps(orgID, measurementID string, steps []wps.OpenStep) error {
-	for _, s := range steps {
-		if _, err := t.exec(`INSERT INTO measurement_open_steps (measurement_id, org_id, step_id, opening, opened_at, due_at) VALUES (?, ?, ?, ?, ?, ?)`,
-			measurementID, orgID, s.StepID, s.Opening, s.OpenedAt.Millis(), nullTime(s.DueAt)); err != nil {
-			return t.err(err, "", "open step exists")
-		}
-	}
-	return nil
+		WHERE measurement_open_steps.opening <> excluded.opening`, args
 }
 
 const actionCols = `id, org_id, measurement_id, step_id, opening, seq, type, user_id, username, user_roles, role, policy_name, token_id,

@@ -339,7 +339,7 @@ func (c *stepCheck) checkStep(i int, refs map[string]string) {
 
 	// Webhooks.
 	if st.WebhookURLs != "" {
-		urls := SplitURLs(st.WebhookURLs)
+		urls := SplitList(st.WebhookURLs)
 		v.Check(len(urls) <= 10, f+".webhookUrls", "at most 10 URLs")
 		for _, u := range urls {
 			v.Check(validHTTPURL(u), f+".webhookUrls", "%q is not an absolute http or https URL", u)
@@ -371,8 +371,9 @@ func (c *stepCheck) tokens(st Step) []string {
 	return out
 }
 
-// SplitURLs splits a comma-separated URL list, dropping blanks.
-func SplitURLs(s string) []string {
+// SplitList splits a comma-separated list (URLs, host names), trimming
+// each item and dropping blanks.
+func SplitList(s string) []string {
 	var out []string
 	for _, u := range strings.Split(s, ",") {
 		if u = strings.TrimSpace(u); u != "" {

@@ -126,7 +126,7 @@ func deliver(tx Tx, e Event, stepURLs string, hooks []Webhook) error {
 		}
 	}
 	if slices.Contains(stepEvents, e.Type) {
-		for _, u := range SplitURLs(stepURLs) {
+		for _, u := range SplitList(stepURLs) {
 			if !seen[u] {
 				seen[u] = true
 				targets = append(targets, target{u, ""})
