@@ -6,6 +6,7 @@
 package bench
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -51,6 +52,10 @@ type PathResult struct {
 	// successful request: steadier than req/s on a shared machine. On
 	// PostgreSQL the database server's own CPU is not in it.
 	ServerCPUus float64 `json:"serverCpuMicrosPerRequest"`
+	// ClientCPUus is the load generator's own CPU per request: it shares
+	// the machine with the server, so both together are what a request
+	// costs the machine.
+	ClientCPUus float64 `json:"clientCpuMicrosPerRequest"`
 }
 
 // Report is a whole run.
@@ -115,7 +120,7 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 
 	var created []string
 	var mu sync.Mutex
-	run := func(name string, fn func(rng *rand.Rand) (int, error)) PathResult {
+	run := func(name string, fn func(c *client, rng *rand.Rand) (int, error)) PathResult {
 		logf("driving %s for %s with %d clients...", name, opt.Duration, opt.Clients)
 		done := make(chan struct{})
 		if opt.ProfileDir != "" {
@@ -128,16 +133,17 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 		} else {
 			close(done)
 		}
-		cpu0 := srv.cpuTime()
-		r := drive(ctx, opt.Clients, opt.Duration, fn)
-		if ok := r.Requests - r.Errors; ok > 0 {
-			r.ServerCPUus = float64((srv.cpuTime() - cpu0).Microseconds()) / float64(ok)
+		cpu0, self0 := cpuTime(srv.cmd.Process.Pid), cpuTime(os.Getpid())
+		r := drive(ctx, srv.base, opt.Clients, opt.Duration, fn)
+		if ok := float64(r.Requests - r.Errors); ok > 0 {
+			r.ServerCPUus = float64((cpuTime(srv.cmd.Process.Pid) - cpu0).Microseconds()) / ok
+			r.ClientCPUus = float64((cpuTime(os.Getpid()) - self0).Microseconds()) / ok
 		}
 		<-done
 		r.Path = name
 		return r
 	}
-	rep.Paths = append(rep.Paths, run("POST /v1/measurements/simplified", func(rng *rand.Rand) (int, error) {
+	rep.Paths = append(rep.Paths, run("POST /v1/measurements/simplified", func(c *client, rng *rand.Rand) (int, error) {
 		id, status, err := seed.create(c, rng)
 		if err == nil {
 			mu.Lock()
@@ -147,7 +153,7 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 		return status, err
 	}))
 	var next atomic.Int64
-	rep.Paths = append(rep.Paths, run("POST /v1/measurements/{id}/actions", func(*rand.Rand) (int, error) {
+	rep.Paths = append(rep.Paths, run("POST /v1/measurements/{id}/actions", func(c *client, _ *rand.Rand) (int, error) {
 		i := int(next.Add(1)) - 1
 		if i >= len(created) {
 			return 0, errExhausted
@@ -155,13 +161,13 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 		return seed.approve(c, created[i])
 	}))
 	pick := func(rng *rand.Rand) string { return created[rng.IntN(len(created))] }
-	rep.Paths = append(rep.Paths, run("GET /v1/measurements/{id}", func(rng *rand.Rand) (int, error) {
+	rep.Paths = append(rep.Paths, run("GET /v1/measurements/{id}", func(c *client, rng *rand.Rand) (int, error) {
 		return c.do("GET", "/v1/measurements/"+pick(rng), seed.adminKey, nil, nil)
 	}))
-	rep.Paths = append(rep.Paths, run("GET /v1/process", func(*rand.Rand) (int, error) {
+	rep.Paths = append(rep.Paths, run("GET /v1/process", func(c *client, _ *rand.Rand) (int, error) {
 		return c.do("GET", "/v1/process", seed.adminKey, nil, nil)
 	}))
-	rep.Paths = append(rep.Paths, run("GET /v1/measurements?status=STAGE_OPEN", func(*rand.Rand) (int, error) {
+	rep.Paths = append(rep.Paths, run("GET /v1/measurements?status=STAGE_OPEN", func(c *client, _ *rand.Rand) (int, error) {
 		return c.do("GET", "/v1/measurements?status=STAGE_OPEN&processId="+seed.processID, seed.adminKey, nil, nil)
 	}))
 	if rep.RawCommitsPerSec > 0 {
@@ -176,7 +182,7 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 		}
 		rep.Dataset, rep.DatasetSeconds = opt.Dataset, time.Since(start).Seconds()
 		statuses := []string{"OPEN", "IN_CONSENSUS", "STAGE_OPEN", "APPROVED", "REPROVED"}
-		rep.Paths = append(rep.Paths, run(fmt.Sprintf("GET /v1/measurements?status=… (%d rows)", opt.Dataset), func(rng *rand.Rand) (int, error) {
+		rep.Paths = append(rep.Paths, run(fmt.Sprintf("GET /v1/measurements?status=… (%d rows)", opt.Dataset), func(c *client, rng *rand.Rand) (int, error) {
 			q := "/v1/measurements?perPage=20&processId=" + seed.processID + "&status=" + statuses[rng.IntN(len(statuses))]
 			if rng.IntN(2) == 0 {
 				q += "&page=" + strconv.Itoa(1+rng.IntN(50))
@@ -190,8 +196,9 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 
 var errExhausted = errors.New("no more measurements to approve")
 
-// drive runs fn from n clients for d and collects latencies.
-func drive(ctx context.Context, n int, d time.Duration, fn func(*rand.Rand) (int, error)) PathResult {
+// drive runs fn from n clients, each on its own connection, for d and
+// collects latencies.
+func drive(ctx context.Context, base string, n int, d time.Duration, fn func(*client, *rand.Rand) (int, error)) PathResult {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -203,9 +210,11 @@ func drive(ctx context.Context, n int, d time.Duration, fn func(*rand.Rand) (int
 		go func() {
 			defer wg.Done()
 			rng := rand.New(rand.NewPCG(uint64(i), uint64(time.Now().UnixNano())))
+			c := newConnClient(base)
+			defer c.close()
 			for ctx.Err() == nil {
 				t0 := time.Now()
-				status, err := fn(rng)
+				status, err := fn(c, rng)
 				if errors.Is(err, errExhausted) {
 					return
 				}
@@ -323,9 +332,9 @@ func (s *server) profile(file string, d time.Duration) error {
 	return err
 }
 
-// cpuTime reads the child's CPU time, user and system (Linux; 0 elsewhere).
-func (s *server) cpuTime() time.Duration {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(s.cmd.Process.Pid), "stat"))
+// cpuTime reads a process's CPU time, user and system (Linux; 0 elsewhere).
+func cpuTime(pid int) time.Duration {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
 	if err != nil {
 		return 0
 	}
@@ -355,7 +364,8 @@ func (s *server) peakRSSMB() float64 {
 	return 0
 }
 
-// client is a keep-alive HTTP client for many goroutines.
+// client is a keep-alive HTTP client: pooled for the seeding, or one
+// connection of a load-generating worker.
 type client struct {
 	base string
 	http *http.Client
@@ -364,6 +374,66 @@ type client struct {
 func newClient(base string, conns int) *client {
 	t := &http.Transport{MaxIdleConns: conns * 2, MaxIdleConnsPerHost: conns * 2, IdleConnTimeout: time.Minute}
 	return &client{base: base, http: &http.Client{Transport: t, Timeout: 30 * time.Second}}
+}
+
+// newConnClient is a worker's client: its requests go one after another on
+// one connection, sent and read in the worker's goroutine, as a wrk
+// connection's do. http.Transport would add its pool and two goroutines per
+// connection to every request: load-generator work on the server's cores.
+func newConnClient(base string) *client {
+	return &client{base: base, http: &http.Client{Transport: &connTransport{addr: strings.TrimPrefix(base, "http://")}}}
+}
+
+func (c *client) close() {
+	if t, ok := c.http.Transport.(*connTransport); ok && t.conn != nil {
+		t.conn.Close()
+	}
+}
+
+// connTransport makes one request at a time on one kept-alive connection.
+// The caller reads a response's body to its end or closes it (which drains
+// it) before the next request.
+type connTransport struct {
+	addr string
+	conn net.Conn
+	br   *bufio.Reader
+	bw   *bufio.Writer
+	drop bool // the last answer closes the connection (after its body)
+}
+
+func (t *connTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t.drop {
+		t.conn.Close()
+		t.conn, t.drop = nil, false
+	}
+	if t.conn == nil {
+		conn, err := net.Dial("tcp", t.addr)
+		if err != nil {
+			return nil, err
+		}
+		t.conn, t.br, t.bw = conn, bufio.NewReaderSize(conn, 64<<10), bufio.NewWriter(conn)
+	}
+	res, err := t.exchange(req)
+	if err != nil {
+		t.conn.Close()
+		t.conn = nil
+		return nil, err
+	}
+	t.drop = res.Close
+	return res, nil
+}
+
+func (t *connTransport) exchange(req *http.Request) (*http.Response, error) {
+	if err := t.conn.SetDeadline(time.Now().Add(30 * time.Second)); err != nil {
+		return nil, err
+	}
+	if err := req.Write(t.bw); err != nil {
+		return nil, err
+	}
+	if err := t.bw.Flush(); err != nil {
+		return nil, err
+	}
+	return http.ReadResponse(t.br, req)
 }
 
 // send makes a request; an answer of 400 or more is an error holding its
@@ -427,9 +497,9 @@ func (r *Report) Table(w io.Writer) {
 	fmt.Fprintf(w, "raw commit rate (one-row insert transactions): %.0f/s\n", r.RawCommitsPerSec)
 	fmt.Fprintf(w, "create-measurement rate / raw commit rate: %.2f\n", r.CreateVsRaw)
 	fmt.Fprintf(w, "server peak RSS: %.1f MB\n\n", r.PeakRSSMB)
-	fmt.Fprintf(w, "%-52s %9s %7s %9s %8s %8s %8s %10s\n", "path", "requests", "errors", "req/s", "p50 ms", "p95 ms", "p99 ms", "cpu µs/req")
+	fmt.Fprintf(w, "%-52s %9s %7s %9s %8s %8s %8s %10s %10s\n", "path", "requests", "errors", "req/s", "p50 ms", "p95 ms", "p99 ms", "cpu µs/req", "client µs")
 	for _, p := range r.Paths {
-		fmt.Fprintf(w, "%-52s %9d %7d %9.0f %8.2f %8.2f %8.2f %10.0f\n", p.Path, p.Requests, p.Errors, p.RPS, p.P50ms, p.P95ms, p.P99ms, p.ServerCPUus)
+		fmt.Fprintf(w, "%-52s %9d %7d %9.0f %8.2f %8.2f %8.2f %10.0f %10.0f\n", p.Path, p.Requests, p.Errors, p.RPS, p.P50ms, p.P95ms, p.P99ms, p.ServerCPUus, p.ClientCPUus)
 	}
 	if r.Dataset > 0 {
 		fmt.Fprintf(w, "\ndataset: %d measurements generated in %.1fs\n", r.Dataset, r.DatasetSeconds)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http/httptest"
 	"testing"
 
 	gojson "github.com/goccy/go-json"
@@ -62,4 +63,37 @@ func newServiceB(b *testing.B, env *tu.Env) string {
 		"kind": "a", "hours": 2.5, "rate": 40, "notes": "fine", "ok": true, "day": "2026-01-05", "asset": "PV-1",
 	}}, 201).JSON()
 	return m["id"].(string)
+}
+
+// BenchmarkGetMeasurement reads the same measurement through the service
+// (store read and view) and through the whole HTTP handler (authentication,
+// routing, encoding), without a network in between.
+func BenchmarkGetMeasurement(b *testing.B) {
+	env := tu.NewEnv(b, sqlstore.SQLite)
+	id := newServiceB(b, env)
+	p, err := env.Service.Authenticate(context.Background(), env.AdminKey)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("service", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := env.Service.GetMeasurement(context.Background(), p, id); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("handler", func(b *testing.B) {
+		h := env.Server.Config.Handler
+		req := httptest.NewRequest("GET", "/v1/measurements/"+id, nil)
+		req.Header.Set("Authorization", "Bearer "+env.AdminKey)
+		b.ReportAllocs()
+		for b.Loop() {
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, req)
+			if w.Code != 200 {
+				b.Fatal(w.Code, w.Body.String())
+			}
+		}
+	})
 }
