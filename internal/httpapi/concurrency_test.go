@@ -7,6 +7,7 @@ import (
 	"sort"
 	"sync"
 	"testing"
+	"time"
 
 	"wps/internal/sqlstore"
 	tu "wps/internal/testutil"
@@ -165,4 +166,93 @@ func TestLedgerAfterAFailedWrite(t *testing.T) {
 			t.Fatalf("ledger: %v", rep)
 		}
 	})
+}
+
+// An action whose transaction waits for the measurement's lock works with
+// the actions that the lock's holder committed: its formula adds the value
+// the holder wrote, not the one before.
+func TestActionAfterWaitingForTheMeasurement(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := tu.NewEnv(t, engine)
+		env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": "Admins", "roles": []string{"ADMIN"}}, 201)
+		env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": "Auditors", "roles": []string{"AUDITOR"}}, 201)
+		p := env.Call(post, "/v1/process", env.AdminKey, map[string]any{"name": "Sum", "steps": []map[string]any{
+			{"label": "Count", "policyNames": []string{"Admins", "Auditors"}, "parameters": []map[string]any{
+				{"name": "a", "type": "NUMBER"}, {"name": "b", "type": "NUMBER"},
+				{"name": "total", "type": "FORMULA", "computedFormula": []string{"a", "+", "b"}}}},
+		}}, 201).JSON()
+		step := steps(p)[0]
+		paramA := step["parameters"].([]any)[0].(map[string]any)["id"].(string)
+		m := env.Call(post, "/v1/measurements/simplified", env.AdminKey, map[string]any{"processUuid": p["id"],
+			"parameters": map[string]any{"a": 1, "b": 1}}, 201).JSON()
+		id := m["id"].(string)
+
+		// Another writer holds the measurement, has written a = 5 and has
+		// not committed yet.
+		holding, release, held := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+		go func() {
+			held <- env.DB.Write(context.Background(), func(tx wps.Tx) error {
+				m, _, actions, err := tx.ReadMeasurement(env.OrgID, id)
+				if err != nil {
+					return err
+				}
+				a := actions[0]
+				a.ID, a.Data, a.CreatedAt = wps.NewID(), map[string]any{paramA: 5.0}, wps.At(env.Clock.Now())
+				if err := tx.AppendLedger(env.OrgID, []*wps.Action{&a}, func(_ int, seq int64, prev string) {
+					a.Seq, a.PrevHash = seq, prev
+					a.LedgerHash = wps.LedgerHash(prev, a, "")
+					a.TransactionHash = a.LedgerHash
+				}); err != nil {
+					return err
+				}
+				m.ActionCount++
+				if err := tx.UpdateMeasurement(m, m.Status); err != nil {
+					return err
+				}
+				close(holding)
+				<-release
+				return nil
+			})
+		}()
+		<-holding
+		answer := make(chan *tu.Response, 1)
+		go func() {
+			answer <- env.Do(tu.Request{Method: post, Path: "/v1/measurements/" + id + "/actions", Key: env.AdminKey,
+				Body: map[string]any{"stepId": step["id"], "type": "WRITE_DATA", "parameters": map[string]any{"b": 2}}})
+		}()
+		waitForALockWait(t, env)
+		close(release)
+		if err := <-held; err != nil {
+			t.Fatal(err)
+		}
+		res := <-answer
+		if res.Status != 201 {
+			t.Fatalf("action: %d %s", res.Status, res.Body)
+		}
+		got := map[string]string{}
+		for _, d := range res.JSON()["data"].([]any) {
+			item := d.(map[string]any)["dataItems"].([]any)[0].(map[string]any)
+			got[item["label"].(string)] = item["value"].(string)
+		}
+		if got["b"] != "2" || got["total"] != "7" {
+			t.Fatalf("the waiting action's data: %v, want b 2 and total 7 (a 5 from the writer it waited for)", got)
+		}
+	})
+}
+
+// waitForALockWait returns once a PostgreSQL session waits for a lock (on
+// SQLite, where the writer queue cannot be watched, after a moment).
+func waitForALockWait(t *testing.T, env *tu.Env) {
+	t.Helper()
+	if env.Engine == sqlstore.SQLite {
+		time.Sleep(100 * time.Millisecond)
+		return
+	}
+	for range 500 {
+		if env.RawInt(`SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FROM measurements m%'`) > 0 {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("no session waits for a lock")
 }

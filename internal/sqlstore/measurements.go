@@ -10,7 +10,7 @@ import (
 	"wps/internal/wps"
 )
 
-const measurementCols = `id, org_id, process_id, version, name, seq, status, state, created_by, created_at, updated_at`
+const measurementCols = `id, org_id, process_id, version, name, seq, status, state, created_by, created_at, updated_at, action_count`
 
 func scanMeasurement(s interface{ Scan(...any) error }) (wps.Measurement, error) {
 	var m wps.Measurement
@@ -27,7 +27,7 @@ func scanMeasurement(s interface{ Scan(...any) error }) (wps.Measurement, error)
 func measurementFields(m *wps.Measurement) ([]any, func()) {
 	var state string
 	var created, updated int64
-	return []any{&m.ID, &m.OrgID, &m.ProcessID, &m.Version, &m.Name, &m.Seq, &m.Status, &state, &m.CreatedBy, &created, &updated}, func() {
+	return []any{&m.ID, &m.OrgID, &m.ProcessID, &m.Version, &m.Name, &m.Seq, &m.Status, &state, &m.CreatedBy, &created, &updated, &m.ActionCount}, func() {
 		fromJSON(state, &m.State)
 		m.CreatedAt, m.UpdatedAt = wps.FromMillis(created), wps.FromMillis(updated)
 	}
@@ -49,8 +49,8 @@ func (t *tx) CreateMeasurement(m *wps.Measurement, namePrefix string, open []wps
 		return t.err(err, "process", "")
 	}
 	m.Name = namePrefix + "-" + strconv.FormatInt(m.Seq, 10)
-	_, err = t.exec(`INSERT INTO measurements (`+measurementCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		m.ID, m.OrgID, m.ProcessID, m.Version, m.Name, m.Seq, m.Status, jsonText(m.State), m.CreatedBy, m.CreatedAt.Millis(), m.UpdatedAt.Millis())
+	_, err = t.exec(`INSERT INTO measurements (`+measurementCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		m.ID, m.OrgID, m.ProcessID, m.Version, m.Name, m.Seq, m.Status, jsonText(m.State), m.CreatedBy, m.CreatedAt.Millis(), m.UpdatedAt.Millis(), m.ActionCount)
 	if err != nil {
 		return t.err(err, "measurement", "measurement exists")
 	}
@@ -71,11 +71,11 @@ func (t *tx) createMeasurementPG(m *wps.Measurement, namePrefix string, open []w
 	var q strings.Builder
 	q.WriteString(`WITH s AS (UPDATE processes SET next_seq = next_seq + 1 WHERE org_id = ? AND id = ? RETURNING next_seq - 1 AS seq),
 		m AS (INSERT INTO measurements (` + measurementCols + `)
-			SELECT ?, ?, ?, ?, ? || '-' || s.seq, s.seq, ?, ?, ?, ?, ? FROM s RETURNING id, seq),
+			SELECT ?, ?, ?, ?, ? || '-' || s.seq, s.seq, ?, ?, ?, ?, ?, ? FROM s RETURNING id, seq),
 		c AS (INSERT INTO measurement_counts (org_id, process_id, status, n) SELECT ?, ?, ?, 1 FROM m
 			ON CONFLICT (org_id, process_id, status) DO UPDATE SET n = measurement_counts.n + 1)`)
 	args := []any{m.OrgID, m.ProcessID,
-		m.ID, m.OrgID, m.ProcessID, m.Version, namePrefix, m.Status, jsonText(m.State), m.CreatedBy, m.CreatedAt.Millis(), m.UpdatedAt.Millis(),
+		m.ID, m.OrgID, m.ProcessID, m.Version, namePrefix, m.Status, jsonText(m.State), m.CreatedBy, m.CreatedAt.Millis(), m.UpdatedAt.Millis(), m.ActionCount,
 		m.OrgID, m.ProcessID, m.Status}
 	if len(open) > 0 {
 		q.WriteString(`, o AS (INSERT INTO measurement_open_steps (measurement_id, org_id, step_id, opening, opened_at, due_at)
@@ -187,14 +187,23 @@ func (t *tx) ReadMeasurement(orgID, id string) (wps.Measurement, wps.Process, []
 	if m.ID == "" {
 		return m, p, nil, wps.NotFound("measurement")
 	}
+	if len(actions) != m.ActionCount {
+		// PostgreSQL: the statement waited for the measurement's lock and
+		// returned its row as the writer that held it committed it, but
+		// the actions as they were when the statement began. A new
+		// statement sees that writer's actions and changes.
+		if actions, err = t.ListActions(orgID, id); err != nil {
+			return m, p, nil, err
+		}
+	}
 	slices.SortFunc(actions, func(a, b wps.Action) int { return cmp.Compare(a.Seq, b.Seq) })
 	p.Steps, err = t.versionSteps(m.ProcessID, m.Version, rev)
 	return m, p, actions, t.err(err, "process version", "")
 }
 
 func (t *tx) UpdateMeasurement(m wps.Measurement, oldStatus string) error {
-	res, err := t.exec(`UPDATE measurements SET status = ?, state = ?, updated_at = ? WHERE org_id = ? AND id = ?`,
-		m.Status, jsonText(m.State), m.UpdatedAt.Millis(), m.OrgID, m.ID)
+	res, err := t.exec(`UPDATE measurements SET status = ?, state = ?, updated_at = ?, action_count = ? WHERE org_id = ? AND id = ?`,
+		m.Status, jsonText(m.State), m.UpdatedAt.Millis(), m.ActionCount, m.OrgID, m.ID)
 	if err := affected(res, err, "measurement"); err != nil || m.Status == oldStatus {
 		return t.err(err, "measurement", "")
 	}

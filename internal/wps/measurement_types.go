@@ -15,6 +15,9 @@ type Measurement struct {
 	CreatedBy string
 	CreatedAt Time
 	UpdatedAt Time
+	// ActionCount is how many actions it has: a reader of its actions can
+	// tell whether it has them all (see Tx.ReadMeasurement).
+	ActionCount int
 }
 
 // Action is one recorded act on a measurement, a link of the org's ledger.

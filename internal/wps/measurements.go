@@ -578,6 +578,7 @@ func (r *run) record(a *Action, clientHash string, res engine.Result) error {
 // status counters, the ledger head) are written last, so that they are
 // held for as short a time as possible before the commit.
 func (r *run) save() error {
+	r.m.ActionCount = len(r.actions)
 	if len(r.events) > 0 {
 		hooks, err := r.tx.ListWebhooks(r.m.OrgID)
 		if err != nil {

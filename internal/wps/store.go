@@ -109,8 +109,10 @@ type Tx interface {
 	// GetMeasurement locks the row in a write transaction.
 	GetMeasurement(orgID, id string) (Measurement, error)
 	// ReadMeasurement reads a measurement with its process version and its
-	// actions (in ledger order) in one statement: one snapshot. In a write
-	// transaction it locks the measurement, as GetMeasurement does.
+	// actions (in ledger order), in one statement unless its actions are
+	// not all there (ActionCount). In a write transaction it locks the
+	// measurement, as GetMeasurement does, and the actions are the ones the
+	// lock's previous holder committed.
 	ReadMeasurement(orgID, id string) (Measurement, Process, []Action, error)
 	// UpdateMeasurement saves state and status; oldStatus keeps the counts right.
 	UpdateMeasurement(m Measurement, oldStatus string) error
