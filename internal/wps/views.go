@@ -2,6 +2,7 @@ package wps
 
 import (
 	"context"
+	"crypto/sha1"
 	"slices"
 	"strconv"
 
@@ -257,11 +258,19 @@ func derivedID(base string, parts ...string) string {
 	if err != nil {
 		ns = uuid.NameSpaceOID
 	}
-	name := ""
+	// uuid.NewSHA1(ns, "/part/part…"), hashed from one stack buffer: a
+	// measurement's view derives two ids per value it shows.
+	var buf [160]byte
+	b := append(buf[:0], ns[:]...)
 	for _, p := range parts {
-		name += "/" + p
+		b = append(append(b, '/'), p...)
 	}
-	return uuid.NewSHA1(ns, []byte(name)).String()
+	sum := sha1.Sum(b)
+	var id uuid.UUID
+	copy(id[:], sum[:])
+	id[6] = (id[6] & 0x0f) | 0x50 // version 5
+	id[8] = (id[8] & 0x3f) | 0x80 // RFC 4122 variant
+	return id.String()
 }
 
 // canSee reports whether the caller may see a step's data.
