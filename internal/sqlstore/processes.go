@@ -219,16 +219,40 @@ func (t *tx) ListProcesses(orgID string, pg wps.Page, search string) ([]wps.Proc
 		pat := likePattern(strings.ToLower(search))
 		args = append(args, pat, pat)
 	}
-	var total int
-	if err := t.queryRow(`SELECT count(*) FROM processes p WHERE `+where, args...).Scan(&total); err != nil {
-		return nil, 0, t.err(err, "", "")
-	}
-	rows, err := t.query(`SELECT `+processCols+` `+processJoin+`p.version WHERE `+where+` ORDER BY p.id`+page(pg), args...)
+	// The total rides on each row, as in ListMeasurements: one statement.
+	// The steps come by revision from db.versions, not as text to decode.
+	count := `SELECT count(*) FROM processes p WHERE ` + where
+	rows, err := t.query(`SELECT (`+count+`), `+processOne+` `+processJoin+`p.version WHERE `+where+` ORDER BY p.id`+page(pg),
+		append(slices.Clone(args), args...)...)
 	if err != nil {
 		return nil, 0, t.err(err, "", "")
 	}
-	list, err := collect(rows, t.scanProcess)
-	return list, total, t.err(err, "", "")
+	type head struct {
+		p       wps.Process
+		version int
+		rev     int64
+	}
+	var total int
+	heads, err := collect(rows, func(s interface{ Scan(...any) error }) (head, error) {
+		var h head
+		var err error
+		h.p, err = scanProcessHead(withTotal{s, &total}, &h.version, &h.rev)
+		return h, err
+	})
+	if err == nil && len(heads) == 0 { // no rows on this page: the total alone
+		err = t.queryRow(count, args...).Scan(&total)
+	}
+	if err != nil {
+		return nil, 0, t.err(err, "", "")
+	}
+	list := make([]wps.Process, len(heads))
+	for i, h := range heads {
+		if h.p.Steps, err = t.versionSteps(h.p.ID, h.version, h.rev); err != nil {
+			return nil, 0, t.err(err, "process version", "")
+		}
+		list[i] = h.p
+	}
+	return list, total, nil
 }
 
 func (t *tx) UpdateProcess(p wps.Process) error {

@@ -757,7 +757,7 @@ func (s *Service) GetProcess(ctx context.Context, p *Principal, id string, versi
 func (s *Service) ListProcesses(ctx context.Context, p *Principal, page Page, search string) ([]Process, int, error) {
 	var list []Process
 	var total int
-	err := s.store.Read(ctx, func(tx Tx) (err error) {
+	err := s.store.View(ctx, func(tx Tx) (err error) {
 		list, total, err = tx.ListProcesses(p.OrgID, page, search)
 		return err
 	})
