@@ -11,19 +11,14 @@ import (
 
 	"wps/internal/sqlstore"
 	tu "wps/internal/testutil"
+	"wps/internal/wps"
 )
 
-// BenchmarkEncodeMeasurement encodes the measurement response of the
-// end-to-end scenario (4 steps, 9 actions with data) with the encoder the
-// API uses and with encoding/json.
+// BenchmarkEncodeMeasurement encodes the measurement response of
+// benchMeasurement with the encoder the API uses and with encoding/json.
 func BenchmarkEncodeMeasurement(b *testing.B) {
-	env := tu.NewEnv(b, sqlstore.SQLite)
-	s := newServiceB(b, env)
-	p, err := env.Service.Authenticate(context.Background(), env.AdminKey)
-	if err != nil {
-		b.Fatal(err)
-	}
-	view, err := env.Service.GetMeasurement(context.Background(), p, s)
+	env, id, p := benchMeasurement(b)
+	view, err := env.Service.GetMeasurement(context.Background(), p, id)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -45,10 +40,11 @@ func BenchmarkEncodeMeasurement(b *testing.B) {
 	}
 }
 
-// newServiceB runs the end-to-end scenario's first steps and returns the
-// measurement id.
-func newServiceB(b *testing.B, env *tu.Env) string {
+// benchMeasurement creates, on SQLite, a measurement of a two-step process
+// with the first step's 8 values written, and returns it with the admin.
+func benchMeasurement(b *testing.B) (*tu.Env, string, *wps.Principal) {
 	b.Helper()
+	env := tu.NewEnv(b, sqlstore.SQLite)
 	env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": "Admins", "roles": []string{"ADMIN"}}, 201)
 	proc := env.Call(post, "/v1/process", env.AdminKey, map[string]any{"name": "Bench", "steps": []map[string]any{
 		{"label": "Inspect", "policyNames": []string{"Admins"}, "parameters": []map[string]any{
@@ -62,19 +58,18 @@ func newServiceB(b *testing.B, env *tu.Env) string {
 	m := env.Call(post, "/v1/measurements/simplified", env.AdminKey, map[string]any{"processUuid": proc["id"], "parameters": map[string]any{
 		"kind": "a", "hours": 2.5, "rate": 40, "notes": "fine", "ok": true, "day": "2026-01-05", "asset": "PV-1",
 	}}, 201).JSON()
-	return m["id"].(string)
+	p, err := env.Service.Authenticate(context.Background(), env.AdminKey)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return env, m["id"].(string), p
 }
 
 // BenchmarkGetMeasurement reads the same measurement through the service
 // (store read and view) and through the whole HTTP handler (authentication,
 // routing, encoding), without a network in between.
 func BenchmarkGetMeasurement(b *testing.B) {
-	env := tu.NewEnv(b, sqlstore.SQLite)
-	id := newServiceB(b, env)
-	p, err := env.Service.Authenticate(context.Background(), env.AdminKey)
-	if err != nil {
-		b.Fatal(err)
-	}
+	env, id, p := benchMeasurement(b)
 	b.Run("service", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {

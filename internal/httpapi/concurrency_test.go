@@ -92,10 +92,7 @@ func TestConcurrentActionsOnOneMeasurement(t *testing.T) {
 func TestConcurrentMeasurementNames(t *testing.T) {
 	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
 		env := tu.NewEnv(t, engine)
-		env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": "Admins", "roles": []string{"ADMIN"}}, 201)
-		p := env.Call(post, "/v1/process", env.AdminKey, map[string]any{"name": "Daily check", "code": "DC", "steps": []map[string]any{
-			{"label": "Check", "policyNames": []string{"Admins"}, "parameters": []map[string]any{{"name": "ok", "type": "BOOLEAN"}}},
-		}}, 201).JSON()
+		p := checkProcess(env, "Daily check", "DC")
 		const n = 50
 		servers := []*tu.Env{env}
 		if engine == sqlstore.Postgres { // and half of them through another replica
@@ -139,10 +136,7 @@ func TestConcurrentMeasurementNames(t *testing.T) {
 func TestLedgerAfterAFailedWrite(t *testing.T) {
 	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
 		env := tu.NewEnv(t, engine)
-		env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": "Admins", "roles": []string{"ADMIN"}}, 201)
-		p := env.Call(post, "/v1/process", env.AdminKey, map[string]any{"name": "Check", "code": "C", "steps": []map[string]any{
-			{"label": "Check", "policyNames": []string{"Admins"}, "parameters": []map[string]any{{"name": "ok", "type": "BOOLEAN"}}},
-		}}, 201).JSON()
+		p := checkProcess(env, "Check", "C")
 		create := func() map[string]any {
 			return env.Call(post, "/v1/measurements/simplified", env.AdminKey, map[string]any{"processUuid": p["id"], "parameters": map[string]any{"ok": true}}, 201).JSON()
 		}
@@ -255,4 +249,13 @@ func waitForALockWait(t *testing.T, env *tu.Env) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatal("no session waits for a lock")
+}
+
+// checkProcess creates the Admins policy and a one-step process (a BOOLEAN
+// "ok") that its admins act on.
+func checkProcess(env *tu.Env, name, code string) map[string]any {
+	env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": "Admins", "roles": []string{"ADMIN"}}, 201)
+	return env.Call(post, "/v1/process", env.AdminKey, map[string]any{"name": name, "code": code, "steps": []map[string]any{
+		{"label": "Check", "policyNames": []string{"Admins"}, "parameters": []map[string]any{{"name": "ok", "type": "BOOLEAN"}}},
+	}}, 201).JSON()
 }

@@ -156,9 +156,10 @@ func (t *tx) ReadMeasurement(orgID, id string) (wps.Measurement, wps.Process, []
 	md, mFinish := measurementFields(&m)
 	pd, pFinish := processHeadFields(&p)
 	head := append(append(md, pd...), &rev)
+	var raw sql.RawBytes
 	skip := make([]any, len(head)) // later rows repeat the head: read, not decoded again
 	for i := range skip {
-		skip[i] = new(sql.RawBytes)
+		skip[i] = &raw
 	}
 	actions := []wps.Action{}
 	for first := true; rows.Next(); first = false {
