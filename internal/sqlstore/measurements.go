@@ -595,6 +595,6 @@ func (t *tx) LatestWithValue(orgID, processID, paramID string, value any) (strin
 	var id string
 	err := t.queryRow(`SELECT a.measurement_id FROM actions a JOIN measurements m ON m.id = a.measurement_id
 		WHERE a.org_id = ? AND m.process_id = ? AND a.type = 'WRITE_DATA' AND a.superseded = ? AND a.reproved = ?
-		AND a.data LIKE ? ESCAPE '\' ORDER BY a.seq DESC`+limitN(1), orgID, processID, false, false, likePattern(needle)).Scan(&id)
+		AND a.data LIKE CAST(? AS TEXT) ESCAPE '\' ORDER BY a.seq DESC`+limitN(1), orgID, processID, false, false, likePattern(needle)).Scan(&id)
 	return id, t.err(err, "measurement", "")
 }

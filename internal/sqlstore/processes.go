@@ -215,7 +215,7 @@ func (t *tx) ListProcesses(orgID string, pg wps.Page, search string) ([]wps.Proc
 	where := `p.org_id = ? AND p.deleted_at IS NULL`
 	args := []any{orgID}
 	if search != "" {
-		where += ` AND (lower(p.name) LIKE ? ESCAPE '\' OR lower(p.label) LIKE ? ESCAPE '\')`
+		where += ` AND (lower(p.name) LIKE CAST(? AS TEXT) ESCAPE '\' OR lower(p.label) LIKE CAST(? AS TEXT) ESCAPE '\')`
 		pat := likePattern(strings.ToLower(search))
 		args = append(args, pat, pat)
 	}
@@ -315,7 +315,7 @@ func (t *tx) ProcessVersionsMentioning(orgID, text string) ([]wps.MentioningVers
 	rows, err := t.query(`SELECT v.process_id, v.version, v.steps, v.locked, v.created_at, p.name,
 			(p.deleted_at IS NULL AND p.version = v.version)
 		FROM process_versions v JOIN processes p ON p.id = v.process_id
-		WHERE v.org_id = ? AND v.steps LIKE ? ESCAPE '\' ORDER BY v.process_id, v.version`+t.forUpdate(), orgID, likePattern(text))
+		WHERE v.org_id = ? AND v.steps LIKE CAST(? AS TEXT) ESCAPE '\' ORDER BY v.process_id, v.version`+t.forUpdate(), orgID, likePattern(text))
 	if err != nil {
 		return nil, t.err(err, "", "")
 	}
