@@ -67,8 +67,13 @@ type Report struct {
 	CreateVsRaw      float64      `json:"createToRawCommitRatio"`
 	PeakRSSMB        float64      `json:"serverPeakRssMb"`
 	Paths            []PathResult `json:"paths"`
-	Dataset          int          `json:"datasetMeasurements,omitempty"`
-	DatasetSeconds   float64      `json:"datasetSeedSeconds,omitempty"`
+	// Ceiling is the same measurement answer served by a bare net/http
+	// server that does no work, driven the same way: the most the machine
+	// gives a GET of that size through net/http and this load generator.
+	Ceiling        PathResult `json:"getMeasurementCeiling"`
+	GetVsCeiling   float64    `json:"getMeasurementToCeilingRatio"`
+	Dataset        int        `json:"datasetMeasurements,omitempty"`
+	DatasetSeconds float64    `json:"datasetSeedSeconds,omitempty"`
 }
 
 const bootstrapKey = "wps_bench_0123456789abcdefghijklmnopqrstuvwxyzABCDEF"
@@ -164,6 +169,18 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 	rep.Paths = append(rep.Paths, run("GET /v1/measurements/{id}", func(c *client, rng *rand.Rand) (int, error) {
 		return c.do("GET", "/v1/measurements/"+pick(rng), seed.adminKey, nil, nil)
 	}))
+	if len(created) == 0 {
+		return nil, errors.New("no measurement was created")
+	}
+	body, err := c.get("/v1/measurements/"+created[0], seed.adminKey)
+	if err != nil {
+		return nil, err
+	}
+	logf("driving bare net/http serving the same %d-byte answer for %s...", len(body), opt.Duration)
+	rep.Ceiling = ceiling(ctx, body, seed.adminKey, opt.Clients, opt.Duration)
+	if rep.Ceiling.RPS > 0 {
+		rep.GetVsCeiling = rep.Paths[len(rep.Paths)-1].RPS / rep.Ceiling.RPS
+	}
 	rep.Paths = append(rep.Paths, run("GET /v1/process", func(c *client, _ *rand.Rand) (int, error) {
 		return c.do("GET", "/v1/process", seed.adminKey, nil, nil)
 	}))
@@ -192,6 +209,27 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 	}
 	rep.PeakRSSMB = srv.peakRSSMB()
 	return rep, nil
+}
+
+// ceiling serves body from a bare net/http server in this process, as the
+// server sends a measurement (chunked JSON), and drives it like a path. The
+// CPU columns stay empty: server and clients share this process.
+func ceiling(ctx context.Context, body []byte, key string, clients int, d time.Duration) PathResult {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return PathResult{}
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(body)
+	})}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+	r := drive(ctx, "http://"+ln.Addr().String(), clients, d, func(c *client, _ *rand.Rand) (int, error) {
+		return c.do("GET", "/", key, nil, nil)
+	})
+	r.Path = fmt.Sprintf("GET the same %.1f KB from bare net/http", float64(len(body))/1000)
+	return r
 }
 
 var errExhausted = errors.New("no more measurements to approve")
@@ -484,6 +522,16 @@ func (c *client) do(method, path, key string, body, out any) (int, error) {
 	return res.StatusCode, err
 }
 
+// get reads a GET's whole answer.
+func (c *client) get(path, key string) ([]byte, error) {
+	res, err := c.send("GET", path, key, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer res.Body.Close()
+	return io.ReadAll(res.Body)
+}
+
 func status(res *http.Response) int {
 	if res == nil {
 		return 0
@@ -500,6 +548,9 @@ func (r *Report) Table(w io.Writer) {
 	fmt.Fprintf(w, "%-52s %9s %7s %9s %8s %8s %8s %10s %10s\n", "path", "requests", "errors", "req/s", "p50 ms", "p95 ms", "p99 ms", "cpu µs/req", "client µs")
 	for _, p := range r.Paths {
 		fmt.Fprintf(w, "%-52s %9d %7d %9.0f %8.2f %8.2f %8.2f %10.0f %10.0f\n", p.Path, p.Requests, p.Errors, p.RPS, p.P50ms, p.P95ms, p.P99ms, p.ServerCPUus, p.ClientCPUus)
+	}
+	if c := r.Ceiling; c.RPS > 0 {
+		fmt.Fprintf(w, "\nceiling: %s: %.0f req/s (p99 %.2f ms); GET /v1/measurements/{id} reaches %.2f of it\n", c.Path, c.RPS, c.P99ms, r.GetVsCeiling)
 	}
 	if r.Dataset > 0 {
 		fmt.Fprintf(w, "\ndataset: %d measurements generated in %.1fs\n", r.Dataset, r.DatasetSeconds)
