@@ -288,7 +288,8 @@ func dataViews(a Action, st *Step) []DataView {
 	if st == nil {
 		return out
 	}
-	for _, p := range st.Parameters {
+	for i := range st.Parameters {
+		p := &st.Parameters[i]
 		v, ok := a.Data[p.ID]
 		if !ok || v == nil {
 			continue
@@ -304,17 +305,25 @@ func dataViews(a Action, st *Step) []DataView {
 	return out
 }
 
-func items(dataID string, p Parameter, v any) []DataItemView {
+// items shows one parameter's value as data items. They point at p (read
+// only: a view shares the version's steps), or for a TABLE at one copy of p
+// without its columns.
+func items(dataID string, p *Parameter, v any) []DataItemView {
 	param := p
-	param.Parameters = nil
+	if len(p.Parameters) > 0 {
+		c := *p
+		c.Parameters = nil
+		param = &c
+	}
 	if p.Type == TypeTable {
 		rows, _ := v.([]any)
 		out := make([]DataItemView, 0, len(rows))
 		for i, row := range rows {
 			m, _ := row.(map[string]any)
 			id := derivedID(dataID, "row", strconv.Itoa(i))
-			item := DataItemView{ID: id, DataItemID: id, Label: p.Label, Type: p.Type, ParameterID: p.ID, DataID: dataID, Index: i, Param: &param}
-			for _, col := range p.Parameters {
+			item := DataItemView{ID: id, DataItemID: id, Label: p.Label, Type: p.Type, ParameterID: p.ID, DataID: dataID, Index: i, Param: param}
+			for j := range p.Parameters {
+				col := &p.Parameters[j]
 				if cv, ok := m[col.ID]; ok && cv != nil {
 					item.DataItems = append(item.DataItems, items(id, col, cv)...)
 				}
@@ -327,8 +336,8 @@ func items(dataID string, p Parameter, v any) []DataItemView {
 	out := make([]DataItemView, 0, len(strs))
 	for i, s := range strs {
 		id := derivedID(dataID, p.ID, strconv.Itoa(i))
-		out = append(out, DataItemView{ID: id, DataItemID: id, Label: p.Label, Value: s, DisplayValue: DisplayValue(p, s), Type: p.Type,
-			ParameterID: p.ID, DataID: dataID, Index: i, Param: &param})
+		out = append(out, DataItemView{ID: id, DataItemID: id, Label: p.Label, Value: s, DisplayValue: DisplayValue(*p, s), Type: p.Type,
+			ParameterID: p.ID, DataID: dataID, Index: i, Param: param})
 	}
 	return out
 }
