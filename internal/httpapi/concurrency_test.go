@@ -243,7 +243,8 @@ func waitForALockWait(t *testing.T, env *tu.Env) {
 		return
 	}
 	for range 500 {
-		if env.RawInt(`SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FROM measurements m%'`) > 0 {
+		// The statement's start: pg_stat_activity keeps its first 1 KB.
+		if env.RawInt(`SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'SELECT m.id, m.org_id%'`) > 0 {
 			return
 		}
 		time.Sleep(10 * time.Millisecond)

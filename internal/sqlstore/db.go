@@ -632,11 +632,12 @@ type tx struct {
 	q        querier
 	ctx      context.Context
 	write    bool
-	hotHeld  chan struct{}  // the queue this transaction holds (hot)
-	newHead  *ledgerHead    // the ledger head this transaction moved to (headMoved)
-	versions []versionSteps // versions read, kept once committed
-	pending  []laterWrite   // PostgreSQL: writes not sent yet (later)
-	laterErr error          // the error of pending writes sent before a queryRow
+	hotHeld  chan struct{}    // the queue this transaction holds (hot)
+	newHead  *ledgerHead      // the ledger head this transaction moved to (headMoved)
+	versions []versionSteps   // versions read, kept once committed
+	hooks    *prefetchedHooks // PostgreSQL: an org's webhooks read along (hooksCol)
+	pending  []laterWrite     // PostgreSQL: writes not sent yet (later)
+	laterErr error            // the error of pending writes sent before a queryRow
 }
 
 // laterWrite is a write statement whose result nobody reads.

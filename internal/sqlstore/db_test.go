@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -224,6 +225,75 @@ func TestLaterWrites(t *testing.T) {
 			}
 			if _, err := tx.GetPolicy(org.ID, policy.ID); !wps.IsCode(err, wps.CodeNotFound) {
 				return fmt.Errorf("the failed transaction's policy: %v", err)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// A write transaction's webhooks, which PostgreSQL reads along with the
+// process (or measurement) it reads first, are the org's at that read, and
+// follow the transaction's own webhook changes.
+func TestWebhooksReadAlong(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		db := tu.OpenDB(t, engine)
+		org, other := newOrg(t, db), newOrg(t, db)
+		ctx := context.Background()
+		now := wps.At(tu.NewClock().Now())
+		p := wps.Process{ID: wps.NewID(), OrgID: org.ID, Code: "P", Name: "P", Label: "P", Version: 1, CreatedAt: now, UpdatedAt: now}
+		hook := func(orgID, url string, events ...string) wps.Webhook {
+			return wps.Webhook{ID: wps.NewID(), OrgID: orgID, URL: url, Events: events, CreatedAt: now, UpdatedAt: now}
+		}
+		a, b := hook(org.ID, "https://a.example", wps.EvMeasurementCreated), hook(org.ID, "https://b.example")
+		if err := db.Write(ctx, func(tx wps.Tx) error {
+			for _, w := range []wps.Webhook{a, hook(other.ID, "https://other.example")} {
+				if err := tx.CreateWebhook(w); err != nil {
+					return err
+				}
+			}
+			if err := tx.CreateProcess(p); err != nil {
+				return err
+			}
+			return tx.CreateProcessVersion(wps.ProcessVersion{ProcessID: p.ID, OrgID: org.ID, Version: 1, CreatedAt: now, Steps: []wps.Step{{ID: "s"}}})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		urls := func(tx wps.Tx) string {
+			list, err := tx.ListWebhooks(org.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []string
+			for _, w := range list {
+				out = append(out, fmt.Sprintf("%s %v %v %v", w.URL, w.Events, w.OrgID == org.ID, w.CreatedAt.Equal(now.Time)))
+			}
+			return strings.Join(out, " ")
+		}
+		if err := db.Write(ctx, func(tx wps.Tx) error {
+			if _, err := tx.GetProcess(org.ID, p.ID, 0); err != nil {
+				return err
+			}
+			if got, want := urls(tx), "https://a.example [measurement.created] true true"; got != want {
+				return fmt.Errorf("read along: %q, want %q", got, want)
+			}
+			if err := tx.CreateWebhook(b); err != nil {
+				return err
+			}
+			if got := urls(tx); !strings.Contains(got, "https://b.example") {
+				return fmt.Errorf("after creating one: %q", got)
+			}
+			return tx.DeleteWebhook(org.ID, a.ID)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Write(ctx, func(tx wps.Tx) error {
+			if _, err := tx.GetProcess(org.ID, p.ID, 0); err != nil {
+				return err
+			}
+			if got, want := urls(tx), "https://b.example [] true true"; got != want {
+				return fmt.Errorf("next transaction: %q, want %q", got, want)
 			}
 			return nil
 		}); err != nil {

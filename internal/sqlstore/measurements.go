@@ -107,11 +107,16 @@ func (t *tx) GetMeasurement(orgID, id string) (wps.Measurement, error) {
 // readMeasurement selects a measurement's columns, its process's
 // (processHead), the revision of its version, then one action per row
 // (nullActionCols; one row of empty values when it has none).
-var readMeasurement = `SELECT ` + prefixed("m.", measurementCols) + `, ` + processHead + `, v.revision, ` + nullActionCols + `
+// readMeasurementHooks has hooksCol's column after the revision.
+var readMeasurement, readMeasurementHooks = readMeasurementSQL(""), readMeasurementSQL(hooksSelect)
+
+func readMeasurementSQL(hooks string) string {
+	return `SELECT ` + prefixed("m.", measurementCols) + `, ` + processHead + `, v.revision` + hooks + `, ` + nullActionCols + `
 	FROM measurements m JOIN processes p ON p.id = m.process_id
 	JOIN process_versions v ON v.process_id = m.process_id AND v.version = m.version
 	LEFT JOIN actions a ON a.org_id = m.org_id AND a.measurement_id = m.id
 	WHERE m.org_id = ? AND m.id = ?` // sorted in Go: with ORDER BY a planner may walk the (org_id, seq) index
+}
 
 // nullActionCols are actionCols of a LEFT JOINed a, with empty values for no row.
 var nullActionCols = func() string {
@@ -140,13 +145,17 @@ func prefixed(prefix, cols string) string {
 
 // ReadMeasurement reads the version's steps only when db.versions lacks
 // that revision of them (versionSteps). In a PostgreSQL write transaction
-// it locks the measurement's row.
+// it locks the measurement's row and also reads the org's webhooks
+// (hooksCol).
 func (t *tx) ReadMeasurement(orgID, id string) (wps.Measurement, wps.Process, []wps.Action, error) {
-	q := readMeasurement
+	q, args, hooksText := readMeasurement, []any(nil), (*string)(nil)
+	if hooks, a, text := t.hooksCol(orgID); hooks != "" {
+		q, args, hooksText = readMeasurementHooks, a, text
+	}
 	if t.forUpdate() != "" {
 		q += ` FOR UPDATE OF m`
 	}
-	rows, err := t.query(q, orgID, id)
+	rows, err := t.query(q, append(args, orgID, id)...)
 	if err != nil {
 		return wps.Measurement{}, wps.Process{}, nil, t.err(err, "", "")
 	}
@@ -157,6 +166,9 @@ func (t *tx) ReadMeasurement(orgID, id string) (wps.Measurement, wps.Process, []
 	md, mFinish := measurementFields(&m)
 	pd, pFinish := processHeadFields(&p)
 	head := append(append(md, pd...), &rev)
+	if hooksText != nil {
+		head = append(head, hooksText)
+	}
 	var raw sql.RawBytes
 	skip := make([]any, len(head)) // later rows repeat the head: read, not decoded again
 	for i := range skip {
@@ -189,6 +201,7 @@ func (t *tx) ReadMeasurement(orgID, id string) (wps.Measurement, wps.Process, []
 	if m.ID == "" {
 		return m, p, nil, wps.NotFound("measurement")
 	}
+	t.keepHooks(orgID, hooksText)
 	if len(actions) != m.ActionCount {
 		// PostgreSQL: the statement waited for the measurement's lock and
 		// returned its row as the writer that held it committed it, but

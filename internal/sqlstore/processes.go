@@ -124,9 +124,10 @@ func processDup(err error, p wps.Process) string {
 	return "a process with code " + p.Code + " or label " + p.Label + " exists"
 }
 
+// GetProcess also reads the org's webhooks in a PostgreSQL write (hooksCol).
 func (t *tx) GetProcess(orgID, id string, version int) (wps.Process, error) {
-	q := `SELECT ` + processOne + ` ` + processJoin
-	args := []any{}
+	hooks, args, hooksText := t.hooksCol(orgID)
+	q := `SELECT ` + processOne + hooks + ` ` + processJoin
 	if version > 0 {
 		q += `?`
 		args = append(args, version)
@@ -134,16 +135,23 @@ func (t *tx) GetProcess(orgID, id string, version int) (wps.Process, error) {
 		q += `p.version`
 	}
 	q += ` WHERE p.org_id = ? AND p.id = ? AND p.deleted_at IS NULL`
-	p, err := t.oneProcess(q, append(args, orgID, id)...)
+	var extra []any
+	if hooksText != nil {
+		extra = append(extra, hooksText)
+	}
+	p, err := t.oneProcess(q, append(args, orgID, id), extra...)
+	if err == nil {
+		t.keepHooks(orgID, hooksText)
+	}
 	return p, t.err(err, "process", "")
 }
 
 // oneProcess reads the process a processOne query selects, with the steps
-// of the version it joined.
-func (t *tx) oneProcess(query string, args ...any) (wps.Process, error) {
+// of the version it joined, and scans the query's further columns into extra.
+func (t *tx) oneProcess(query string, args []any, extra ...any) (wps.Process, error) {
 	var version int
 	var rev int64
-	p, err := scanProcessHead(t.queryRow(query, args...), &version, &rev)
+	p, err := scanProcessHead(t.queryRow(query, args...), append([]any{&version, &rev}, extra...)...)
 	if err != nil {
 		return p, err
 	}
@@ -195,19 +203,19 @@ func recurrence(p wps.Process) string {
 }
 
 func (t *tx) GetProcessVersion(orgID, id string, version int) (wps.Process, error) {
-	p, err := t.oneProcess(`SELECT `+processOne+` `+processJoin+`? WHERE p.org_id = ? AND p.id = ?`, version, orgID, id)
+	p, err := t.oneProcess(`SELECT `+processOne+` `+processJoin+`? WHERE p.org_id = ? AND p.id = ?`, []any{version, orgID, id})
 	return p, t.err(err, "process version", "")
 }
 
 func (t *tx) FindProcessByLabel(orgID, label string) (wps.Process, error) {
 	p, err := t.oneProcess(`SELECT `+processOne+` `+processJoin+`p.version
-		WHERE p.org_id = ? AND p.label = ? AND p.deleted_at IS NULL`, orgID, label)
+		WHERE p.org_id = ? AND p.label = ? AND p.deleted_at IS NULL`, []any{orgID, label})
 	return p, t.err(err, "process", "")
 }
 
 func (t *tx) FindProcessByCode(orgID, code string) (wps.Process, error) {
 	p, err := t.oneProcess(`SELECT `+processOne+` `+processJoin+`p.version
-		WHERE p.org_id = ? AND p.code = ? AND p.deleted_at IS NULL`, orgID, code)
+		WHERE p.org_id = ? AND p.code = ? AND p.deleted_at IS NULL`, []any{orgID, code})
 	return p, t.err(err, "process", "")
 }
 

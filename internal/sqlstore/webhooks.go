@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"database/sql"
+	"slices"
 	"strings"
 
 	"wps/internal/wps"
@@ -32,6 +33,7 @@ func scanWebhook(s interface{ Scan(...any) error }) (wps.Webhook, error) {
 }
 
 func (t *tx) CreateWebhook(w wps.Webhook) error {
+	t.hooks = nil
 	_, err := t.exec(`INSERT INTO webhooks (`+webhookCols+`) VALUES (?, ?, ?, ?, ?, ?)`,
 		w.ID, w.OrgID, w.URL, jsonText(w.Events), w.CreatedAt.Millis(), w.UpdatedAt.Millis())
 	return t.err(err, "webhook", "webhook exists")
@@ -43,6 +45,9 @@ func (t *tx) GetWebhook(orgID, id string) (wps.Webhook, error) {
 }
 
 func (t *tx) ListWebhooks(orgID string) ([]wps.Webhook, error) {
+	if h := t.hooks; h != nil && h.orgID == orgID {
+		return slices.Clone(h.list), nil
+	}
 	rows, err := t.query(`SELECT `+webhookCols+` FROM webhooks WHERE org_id = ? ORDER BY id`, orgID)
 	if err != nil {
 		return nil, t.err(err, "", "")
@@ -51,13 +56,59 @@ func (t *tx) ListWebhooks(orgID string) ([]wps.Webhook, error) {
 	return list, t.err(err, "", "")
 }
 
+// prefetchedHooks are an org's webhooks, read by a PostgreSQL write
+// transaction with its first read of a process or a measurement (hooksCol):
+// a write that records actions needs them for its deliveries, and reading
+// them in a statement of their own is a round trip more.
+type prefetchedHooks struct {
+	orgID string
+	list  []wps.Webhook
+}
+
+// hooksCol returns, in a PostgreSQL write transaction that has not read
+// orgID's webhooks, a select-list column that reads them as JSON, its
+// argument and its scan destination (keepHooks takes it); else "".
+func (t *tx) hooksCol(orgID string) (string, []any, *string) {
+	if t.db.engine != Postgres || !t.write || (t.hooks != nil && t.hooks.orgID == orgID) {
+		return "", nil, nil
+	}
+	return hooksSelect, []any{orgID}, new(string)
+}
+
+// hooksSelect is hooksCol's column.
+const hooksSelect = `, (SELECT coalesce(json_agg(json_build_object('id', id, 'url', url, 'events', events::json,
+	'createdAt', created_at, 'updatedAt', updated_at) ORDER BY id), '[]'::json) FROM webhooks WHERE org_id = ?)`
+
+// keepHooks keeps the webhooks a hooksCol column read.
+func (t *tx) keepHooks(orgID string, text *string) {
+	if text == nil {
+		return
+	}
+	var rows []struct {
+		ID        string   `json:"id"`
+		URL       string   `json:"url"`
+		Events    []string `json:"events"`
+		CreatedAt int64    `json:"createdAt"`
+		UpdatedAt int64    `json:"updatedAt"`
+	}
+	fromJSON(*text, &rows)
+	h := &prefetchedHooks{orgID: orgID, list: make([]wps.Webhook, len(rows))}
+	for i, r := range rows {
+		h.list[i] = wps.Webhook{ID: r.ID, OrgID: orgID, URL: r.URL, Events: r.Events,
+			CreatedAt: wps.FromMillis(r.CreatedAt), UpdatedAt: wps.FromMillis(r.UpdatedAt)}
+	}
+	t.hooks = h
+}
+
 func (t *tx) UpdateWebhook(w wps.Webhook) error {
+	t.hooks = nil
 	res, err := t.exec(`UPDATE webhooks SET url = ?, events = ?, updated_at = ? WHERE org_id = ? AND id = ?`,
 		w.URL, jsonText(w.Events), w.UpdatedAt.Millis(), w.OrgID, w.ID)
 	return t.err(affected(res, err, "webhook"), "webhook", "")
 }
 
 func (t *tx) DeleteWebhook(orgID, id string) error {
+	t.hooks = nil
 	res, err := t.exec(`DELETE FROM webhooks WHERE org_id = ? AND id = ?`, orgID, id)
 	return t.err(affected(res, err, "webhook"), "webhook", "")
 }
