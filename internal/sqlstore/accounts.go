@@ -133,7 +133,7 @@ func (t *tx) SetUserRoles(orgID, userID string, roles []string, at wps.Time) err
 // [A-Z0-9_] strings, so that the quoted name matches exactly one element.
 func (t *tx) CountUsersWithRole(orgID, role string) (int, error) {
 	var n int
-	err := t.queryRow(`SELECT count(*) FROM users WHERE org_id = ? AND roles LIKE CAST(? AS TEXT)`, orgID, `%"`+role+`"%`).Scan(&n)
+	err := t.queryRow(`SELECT count(*) FROM users WHERE org_id = ? AND roles LIKE `+asText, orgID, `%"`+role+`"%`).Scan(&n)
 	return n, t.err(err, "", "")
 }
 

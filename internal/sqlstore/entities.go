@@ -40,10 +40,8 @@ func (t *tx) FindEntityByName(orgID, name string) (wps.Entity, error) {
 	return e, t.err(err, "entity", "")
 }
 
-// likePattern matches s anywhere, with LIKE's wildcards escaped. Queries
-// bind it as LIKE CAST(? AS TEXT): SQLite re-prepares a statement whose
-// LIKE pattern is a bare parameter every time it is bound (the pattern
-// might allow an index), which made each such query cost twice as much.
+// likePattern matches s anywhere, with LIKE's wildcards escaped; bind it
+// as asText.
 func likePattern(s string) string {
 	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 	return "%" + r.Replace(s) + "%"
@@ -53,7 +51,7 @@ func (t *tx) ListEntities(orgID string, p wps.Page, search string) ([]wps.Entity
 	where := `org_id = ? AND deleted_at IS NULL`
 	args := []any{orgID}
 	if search != "" {
-		where += ` AND (lower(name) LIKE CAST(? AS TEXT) ESCAPE '\' OR lower(label) LIKE CAST(? AS TEXT) ESCAPE '\')`
+		where += ` AND (lower(name) LIKE ` + asText + ` ESCAPE '\' OR lower(label) LIKE ` + asText + ` ESCAPE '\')`
 		pat := likePattern(strings.ToLower(search))
 		args = append(args, pat, pat)
 	}
@@ -83,7 +81,7 @@ func (t *tx) SoftDeleteEntity(orgID, id string, at wps.Time) error {
 
 func (t *tx) EntitiesMentioning(orgID, text string) ([]wps.Entity, error) {
 	rows, err := t.query(`SELECT `+entityCols+` FROM entities WHERE org_id = ? AND deleted_at IS NULL
-		AND (parameters LIKE CAST(? AS TEXT) ESCAPE '\' OR view_policy_names LIKE CAST(? AS TEXT) ESCAPE '\') ORDER BY id`, orgID, likePattern(text), likePattern(text))
+		AND (parameters LIKE `+asText+` ESCAPE '\' OR view_policy_names LIKE `+asText+` ESCAPE '\') ORDER BY id`, orgID, likePattern(text), likePattern(text))
 	if err != nil {
 		return nil, t.err(err, "", "")
 	}
@@ -94,7 +92,7 @@ func (t *tx) EntitiesMentioning(orgID, text string) ([]wps.Entity, error) {
 // EntityReferrers finds the id in the stored definitions of other live
 // entities: ids are UUIDs, so a text match is exact.
 func (t *tx) EntityReferrers(orgID, entityID string) ([]string, error) {
-	rows, err := t.query(`SELECT name FROM entities WHERE org_id = ? AND deleted_at IS NULL AND id <> ? AND parameters LIKE CAST(? AS TEXT) ESCAPE '\'
+	rows, err := t.query(`SELECT name FROM entities WHERE org_id = ? AND deleted_at IS NULL AND id <> ? AND parameters LIKE `+asText+` ESCAPE '\'
 		ORDER BY name`, orgID, entityID, likePattern(`"`+entityID+`"`))
 	if err != nil {
 		return nil, t.err(err, "", "")

@@ -223,7 +223,7 @@ func (t *tx) ListProcesses(orgID string, pg wps.Page, search string) ([]wps.Proc
 	where := `p.org_id = ? AND p.deleted_at IS NULL`
 	args := []any{orgID}
 	if search != "" {
-		where += ` AND (lower(p.name) LIKE CAST(? AS TEXT) ESCAPE '\' OR lower(p.label) LIKE CAST(? AS TEXT) ESCAPE '\')`
+		where += ` AND (lower(p.name) LIKE ` + asText + ` ESCAPE '\' OR lower(p.label) LIKE ` + asText + ` ESCAPE '\')`
 		pat := likePattern(strings.ToLower(search))
 		args = append(args, pat, pat)
 	}
@@ -323,7 +323,7 @@ func (t *tx) ProcessVersionsMentioning(orgID, text string) ([]wps.MentioningVers
 	rows, err := t.query(`SELECT v.process_id, v.version, v.steps, v.locked, v.created_at, p.name,
 			(p.deleted_at IS NULL AND p.version = v.version)
 		FROM process_versions v JOIN processes p ON p.id = v.process_id
-		WHERE v.org_id = ? AND v.steps LIKE CAST(? AS TEXT) ESCAPE '\' ORDER BY v.process_id, v.version`+t.forUpdate(), orgID, likePattern(text))
+		WHERE v.org_id = ? AND v.steps LIKE `+asText+` ESCAPE '\' ORDER BY v.process_id, v.version`+t.forUpdate(), orgID, likePattern(text))
 	if err != nil {
 		return nil, t.err(err, "", "")
 	}
