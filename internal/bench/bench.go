@@ -165,19 +165,21 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 		}
 		return seed.approve(c, created[i])
 	}))
+	if len(created) == 0 {
+		return nil, errors.New("no measurement was created")
+	}
 	pick := func(rng *rand.Rand) string { return created[rng.IntN(len(created))] }
 	rep.Paths = append(rep.Paths, run("GET /v1/measurements/{id}", func(c *client, rng *rand.Rand) (int, error) {
 		return c.do("GET", "/v1/measurements/"+pick(rng), seed.adminKey, nil, nil)
 	}))
-	if len(created) == 0 {
-		return nil, errors.New("no measurement was created")
-	}
 	body, err := c.get("/v1/measurements/"+created[0], seed.adminKey)
 	if err != nil {
 		return nil, err
 	}
 	logf("driving bare net/http serving the same %d-byte answer for %s...", len(body), opt.Duration)
-	rep.Ceiling = ceiling(ctx, body, seed.adminKey, opt.Clients, opt.Duration)
+	if rep.Ceiling, err = ceiling(ctx, body, seed.adminKey, opt.Clients, opt.Duration); err != nil {
+		return nil, fmt.Errorf("ceiling: %w", err)
+	}
 	if rep.Ceiling.RPS > 0 {
 		rep.GetVsCeiling = rep.Paths[len(rep.Paths)-1].RPS / rep.Ceiling.RPS
 	}
@@ -214,10 +216,10 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 // ceiling serves body from a bare net/http server in this process, as the
 // server sends a measurement (chunked JSON), and drives it like a path. The
 // CPU columns stay empty: server and clients share this process.
-func ceiling(ctx context.Context, body []byte, key string, clients int, d time.Duration) PathResult {
+func ceiling(ctx context.Context, body []byte, key string, clients int, d time.Duration) (PathResult, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return PathResult{}
+		return PathResult{}, err
 	}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -229,7 +231,7 @@ func ceiling(ctx context.Context, body []byte, key string, clients int, d time.D
 		return c.do("GET", "/", key, nil, nil)
 	})
 	r.Path = fmt.Sprintf("GET the same %.1f KB from bare net/http", float64(len(body))/1000)
-	return r
+	return r, nil
 }
 
 var errExhausted = errors.New("no more measurements to approve")

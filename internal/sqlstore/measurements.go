@@ -204,8 +204,10 @@ func (t *tx) ReadMeasurement(orgID, id string) (wps.Measurement, wps.Process, []
 	if len(actions) != m.ActionCount {
 		// PostgreSQL: the statement waited for the measurement's lock and
 		// returned its row as the writer that held it committed it, but
-		// the actions as they were when the statement began. A new
-		// statement sees that writer's actions and changes.
+		// the actions (and the webhooks) as they were when the statement
+		// began. A new statement sees that writer's actions and changes;
+		// ListWebhooks reads the webhooks again.
+		t.hooks = nil
 		if actions, err = t.ListActions(orgID, id); err != nil {
 			return m, p, nil, err
 		}

@@ -46,7 +46,7 @@ func (t *tx) GetWebhook(orgID, id string) (wps.Webhook, error) {
 
 func (t *tx) ListWebhooks(orgID string) ([]wps.Webhook, error) {
 	if h := t.hooks; h != nil && h.orgID == orgID {
-		return slices.Clone(h.list), nil
+		return slices.Clone(h.list), nil // their Events are shared: read only
 	}
 	rows, err := t.query(`SELECT `+webhookCols+` FROM webhooks WHERE org_id = ? ORDER BY id`, orgID)
 	if err != nil {
