@@ -264,6 +264,25 @@ func TestProcessVersionsAndSeats(t *testing.T) {
 		if m2 := env.Call(post, "/v1/measurements", env.AdminKey, map[string]any{"processId": id}, 201).JSON(); m2["version"] != 2.0 || len(m2["process"].(map[string]any)["steps"].([]any)) != 5 {
 			t.Fatalf("new measurement: version %v", m2["version"])
 		}
+		// The list shows each measurement by its own version: the steps open
+		// in it, as the measurement itself shows them.
+		listed := env.Call(get, "/v1/measurements?processId="+id, env.AdminKey, nil, 200).JSON()["data"].([]any)
+		if len(listed) != 2 {
+			t.Fatalf("listed %d measurements", len(listed))
+		}
+		for _, l := range listed {
+			l := l.(map[string]any)
+			full := env.Call(get, "/v1/measurements/"+l["id"].(string), env.AdminKey, nil, 200).JSON()
+			var open []any
+			for _, st := range full["process"].(map[string]any)["steps"].([]any) {
+				if st := st.(map[string]any); st["status"] == "OPEN" {
+					open = append(open, st["id"])
+				}
+			}
+			if l["version"] != full["version"] || len(open) == 0 || fmt.Sprint(l["openStepIds"]) != fmt.Sprint(open) {
+				t.Fatalf("listed %v (version %v), shown open %v (version %v)", l["openStepIds"], l["version"], open, full["version"])
+			}
+		}
 
 		t.Run("step deletion", func(t *testing.T) {
 			repair := steps(latest)[1]["id"].(string)

@@ -232,7 +232,9 @@ func (t *tx) UpdateMeasurement(m wps.Measurement, oldStatus string) error {
 	return t.err(err, "", "")
 }
 
-func (t *tx) ListMeasurements(orgID string, q wps.MeasurementQuery) ([]wps.Measurement, int, error) {
+// ListMeasurements takes each measurement's steps from db.versions by the
+// revision the page's statement reads with it.
+func (t *tx) ListMeasurements(orgID string, q wps.MeasurementQuery) ([]wps.ListedMeasurement, int, error) {
 	var where strings.Builder
 	where.WriteString(`org_id = ?`)
 	args := []any{orgID}
@@ -269,21 +271,44 @@ func (t *tx) ListMeasurements(orgID string, q wps.MeasurementQuery) ([]wps.Measu
 			count, cargs = count+` AND status = `+asText, append(cargs, q.Status)
 		}
 	}
-	// The total rides on each row: the page and its total are one statement,
-	// so one snapshot, even outside a transaction.
+	// The total and the revision of the measurement's version ride on each
+	// row: the page, its total and its versions are one statement, so one
+	// snapshot, even outside a transaction. The versions are joined to the
+	// page only, not to the rows an OFFSET skips.
 	var total int
-	rows, err := t.query(`SELECT (`+count+`), `+measurementCols+` FROM measurements WHERE `+where.String()+` ORDER BY id DESC`+page(q.Page),
+	rows, err := t.query(`SELECT pg.*, v.revision FROM (SELECT (`+count+`) AS total, `+measurementCols+` FROM measurements
+		WHERE `+where.String()+` ORDER BY id DESC`+page(q.Page)+`) pg
+		JOIN process_versions v ON v.process_id = pg.process_id AND v.version = pg.version ORDER BY pg.id DESC`,
 		append(slices.Clip(cargs), args...)...)
 	if err != nil {
 		return nil, 0, t.err(err, "", "")
 	}
-	list, err := collect(rows, func(s interface{ Scan(...any) error }) (wps.Measurement, error) {
-		return scanMeasurement(withTotal{s, &total})
-	})
-	if err == nil && len(list) == 0 { // no rows on this page: the total alone
-		err = t.queryRow(count, cargs...).Scan(&total)
+	type listed struct {
+		m   wps.Measurement
+		rev int64
 	}
-	return list, total, t.err(err, "", "")
+	page, err := collect(rows, func(s interface{ Scan(...any) error }) (listed, error) {
+		var l listed
+		var err error
+		l.m, err = scanMeasurement(withTotal{row: s, total: &total, extra: []any{&l.rev}})
+		return l, err
+	})
+	if err != nil {
+		return nil, 0, t.err(err, "", "")
+	}
+	if len(page) == 0 { // no rows on this page: the total alone
+		err = t.queryRow(count, cargs...).Scan(&total)
+		return nil, total, t.err(err, "", "")
+	}
+	list := make([]wps.ListedMeasurement, len(page))
+	for i, l := range page {
+		steps, err := t.versionSteps(l.m.ProcessID, l.m.Version, l.rev)
+		if err != nil {
+			return nil, 0, t.err(err, "process version", "")
+		}
+		list[i] = wps.ListedMeasurement{Measurement: l.m, Steps: steps}
+	}
+	return list, total, nil
 }
 
 // asText binds a value that SQLite must not look into when it plans:
@@ -292,14 +317,16 @@ func (t *tx) ListMeasurements(orgID string, q wps.MeasurementQuery) ([]wps.Measu
 // re-prepare the statement every time it is bound (18% of a list's CPU).
 const asText = `CAST(? AS TEXT)`
 
-// withTotal scans a row's first column into total, the rest into dest.
+// withTotal scans a row's first column into total, the next into dest,
+// the last into extra.
 type withTotal struct {
 	row   interface{ Scan(...any) error }
 	total *int
+	extra []any
 }
 
 func (w withTotal) Scan(dest ...any) error {
-	return w.row.Scan(append([]any{w.total}, dest...)...)
+	return w.row.Scan(append(append([]any{w.total}, dest...), w.extra...)...)
 }
 
 // SetOpenSteps keeps the rows of steps still open in the same opening (and

@@ -244,7 +244,7 @@ func (t *tx) ListProcesses(orgID string, pg wps.Page, search string) ([]wps.Proc
 	heads, err := collect(rows, func(s interface{ Scan(...any) error }) (head, error) {
 		var h head
 		var err error
-		h.p, err = scanProcessHead(withTotal{s, &total}, &h.version, &h.rev)
+		h.p, err = scanProcessHead(withTotal{row: s, total: &total}, &h.version, &h.rev)
 		return h, err
 	})
 	if err == nil && len(heads) == 0 { // no rows on this page: the total alone

@@ -56,6 +56,13 @@ type OpenStep struct {
 	DueAt         *Time
 }
 
+// ListedMeasurement is a measurement of a list with the steps of its
+// version (shared with other readers: read only).
+type ListedMeasurement struct {
+	Measurement
+	Steps []Step
+}
+
 // MeasurementQuery filters and pages measurements.
 type MeasurementQuery struct {
 	Page          Page

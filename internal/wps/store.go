@@ -116,7 +116,7 @@ type Tx interface {
 	ReadMeasurement(orgID, id string) (Measurement, Process, []Action, error)
 	// UpdateMeasurement saves state and status; oldStatus keeps the counts right.
 	UpdateMeasurement(m Measurement, oldStatus string) error
-	ListMeasurements(orgID string, q MeasurementQuery) ([]Measurement, int, error)
+	ListMeasurements(orgID string, q MeasurementQuery) ([]ListedMeasurement, int, error)
 	// SetOpenSteps replaces the measurement's open steps.
 	SetOpenSteps(orgID, measurementID string, steps []OpenStep) error
 

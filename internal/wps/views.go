@@ -627,23 +627,14 @@ func (s *Service) ListMeasurements(ctx context.Context, p *Principal, q Measurem
 	out := []MeasurementSummary{}
 	var total int
 	q.Now = s.Now()
-	err := s.store.View(ctx, func(tx Tx) error { // the page and its total are one statement
+	err := s.store.View(ctx, func(tx Tx) error { // the page, its total and its versions are one statement
 		list, n, err := tx.ListMeasurements(p.OrgID, q)
 		if err != nil {
 			return err
 		}
 		total = n
-		versions := map[string]Process{}
 		for _, m := range list {
-			key := m.ProcessID + "@" + strconv.Itoa(m.Version)
-			proc, ok := versions[key]
-			if !ok {
-				if proc, err = tx.GetProcessVersion(p.OrgID, m.ProcessID, m.Version); err != nil {
-					return err
-				}
-				versions[key] = proc
-			}
-			r := &run{tx: tx, p: p, m: m, proc: proc, def: engineDef(proc.Steps)}
+			r := &run{tx: tx, p: p, m: m.Measurement, proc: Process{Steps: m.Steps}, def: engineDef(m.Steps)}
 			out = append(out, r.summary())
 		}
 		return nil
