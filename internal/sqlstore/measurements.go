@@ -287,7 +287,7 @@ func (t *tx) ListMeasurements(orgID string, q wps.MeasurementQuery) ([]wps.Liste
 		m   wps.Measurement
 		rev int64
 	}
-	page, err := collect(rows, func(s interface{ Scan(...any) error }) (listed, error) {
+	got, err := collect(rows, func(s interface{ Scan(...any) error }) (listed, error) {
 		var l listed
 		var err error
 		l.m, err = scanMeasurement(withTotal{row: s, total: &total, extra: []any{&l.rev}})
@@ -296,12 +296,12 @@ func (t *tx) ListMeasurements(orgID string, q wps.MeasurementQuery) ([]wps.Liste
 	if err != nil {
 		return nil, 0, t.err(err, "", "")
 	}
-	if len(page) == 0 { // no rows on this page: the total alone
+	if len(got) == 0 { // no rows on this page: the total alone
 		err = t.queryRow(count, cargs...).Scan(&total)
 		return nil, total, t.err(err, "", "")
 	}
-	list := make([]wps.ListedMeasurement, len(page))
-	for i, l := range page {
+	list := make([]wps.ListedMeasurement, len(got))
+	for i, l := range got {
 		steps, err := t.versionSteps(l.m.ProcessID, l.m.Version, l.rev)
 		if err != nil {
 			return nil, 0, t.err(err, "process version", "")
