@@ -106,6 +106,9 @@ func TestConcurrentMeasurementNames(t *testing.T) {
 				defer wg.Done()
 				res := servers[i%len(servers)].Do(tu.Request{Method: post, Path: "/v1/measurements/simplified", Key: env.AdminKey,
 					Body: map[string]any{"processUuid": p["id"], "parameters": map[string]any{"ok": true}}})
+				if res.Status != 201 {
+					t.Logf("%d %s", res.Status, res.Body)
+				}
 				if res.Status == 201 {
 					m := res.JSON()
 					names[i] = m["name"].(string)
@@ -191,7 +194,7 @@ func TestActionAfterWaitingForTheMeasurement(t *testing.T) {
 					return err
 				}
 				a := actions[0]
-				a.ID, a.Data, a.CreatedAt = wps.NewID(), map[string]any{paramA: 5.0}, wps.At(env.Clock.Now())
+				a.ID, a.Data, a.CreatedAt, a.TransactionHash = wps.NewID(), map[string]any{paramA: 5.0}, wps.At(env.Clock.Now()), ""
 				if err := tx.AppendLedger(env.OrgID, []*wps.Action{&a}, func(_ int, seq int64, prev string) {
 					a.Seq, a.PrevHash = seq, prev
 					a.LedgerHash = wps.LedgerHash(prev, a, "")

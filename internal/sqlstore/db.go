@@ -20,13 +20,15 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+	"github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
 	"github.com/pressly/goose/v3"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -75,7 +77,7 @@ type DB struct {
 	steps    stepsCache
 	versions versionCache
 	hot      [16]chan struct{} // PostgreSQL: queues for orgs' contended rows (tx.hot)
-	heads    sync.Map          // org → the ledgerHead this process last wrote (tx.AppendLedger)
+	heads    sync.Map          // org → its ledgerHead this process last wrote (SQLite) or committed (PostgreSQL) (tx.AppendLedger)
 }
 
 var _ wps.Store = (*DB)(nil)
@@ -326,29 +328,32 @@ func (db *DB) Write(ctx context.Context, fn func(wps.Tx) error) error {
 	}
 }
 
+// writeOnce runs fn in a transaction on a connection of the pool. The
+// transaction's last statements are sent with its COMMIT, in one round trip
+// (tx.send): the rows every writer of an org contends for are locked by
+// those statements, so they are held inside PostgreSQL only, for the
+// statements and the flush, never across a round trip to this process.
 func (db *DB) writeOnce(ctx context.Context, fn func(wps.Tx) error) error {
-	sqltx, err := db.write.BeginTx(ctx, nil)
+	c, err := db.write.Conn(ctx)
 	if err != nil {
 		return db.txErr(ctx, err)
 	}
-	t := &tx{db: db, q: sqltx, ctx: ctx, write: true}
+	defer c.Close()
+	if _, err := c.ExecContext(ctx, "BEGIN"); err != nil {
+		return db.txErr(ctx, err)
+	}
+	t := &tx{db: db, q: c, conn: c, ctx: ctx, write: true}
 	defer t.releaseHot()
 	err = call(fn, t)
 	if err == nil {
-		err = t.flush()
+		err = t.send(true)
 	}
 	if err != nil {
-		_ = sqltx.Rollback()
+		// After a failed statement the transaction is aborted and its COMMIT
+		// was not run; after a failed COMMIT there is none, and this only warns.
+		_, _ = c.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
 		t.forgetHead()
 		return err
-	}
-	// The next writer of the org may lock its contended rows now: its
-	// statements wait for this commit inside PostgreSQL and run as soon as
-	// it is done, instead of being sent only then.
-	t.releaseHot()
-	if err := sqltx.Commit(); err != nil {
-		t.forgetHead()
-		return db.txErr(ctx, err)
 	}
 	t.committed()
 	return nil
@@ -630,26 +635,30 @@ type querier interface {
 type tx struct {
 	db       *DB
 	q        querier
+	conn     *sql.Conn // PostgreSQL write: the connection q is, for pipelines (send)
 	ctx      context.Context
 	write    bool
 	hotHeld  chan struct{}    // the queue this transaction holds (hot)
 	newHead  *ledgerHead      // the ledger head this transaction moved to (headMoved)
 	versions []versionSteps   // versions read, kept once committed
 	hooks    *prefetchedHooks // PostgreSQL: an org's webhooks read along (hooksCol)
-	pending  []laterWrite     // PostgreSQL: writes not sent yet (later)
+	pending  []laterWrite     // PostgreSQL: writes not sent yet (later, deferTop)
 	laterErr error            // the error of pending writes sent before a queryRow
 }
 
-// laterWrite is a write statement whose result nobody reads.
+// laterWrite is a write statement not sent yet.
 type laterWrite struct {
 	query string
 	args  []any
+	top   bool                 // a statement of its own (deferTop), never a WITH query of another
+	read  func(pgx.Rows) error // reads its rows, if anything does (deferTop)
+	dup   string               // what a unique violation of it means
 }
 
 // later runs a write whose result (rows affected, returned columns) nobody
 // reads. SQLite runs it at once. PostgreSQL sends it with the transaction's
-// next write, as a data-modifying WITH of it, or before the next read and
-// before the commit: one round trip fewer each. Its error is the error of
+// next write, as a data-modifying WITH of it, or before the next read, or
+// with the COMMIT: one round trip fewer each. Its error is the error of
 // the statement that carried it. Two writes of one statement see the same
 // snapshot, so a later write must not touch rows that the statement
 // carrying it touches.
@@ -658,46 +667,132 @@ func (t *tx) later(query string, args ...any) error {
 		_, err := t.exec(query, args...)
 		return err
 	}
-	t.pending = append(t.pending, laterWrite{query, args})
+	t.pending = append(t.pending, laterWrite{query: query, args: args})
 	return nil
 }
 
+// deferTop keeps a PostgreSQL write statement to send with the
+// transaction's next read or with its COMMIT (send), in one round trip with
+// the others kept; the later writes made before it ride on it. read, if
+// not nil, reads its rows then. Nothing can act on its result before the
+// COMMIT runs: the statement must fail by itself when what it writes
+// would be wrong.
+func (t *tx) deferTop(query string, args []any, dup string, read func(pgx.Rows) error) {
+	i := len(t.pending)
+	for i > 0 && !t.pending[i-1].top {
+		i--
+	}
+	query, args = withLater(t.pending[i:], query, args)
+	t.pending = append(t.pending[:i], laterWrite{query: query, args: args, top: true, read: read, dup: dup})
+}
+
+// withLater prefixes a write statement with writes as WITH queries.
+func withLater(ws []laterWrite, query string, args []any) (string, []any) {
+	if len(ws) == 0 {
+		return query, args
+	}
+	ctes := make([]string, len(ws))
+	var all []any
+	for i, w := range ws {
+		ctes[i] = fmt.Sprintf("later%d AS (%s)", i, w.query)
+		all = append(all, w.args...)
+	}
+	query = strings.TrimSpace(query)
+	for _, with := range []string{"WITH RECURSIVE ", "WITH "} {
+		if rest, ok := strings.CutPrefix(query, with); ok {
+			return with + strings.Join(ctes, ", ") + ", " + rest, append(all, args...)
+		}
+	}
+	return "WITH " + strings.Join(ctes, ", ") + " " + query, append(all, args...)
+}
+
 // carry prefixes a write statement with the pending writes as WITH
-// queries; before any other statement it sends them first.
+// queries; before any other statement, or when a pending statement stands
+// on its own, it sends them first.
 func (t *tx) carry(query string, args []any) (string, []any, error) {
 	if len(t.pending) == 0 {
 		return query, args, nil
 	}
-	query = strings.TrimSpace(query)
-	head, _, _ := strings.Cut(query, " ")
+	head, _, _ := strings.Cut(strings.TrimSpace(query), " ")
 	switch strings.ToUpper(head) {
 	case "INSERT", "UPDATE", "DELETE", "WITH":
-	default:
-		return query, args, t.flush()
+		if !slices.ContainsFunc(t.pending, func(w laterWrite) bool { return w.top }) {
+			query, args = withLater(t.pending, query, args)
+			t.pending = nil
+			return query, args, nil
+		}
 	}
-	ctes := make([]string, len(t.pending))
-	var all []any
-	for i, w := range t.pending {
-		ctes[i] = fmt.Sprintf("later%d AS (%s)", i, w.query)
-		all = append(all, w.args...)
-	}
-	t.pending = nil
-	with := "WITH " + strings.Join(ctes, ", ")
-	if rest, ok := strings.CutPrefix(query, "WITH "); ok {
-		return with + ", " + rest, append(all, args...), nil
-	}
-	return with + " " + query, append(all, args...), nil
+	return query, args, t.send(false)
 }
 
-// flush sends the pending writes in one statement.
-func (t *tx) flush() error {
-	if len(t.pending) == 0 {
+// send sends the pending writes, and the COMMIT if commit, in one round
+// trip (a pipeline), then reads their results. Later writes after the last
+// statement of its own ride on the last of them. The org's queue (hot) is
+// let go once a COMMIT is sent: the next writer's statements then wait
+// inside PostgreSQL for the locks this one holds until it commits.
+func (t *tx) send(commit bool) error {
+	if t.conn == nil {
 		return nil
 	}
-	last := t.pending[len(t.pending)-1]
-	t.pending = t.pending[:len(t.pending)-1]
-	_, err := t.exec(last.query, last.args...)
-	return t.err(err, "", "")
+	ws := t.pending
+	t.pending = nil
+	if i := len(ws) - 1; i >= 0 && !ws[i].top { // the trailing later writes ride on their last
+		j := i
+		for j > 0 && !ws[j-1].top {
+			j--
+		}
+		q, args := withLater(ws[j:i], ws[i].query, ws[i].args)
+		ws = append(ws[:j], laterWrite{query: q, args: args})
+	}
+	if len(ws) == 0 && !commit {
+		return nil
+	}
+	var b pgx.Batch
+	for _, w := range ws {
+		b.Queue(t.rebind(w.query), w.args...)
+	}
+	if commit {
+		b.Queue("COMMIT")
+	}
+	return t.conn.Raw(func(dc any) error {
+		br := dc.(*stdlib.Conn).Conn().SendBatch(t.ctx, &b)
+		if commit {
+			t.releaseHot()
+		}
+		err := t.results(br, ws)
+		if err == nil && commit {
+			if _, err = br.Exec(); err != nil {
+				err = t.db.txErr(t.ctx, err)
+			}
+		}
+		if cerr := br.Close(); err == nil && cerr != nil {
+			err = t.db.txErr(t.ctx, cerr)
+		}
+		return err
+	})
+}
+
+// results reads the results of a pipeline's writes, up to the first error.
+func (t *tx) results(br pgx.BatchResults, ws []laterWrite) error {
+	for _, w := range ws {
+		var err error
+		if w.read != nil {
+			var rows pgx.Rows
+			if rows, err = br.Query(); err == nil {
+				err = w.read(rows)
+				rows.Close()
+				if err == nil {
+					err = rows.Err()
+				}
+			}
+		} else {
+			_, err = br.Exec()
+		}
+		if err != nil {
+			return t.err(err, "", w.dup)
+		}
+	}
+	return nil
 }
 
 // rebind turns a query written with ? placeholders into the engine's form.

@@ -3,9 +3,12 @@ package sqlstore
 import (
 	"cmp"
 	"database/sql"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/jackc/pgx/v5"
 
 	"wps/internal/wps"
 )
@@ -91,10 +94,16 @@ func (t *tx) createMeasurementPG(m *wps.Measurement, namePrefix string, open []w
 		q.WriteString(`) AS v (step_id, opening, opened_at, due_at))`)
 	}
 	q.WriteString(` SELECT seq FROM m`)
-	if err := t.queryRow(q.String(), args...).Scan(&m.Seq); err != nil {
-		return t.err(err, "process", "measurement exists")
-	}
-	m.Name = namePrefix + "-" + strconv.FormatInt(m.Seq, 10)
+	t.deferTop(q.String(), args, "measurement exists", func(rows pgx.Rows) error {
+		if !rows.Next() {
+			return t.err(cmp.Or(rows.Err(), sql.ErrNoRows), "process", "measurement exists")
+		}
+		if err := rows.Scan(&m.Seq); err != nil {
+			return err
+		}
+		m.Name = namePrefix + "-" + strconv.FormatInt(m.Seq, 10)
+		return nil
+	})
 	return nil
 }
 
@@ -399,13 +408,17 @@ func actionFields(a *wps.Action) ([]any, func() error) {
 // at once (a job rolled back leaves it stale, which the check catches),
 // and the check saves a read per write.
 func (t *tx) AppendLedger(orgID string, actions []*wps.Action, link func(i int, seq int64, prev string)) error {
-	pg := t.db.engine == Postgres
 	if err := t.hot(orgID); err != nil {
 		return err
 	}
-	if h, ok := t.db.heads.Load(orgID); ok {
+	h, known := t.db.heads.Load(orgID)
+	if known && t.db.engine == Postgres {
+		t.linkPG(orgID, actions, link)
+		return nil
+	}
+	if known {
 		head := h.(ledgerHead)
-		rows, args, next := linkActions(actions, head, link, pg)
+		rows, args, next := linkActions(actions, head, link)
 		moved, err := t.moveHead(head, next, rows, args)
 		if err != nil || moved {
 			return err
@@ -415,7 +428,7 @@ func (t *tx) AppendLedger(orgID string, actions []*wps.Action, link func(i int, 
 	if err != nil {
 		return err
 	}
-	rows, args, next := linkActions(actions, ledgerHead{orgID, seq, prev}, link, t.db.engine == Postgres)
+	rows, args, next := linkActions(actions, ledgerHead{orgID, seq, prev}, link)
 	if _, err := t.exec(`INSERT INTO actions (`+actionCols+`) VALUES `+rows, args...); err != nil {
 		return t.err(err, "action", "action exists")
 	}
@@ -427,48 +440,93 @@ func (t *tx) AppendLedger(orgID string, actions []*wps.Action, link func(i int, 
 	return nil
 }
 
-// moveHead moves the org's ledger head from head to next and inserts the
+// linkPG inserts the actions after the org's ledger head and moves the
+// head, in one statement sent with the COMMIT (deferTop). PostgreSQL links
+// them itself, under the head's row lock: each action's seq, prevHash and
+// ledgerHash (SHA-256 over the previous hash and wps.LedgerParts around the
+// seq), so the statement never assumes a head and the next writer's waits
+// inside PostgreSQL. link then fills in the actions from its rows, and the
+// hashes must agree. Without a head row (only the first link of an org
+// creates it, in AppendLedger's other path) the seq is NULL and the insert
+// fails.
+func (t *tx) linkPG(orgID string, actions []*wps.Action, link func(i int, seq int64, prev string)) {
+	var vals strings.Builder
+	args := []any{orgID}
+	for i, a := range actions {
+		if i > 0 {
+			vals.WriteString(", ")
+		}
+		vals.WriteString(`(?::integer, ?::bytea, ?::bytea, ?::text, ?::text, ?::text, ?::text, ?::text, ?::integer, ?::text, ?::text, ?::text,
+			?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::boolean, ?::boolean, ?::bigint)`)
+		before, after := wps.LedgerParts(*a, a.TransactionHash)
+		args = append(args, i+1, before, after, a.TransactionHash, a.ID, a.OrgID, a.MeasurementID, a.StepID, a.Opening, a.Type, a.UserID,
+			a.Username, jsonText(a.UserRoles), a.Role, a.PolicyName, a.TokenID, a.Observation, jsonText(a.Data), a.ReprovesActionID,
+			a.Reproved, a.Superseded, a.CreatedAt.Millis())
+	}
+	args = append(args, orgID, len(actions))
+	q := `WITH RECURSIVE cur AS (SELECT seq, hash FROM ledger_heads WHERE org_id = ? FOR UPDATE),
+		v (i, before, after, client, id, org_id, measurement_id, step_id, opening, type, user_id, username, user_roles, role,
+			policy_name, token_id, observation, data, reproves_action_id, reproved, superseded, created_at) AS (VALUES ` + vals.String() + `),
+		chain (i, seq, prev, hash) AS (SELECT 0, seq, ''::text, hash FROM cur
+			UNION ALL SELECT v.i, c.seq + 1, c.hash,
+				encode(sha256(convert_to(c.hash, 'UTF8') || v.before || convert_to((c.seq + 1)::text, 'UTF8') || v.after), 'hex')
+			FROM chain c JOIN v ON v.i = c.i + 1),
+		a AS (INSERT INTO actions (` + actionCols + `)
+			SELECT v.id, v.org_id, v.measurement_id, v.step_id, v.opening, c.seq, v.type, v.user_id, v.username, v.user_roles, v.role,
+				v.policy_name, v.token_id, v.observation, CASE WHEN v.client = '' THEN c.hash ELSE v.client END, v.data,
+				v.reproves_action_id, v.reproved, v.superseded, c.prev, c.hash, v.created_at
+			FROM v LEFT JOIN chain c ON c.i = v.i),
+		h AS (UPDATE ledger_heads l SET seq = c.seq, hash = c.hash FROM chain c WHERE l.org_id = ? AND c.i = ?)
+		SELECT i, seq, prev, hash FROM chain WHERE i > 0`
+	t.deferTop(q, args, "action exists", func(rows pgx.Rows) error {
+		n := 0
+		for ; rows.Next(); n++ {
+			var i int
+			var seq int64
+			var prev, hash string
+			if err := rows.Scan(&i, &seq, &prev, &hash); err != nil {
+				return err
+			}
+			link(i-1, seq, prev)
+			if got := actions[i-1].LedgerHash; got != hash {
+				return wps.Internal(fmt.Errorf("ledger: PostgreSQL hashed action %s to %s, LedgerHash to %s", actions[i-1].ID, hash, got))
+			}
+		}
+		if err := rows.Err(); err != nil || n == len(actions) {
+			return err
+		}
+		return wps.Internal(fmt.Errorf("ledger: %d of %d actions linked", n, len(actions)))
+	})
+}
+
+// moveHead moves SQLite's ledger head from head to next and inserts the
 // actions linked between them (rows, args), only if the head is still
 // head. It reports whether it was.
 func (t *tx) moveHead(head, next ledgerHead, rows string, args []any) (bool, error) {
-	cas := []any{next.seq, next.hash, head.org, head.seq, head.hash}
-	if t.db.engine == Postgres {
-		// cur waits for a transaction that moved the head and has not
-		// committed yet, then reads the head it committed: an UPDATE alone
-		// would compare with the head of its snapshot, from before that move.
-		res, err := t.exec(`WITH cur AS (SELECT seq, hash FROM ledger_heads WHERE org_id = ? FOR UPDATE),
-			h AS (UPDATE ledger_heads l SET seq = ?, hash = ? FROM cur WHERE l.org_id = ? AND cur.seq = ? AND cur.hash = ? RETURNING l.org_id)
-			INSERT INTO actions (`+actionCols+`) SELECT v.* FROM h, (VALUES `+rows+`) AS v`, append(append([]any{head.org}, cas...), args...)...)
-		if err != nil {
-			return false, t.err(err, "action", "action exists")
-		}
-		if n, err := res.RowsAffected(); err != nil || n == 0 {
-			return false, nil
-		}
-	} else {
-		res, err := t.exec(`UPDATE ledger_heads SET seq = ?, hash = ? WHERE org_id = ? AND seq = ? AND hash = ?`, cas...)
-		if err != nil {
-			return false, t.err(err, "ledger head", "")
-		}
-		if n, err := res.RowsAffected(); err != nil || n == 0 {
-			return false, nil
-		}
-		if _, err := t.exec(`INSERT INTO actions (`+actionCols+`) VALUES `+rows, args...); err != nil {
-			return false, t.err(err, "action", "action exists")
-		}
+	res, err := t.exec(`UPDATE ledger_heads SET seq = ?, hash = ? WHERE org_id = ? AND seq = ? AND hash = ?`,
+		next.seq, next.hash, head.org, head.seq, head.hash)
+	if err != nil {
+		return false, t.err(err, "ledger head", "")
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return false, nil
+	}
+	if _, err := t.exec(`INSERT INTO actions (`+actionCols+`) VALUES `+rows, args...); err != nil {
+		return false, t.err(err, "action", "action exists")
 	}
 	t.headMoved(next)
 	return true, nil
 }
 
-// headMoved records the head this transaction moved to, for the org's
-// next transaction: it links its actions to it and moves the head only if
-// the row still holds it (moveHead). On PostgreSQL that transaction may
-// read it before this one commits (writeOnce releases hot first): its move
-// waits for the commit, and finds the row unchanged if this one failed.
+// headMoved records the head this transaction moved to. On SQLite the
+// org's next transaction links its actions to it and moves the head only
+// if the row still holds it (moveHead). On PostgreSQL it only tells, once
+// committed, that the org's head row exists, so that linkPG may lock it.
 func (t *tx) headMoved(next ledgerHead) {
-	t.db.heads.Store(next.org, next)
 	t.newHead = &next
+	if t.db.engine == SQLite {
+		t.db.heads.Store(next.org, next)
+	}
 }
 
 // forgetHead drops the head of a transaction that did not commit (only to
@@ -487,14 +545,8 @@ type ledgerHead struct {
 }
 
 // linkActions links actions after head and returns their VALUES rows,
-// arguments and the new head. PostgreSQL needs the types spelled out in a
-// VALUES list that is not an INSERT's own.
-func linkActions(actions []*wps.Action, head ledgerHead, link func(i int, seq int64, prev string), typed bool) (string, []any, ledgerHead) {
-	row := `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	if typed {
-		row = `(?::text, ?::text, ?::text, ?::text, ?::integer, ?::bigint, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text,
-			?::text, ?::text, ?::text, ?::text, ?::boolean, ?::boolean, ?::text, ?::text, ?::bigint)`
-	}
+// arguments and the new head.
+func linkActions(actions []*wps.Action, head ledgerHead, link func(i int, seq int64, prev string)) (string, []any, ledgerHead) {
 	var rows strings.Builder
 	var args []any
 	for i, a := range actions {
@@ -504,7 +556,7 @@ func linkActions(actions []*wps.Action, head ledgerHead, link func(i int, seq in
 		if i > 0 {
 			rows.WriteString(", ")
 		}
-		rows.WriteString(row)
+		rows.WriteString(`(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 		args = append(args, a.ID, a.OrgID, a.MeasurementID, a.StepID, a.Opening, a.Seq, a.Type, a.UserID, a.Username, jsonText(a.UserRoles), a.Role,
 			a.PolicyName, a.TokenID, a.Observation, a.TransactionHash, jsonText(a.Data), a.ReprovesActionID, a.Reproved, a.Superseded,
 			a.PrevHash, a.LedgerHash, a.CreatedAt.Millis())

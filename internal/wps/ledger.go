@@ -1,6 +1,7 @@
 package wps
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -34,6 +35,27 @@ type ledgerBody struct {
 // LedgerHash is SHA-256 over the previous link's hash and the action's
 // canonical JSON. clientHash is the transactionHash the client sent ("" if none).
 func LedgerHash(prev string, a Action, clientHash string) string {
+	h := sha256.New()
+	h.Write([]byte(prev))
+	h.Write(ledgerJSON(a, clientHash))
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// LedgerParts is the action's canonical JSON before and after its seq, for a
+// store that links actions inside the database: LedgerHash(prev, a, c) is
+// SHA-256 over prev, before, the seq in decimal and after.
+func LedgerParts(a Action, clientHash string) (before, after []byte) {
+	a.Seq = 0
+	body := ledgerJSON(a, clientHash)
+	// "seq" follows "id" and "orgId", whose quotes inside are escaped.
+	before, after, ok := bytes.Cut(body, []byte(`,"seq":0,`))
+	if !ok {
+		panic("ledger body without seq")
+	}
+	return append(before, `,"seq":`...), append([]byte(","), after...)
+}
+
+func ledgerJSON(a Action, clientHash string) []byte {
 	roles := a.UserRoles
 	if roles == nil {
 		roles = []string{}
@@ -49,10 +71,7 @@ func LedgerHash(prev string, a Action, clientHash string) string {
 	if err != nil {
 		panic(err) // plain values only
 	}
-	h := sha256.New()
-	h.Write([]byte(prev))
-	h.Write(body)
-	return hex.EncodeToString(h.Sum(nil))
+	return body
 }
 
 // LedgerReport is the answer of a ledger verification.

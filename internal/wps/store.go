@@ -131,9 +131,11 @@ type Tx interface {
 	LedgerHead(orgID string) (seq int64, hash string, err error)
 	// AppendLedger writes actions as the next links of the org's ledger:
 	// link is called for each (by index, in order) with its seq and the
-	// previous link's hash, and must set the action's seq and hashes; it may
-	// be called again for all of them if the head moved meanwhile. The head
-	// stays locked until commit, so call it last.
+	// previous link's hash, and must set the action's seq and hashes as
+	// LedgerHash does, with the action's TransactionHash until then as the
+	// client's ("" for none): a store may link them in the database. It may
+	// be called again for all of them if the head moved meanwhile, and only
+	// at commit. The head stays locked until commit, so call it last.
 	AppendLedger(orgID string, actions []*Action, link func(i int, seq int64, prev string)) error
 
 	// ClaimUniqueValue records that a measurement holds a unique parameter's
