@@ -233,6 +233,37 @@ func TestLaterWrites(t *testing.T) {
 	})
 }
 
+// A measurement whose statement fails (here: no such process) fails its
+// transaction, also on PostgreSQL, where the statement is sent with the
+// COMMIT: the event written before it is not kept.
+func TestFailedMeasurementKeepsNothing(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		db := tu.OpenDB(t, engine)
+		org := newOrg(t, db)
+		ctx := context.Background()
+		now := wps.At(tu.NewClock().Now())
+		ev := wps.Event{ID: wps.NewID(), OrgID: org.ID, Type: wps.EvMeasurementCreated, Payload: []byte(`{}`), CreatedAt: now}
+		m := wps.Measurement{ID: wps.NewID(), OrgID: org.ID, ProcessID: wps.NewID(), Version: 1, Status: "STAGE_OPEN", CreatedAt: now, UpdatedAt: now}
+		err := db.Write(ctx, func(tx wps.Tx) error {
+			if err := tx.InsertEvents([]wps.Event{ev}); err != nil {
+				return err
+			}
+			return tx.CreateMeasurement(&m, "X", nil)
+		})
+		if err == nil {
+			t.Fatal("a measurement of no process was created")
+		}
+		if err := db.Read(ctx, func(tx wps.Tx) error {
+			if _, err := tx.GetEvent(org.ID, ev.ID); !wps.IsCode(err, wps.CodeNotFound) {
+				return fmt.Errorf("the failed transaction's event: %v", err)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
 // A write transaction's webhooks, which PostgreSQL reads along with the
 // process (or measurement) it reads first, are the org's at that read, and
 // follow the transaction's own webhook changes.

@@ -37,9 +37,11 @@ func measurementFields(m *wps.Measurement) ([]any, func()) {
 }
 
 // CreateMeasurement takes the next number, inserts the measurement, counts
-// it and inserts its open steps. On PostgreSQL that is one statement, so
-// that the process's sequence row is locked for one round trip and the
-// commit, not five: concurrent creations of a process queue on that row.
+// it and inserts its open steps. On PostgreSQL that is one statement, sent
+// with the next read or the COMMIT (deferTop), so that the process's
+// sequence row is locked only inside PostgreSQL, for the statements and the
+// flush: concurrent creations of a process queue on that row. The number
+// and the name are set when it has run.
 func (t *tx) CreateMeasurement(m *wps.Measurement, namePrefix string, open []wps.OpenStep) error {
 	if err := t.hot(m.OrgID); err != nil {
 		return err
@@ -74,7 +76,7 @@ func (t *tx) createMeasurementPG(m *wps.Measurement, namePrefix string, open []w
 	var q strings.Builder
 	q.WriteString(`WITH s AS (UPDATE processes SET next_seq = next_seq + 1 WHERE org_id = ? AND id = ? RETURNING next_seq - 1 AS seq),
 		m AS (INSERT INTO measurements (` + measurementCols + `)
-			SELECT ?, ?, ?, ?, ? || '-' || s.seq, s.seq, ?, ?, ?, ?, ?, ? FROM s RETURNING id, seq),
+			SELECT ?, ?, ?, ?, ? || '-' || s.seq, s.seq, ?, ?, ?, ?, ?, ? FROM (SELECT) one LEFT JOIN s ON true RETURNING id, seq),
 		c AS (INSERT INTO measurement_counts (org_id, process_id, status, n) SELECT ?, ?, ?, 1 FROM m
 			ON CONFLICT (org_id, process_id, status) DO UPDATE SET n = measurement_counts.n + 1)`)
 	args := []any{m.OrgID, m.ProcessID,
@@ -94,6 +96,8 @@ func (t *tx) createMeasurementPG(m *wps.Measurement, namePrefix string, open []w
 		q.WriteString(`) AS v (step_id, opening, opened_at, due_at))`)
 	}
 	q.WriteString(` SELECT seq FROM m`)
+	// Without the process's row the seq is NULL and the insert fails: the
+	// COMMIT sent with it must not commit what rides on it.
 	t.deferTop(q.String(), args, "measurement exists", func(rows pgx.Rows) error {
 		if !rows.Next() {
 			return t.err(cmp.Or(rows.Err(), sql.ErrNoRows), "process", "measurement exists")
@@ -395,18 +399,16 @@ func actionFields(a *wps.Action) ([]any, func() error) {
 // AppendLedger links the actions after the org's ledger head, inserts
 // them and moves the head.
 //
-// The head is usually known without reading it: db.heads holds the head
-// this process last wrote. The head row is moved only if it is still that
-// one, which keeps a stale entry harmless: the head is then read and the
-// actions linked again.
+// On PostgreSQL, once this process has seen the org's head row committed
+// (db.heads), one statement sent with the COMMIT links them under the
+// head's lock (linkPG). Before that, and on SQLite without a known head,
+// the head is read (and created, and locked) first.
 //
-// On PostgreSQL the entry is kept once its transaction commits, and the
-// transaction holds its org's queue (tx.hot), so the entry is the newest
-// unless another replica moved the head. One statement moves the head and
-// inserts the actions only if it did, so the head row is locked for one
-// round trip and the commit. On SQLite the single writer keeps the entry
-// at once (a job rolled back leaves it stale, which the check catches),
-// and the check saves a read per write.
+// On SQLite the head is usually known without reading it: db.heads holds
+// the head the single writer last wrote, at once (a job rolled back leaves
+// it stale). The head row is moved only if it is still that one, which
+// keeps a stale entry harmless: the head is then read and the actions
+// linked again. That saves a read per write.
 func (t *tx) AppendLedger(orgID string, actions []*wps.Action, link func(i int, seq int64, prev string)) error {
 	if err := t.hot(orgID); err != nil {
 		return err
