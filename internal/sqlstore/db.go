@@ -76,8 +76,8 @@ type DB struct {
 	rebinds  sync.Map // query text → PostgreSQL form
 	steps    stepsCache
 	versions versionCache
-	stripes  [16]stripe        // PostgreSQL: queues for orgs' contended rows (tx.hot)
-	heads    sync.Map          // org → its ledgerHead this process last wrote (SQLite) or committed (PostgreSQL) (tx.AppendLedger)
+	stripes  [16]stripe // PostgreSQL: queues for orgs' contended rows (tx.hot)
+	heads    sync.Map   // org → its ledgerHead this process last wrote (SQLite) or committed (PostgreSQL) (tx.AppendLedger)
 }
 
 var _ wps.Store = (*DB)(nil)
