@@ -339,9 +339,6 @@ func (db *DB) writeOnce(ctx context.Context, fn func(wps.Tx) error) error {
 		return db.txErr(ctx, err)
 	}
 	defer c.Close()
-	if _, err := c.ExecContext(ctx, "BEGIN"); err != nil {
-		return db.txErr(ctx, err)
-	}
 	t := &tx{db: db, q: c, conn: c, ctx: ctx, write: true}
 	defer t.releaseHot()
 	err = call(fn, t)
@@ -349,9 +346,12 @@ func (db *DB) writeOnce(ctx context.Context, fn func(wps.Tx) error) error {
 		err = t.send(true)
 	}
 	if err != nil {
-		// After a failed statement the transaction is aborted and its COMMIT
-		// was not run; after a failed COMMIT there is none, and this only warns.
-		_, _ = c.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		// After a failed statement a transaction begun is aborted and its
+		// COMMIT was not run; after a failed COMMIT there is none, and this
+		// only warns. An implicit transaction (send) is gone already.
+		if t.begun {
+			_, _ = c.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		}
 		t.forgetHead()
 		return err
 	}
@@ -651,6 +651,7 @@ type tx struct {
 	write    bool
 	stripe   *stripe          // PostgreSQL: the stripe of the org whose contended rows it writes (hot)
 	turn     bool             // it holds the stripe's turn
+	begun    bool             // PostgreSQL write: BEGIN was sent (begin)
 	newHead  *ledgerHead      // the ledger head this transaction moved to (headMoved)
 	versions []versionSteps   // versions read, kept once committed
 	hooks    *prefetchedHooks // PostgreSQL: an org's webhooks read along (hooksCol)
@@ -723,25 +724,47 @@ func withLater(ws []laterWrite, query string, args []any) (string, []any) {
 // on its own, it sends them first.
 func (t *tx) carry(query string, args []any) (string, []any, error) {
 	if len(t.pending) == 0 {
-		return query, args, nil
+		return query, args, t.begin(query)
 	}
+	if writes(query) && !slices.ContainsFunc(t.pending, func(w laterWrite) bool { return w.top }) {
+		query, args = withLater(t.pending, query, args)
+		t.pending = nil
+		return query, args, t.begin(query)
+	}
+	if err := t.send(false); err != nil {
+		return query, args, err
+	}
+	return query, args, t.begin(query)
+}
+
+// writes reports whether a statement may write or lock rows.
+func writes(query string) bool {
 	head, _, _ := strings.Cut(strings.TrimSpace(query), " ")
-	switch strings.ToUpper(head) {
-	case "INSERT", "UPDATE", "DELETE", "WITH":
-		if !slices.ContainsFunc(t.pending, func(w laterWrite) bool { return w.top }) {
-			query, args = withLater(t.pending, query, args)
-			t.pending = nil
-			return query, args, nil
-		}
+	return !strings.EqualFold(head, "SELECT") || strings.Contains(query, "FOR UPDATE") || strings.Contains(query, "FOR SHARE")
+}
+
+// begin sends a PostgreSQL write transaction's BEGIN before its first
+// statement that writes or locks: its reads before that run on their own,
+// as they would see the same in the transaction (READ COMMITTED gives each
+// statement its own snapshot), and a transaction whose only writes go with
+// its COMMIT sends no BEGIN at all (send).
+func (t *tx) begin(query string) error {
+	if t.conn == nil || t.begun || !writes(query) {
+		return nil
 	}
-	return query, args, t.send(false)
+	t.begun = true
+	_, err := t.conn.ExecContext(t.ctx, "BEGIN")
+	return err
 }
 
 // send sends the pending writes, and the COMMIT if commit, in one round
 // trip (a pipeline), then reads their results. Later writes after the last
-// statement of its own ride on the last of them. A COMMIT is sent with a
-// place among the stripe's sent ones, and the stripe's turn is let go once
-// it is (see stripe).
+// statement of its own ride on the last of them. In a transaction not begun
+// yet, the pipeline is one: without BEGIN and COMMIT, PostgreSQL runs the
+// statements of a pipeline as one implicit transaction, committed at its
+// end; to send writes before a read, it begins one. A commit is sent with
+// a place among the stripe's sent ones, and the stripe's turn is let go
+// once it is (see stripe).
 func (t *tx) send(commit bool) error {
 	if t.conn == nil {
 		return nil
@@ -756,14 +779,19 @@ func (t *tx) send(commit bool) error {
 		q, args := withLater(ws[j:i], ws[i].query, ws[i].args)
 		ws = append(ws[:j], laterWrite{query: q, args: args})
 	}
-	if len(ws) == 0 && !commit {
+	if len(ws) == 0 && (!commit || !t.begun) {
 		return nil
 	}
 	var b pgx.Batch
+	begins, commits := !t.begun && !commit, commit && t.begun
+	if begins {
+		b.Queue("BEGIN")
+		t.begun = true
+	}
 	for _, w := range ws {
 		b.Queue(t.rebind(w.query), w.args...)
 	}
-	if commit {
+	if commits {
 		b.Queue("COMMIT")
 	}
 	if commit && t.stripe != nil {
@@ -779,14 +807,23 @@ func (t *tx) send(commit bool) error {
 		if commit {
 			t.releaseHot()
 		}
-		err := t.results(br, ws)
-		if err == nil && commit {
-			if _, err = br.Exec(); err != nil {
-				err = t.db.txErr(t.ctx, err)
-			}
+		var err error
+		if begins {
+			_, err = br.Exec()
 		}
-		if cerr := br.Close(); err == nil && cerr != nil {
-			err = t.db.txErr(t.ctx, cerr)
+		if err == nil {
+			err = t.results(br, ws)
+		}
+		if err == nil && commits {
+			_, err = br.Exec()
+		}
+		// Close reads the pipeline to its end: an implicit transaction
+		// commits there.
+		if cerr := br.Close(); err == nil {
+			err = cerr
+		}
+		if we := (*wps.Error)(nil); err != nil && !errors.As(err, &we) {
+			return t.db.txErr(t.ctx, err)
 		}
 		return err
 	})

@@ -234,21 +234,32 @@ func TestLaterWrites(t *testing.T) {
 }
 
 // A measurement whose statement fails (here: no such process) fails its
-// transaction, also on PostgreSQL, where the statement is sent with the
-// COMMIT: the event written before it is not kept.
+// transaction, also on PostgreSQL, where the statements go with the COMMIT
+// (or, with no BEGIN sent, make one implicit transaction): neither the event
+// written before it nor the measurement created before it is kept.
 func TestFailedMeasurementKeepsNothing(t *testing.T) {
 	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
 		db := tu.OpenDB(t, engine)
 		org := newOrg(t, db)
 		ctx := context.Background()
 		now := wps.At(tu.NewClock().Now())
+		p := wps.Process{ID: wps.NewID(), OrgID: org.ID, Code: "P", Name: "P", Label: "P", Version: 1, CreatedAt: now, UpdatedAt: now}
+		if err := db.Write(ctx, func(tx wps.Tx) error { return tx.CreateProcess(p) }); err != nil {
+			t.Fatal(err)
+		}
 		ev := wps.Event{ID: wps.NewID(), OrgID: org.ID, Type: wps.EvMeasurementCreated, Payload: []byte(`{}`), CreatedAt: now}
-		m := wps.Measurement{ID: wps.NewID(), OrgID: org.ID, ProcessID: wps.NewID(), Version: 1, Status: "STAGE_OPEN", CreatedAt: now, UpdatedAt: now}
+		measurement := func(processID string) wps.Measurement {
+			return wps.Measurement{ID: wps.NewID(), OrgID: org.ID, ProcessID: processID, Version: 1, Status: "STAGE_OPEN", CreatedAt: now, UpdatedAt: now}
+		}
+		kept, orphan := measurement(p.ID), measurement(wps.NewID())
 		err := db.Write(ctx, func(tx wps.Tx) error {
 			if err := tx.InsertEvents([]wps.Event{ev}); err != nil {
 				return err
 			}
-			return tx.CreateMeasurement(&m, "X", nil)
+			if err := tx.CreateMeasurement(&kept, "P", nil); err != nil {
+				return err
+			}
+			return tx.CreateMeasurement(&orphan, "X", nil)
 		})
 		if err == nil {
 			t.Fatal("a measurement of no process was created")
@@ -257,9 +268,16 @@ func TestFailedMeasurementKeepsNothing(t *testing.T) {
 			if _, err := tx.GetEvent(org.ID, ev.ID); !wps.IsCode(err, wps.CodeNotFound) {
 				return fmt.Errorf("the failed transaction's event: %v", err)
 			}
+			if _, err := tx.GetMeasurement(org.ID, kept.ID); !wps.IsCode(err, wps.CodeNotFound) {
+				return fmt.Errorf("the failed transaction's first measurement: %v", err)
+			}
 			return nil
 		}); err != nil {
 			t.Fatal(err)
+		}
+		next := measurement(p.ID)
+		if err := db.Write(ctx, func(tx wps.Tx) error { return tx.CreateMeasurement(&next, "P", nil) }); err != nil || next.Name != "P-1" {
+			t.Fatalf("the next measurement: %q, %v", next.Name, err)
 		}
 	})
 }
