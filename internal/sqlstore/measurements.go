@@ -448,9 +448,10 @@ func (t *tx) AppendLedger(orgID string, actions []*wps.Action, link func(i int, 
 // ledgerHash (SHA-256 over the previous hash and wps.LedgerParts around the
 // seq), so the statement never assumes a head and the next writer's waits
 // inside PostgreSQL. link then fills in the actions from its rows, and the
-// hashes must agree. Without a head row (only the first link of an org
-// creates it, in AppendLedger's other path) the seq is NULL and the insert
-// fails.
+// hashes must agree: TestLedgerParts and the ledger's verification hold
+// them to it, as this check comes after the statement (and a COMMIT sent
+// with it) ran. Without a head row (only the first link of an org creates
+// it, in AppendLedger's other path) the seq is NULL and the insert fails.
 func (t *tx) linkPG(orgID string, actions []*wps.Action, link func(i int, seq int64, prev string)) {
 	var vals strings.Builder
 	args := []any{orgID}

@@ -52,7 +52,7 @@ func LedgerParts(a Action, clientHash string) (before, after []byte) {
 	if !ok {
 		panic("ledger body without seq")
 	}
-	return append(before, `,"seq":`...), append([]byte(","), after...)
+	return append(before[:len(before):len(before)], `,"seq":`...), append([]byte(","), after...)
 }
 
 func ledgerJSON(a Action, clientHash string) []byte {
