@@ -42,6 +42,11 @@ func newOrg(t *testing.T, db *sqlstore.DB) wps.Org {
 	return o
 }
 
+// newProcess is a process of org with code P, not written yet.
+func newProcess(org wps.Org, now wps.Time) wps.Process {
+	return wps.Process{ID: wps.NewID(), OrgID: org.ID, Code: "P", Name: "P", Label: "P", Version: 1, CreatedAt: now, UpdatedAt: now}
+}
+
 // Concurrent writes, half of which fail after writing: every success is
 // kept, every failure leaves nothing behind, whatever batch they shared.
 func TestWritesAreIsolatedInABatch(t *testing.T) {
@@ -130,7 +135,7 @@ func TestVersionStepsAfterRollback(t *testing.T) {
 		org := newOrg(t, db)
 		ctx := context.Background()
 		now := wps.At(tu.NewClock().Now())
-		p := wps.Process{ID: wps.NewID(), OrgID: org.ID, Code: "P", Name: "P", Label: "P", Version: 1, CreatedAt: now, UpdatedAt: now}
+		p := newProcess(org, now)
 		version := func(label string) wps.ProcessVersion {
 			return wps.ProcessVersion{ProcessID: p.ID, OrgID: org.ID, Version: 1, CreatedAt: now, Steps: []wps.Step{{ID: "s", Label: label}}}
 		}
@@ -243,7 +248,7 @@ func TestFailedMeasurementKeepsNothing(t *testing.T) {
 		org := newOrg(t, db)
 		ctx := context.Background()
 		now := wps.At(tu.NewClock().Now())
-		p := wps.Process{ID: wps.NewID(), OrgID: org.ID, Code: "P", Name: "P", Label: "P", Version: 1, CreatedAt: now, UpdatedAt: now}
+		p := newProcess(org, now)
 		if err := db.Write(ctx, func(tx wps.Tx) error { return tx.CreateProcess(p) }); err != nil {
 			t.Fatal(err)
 		}
@@ -291,7 +296,7 @@ func TestWebhooksReadAlong(t *testing.T) {
 		org, other := newOrg(t, db), newOrg(t, db)
 		ctx := context.Background()
 		now := wps.At(tu.NewClock().Now())
-		p := wps.Process{ID: wps.NewID(), OrgID: org.ID, Code: "P", Name: "P", Label: "P", Version: 1, CreatedAt: now, UpdatedAt: now}
+		p := newProcess(org, now)
 		hook := func(orgID, url string, events ...string) wps.Webhook {
 			return wps.Webhook{ID: wps.NewID(), OrgID: orgID, URL: url, Events: events, CreatedAt: now, UpdatedAt: now}
 		}
