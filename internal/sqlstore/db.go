@@ -11,6 +11,7 @@
 package sqlstore
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"embed"
@@ -24,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -76,8 +78,9 @@ type DB struct {
 	rebinds  sync.Map // query text → PostgreSQL form
 	steps    stepsCache
 	versions versionCache
-	stripes  [16]stripe // PostgreSQL: queues for orgs' contended rows (tx.hot)
-	heads    sync.Map   // org → its ledgerHead this process last wrote (SQLite) or committed (PostgreSQL) (tx.AppendLedger)
+	stripes  [16]stripe   // PostgreSQL: queues for orgs' contended rows (tx.hot)
+	retries  atomic.Int64 // PostgreSQL: writes run again (Retries)
+	heads    sync.Map     // org → its ledgerHead this process last wrote (SQLite) or committed (PostgreSQL) (tx.AppendLedger)
 }
 
 var _ wps.Store = (*DB)(nil)
@@ -324,9 +327,15 @@ func (db *DB) Write(ctx context.Context, fn func(wps.Tx) error) error {
 		if !retryable(err) || attempt == 9 {
 			return err
 		}
+		db.retries.Add(1)
+		db.log.Info("write retried", "attempt", attempt+1, "err", err)
 		time.Sleep(time.Duration(attempt+1) * 2 * time.Millisecond)
 	}
 }
+
+// Retries counts the PostgreSQL writes run again after a deadlock or a
+// serialization failure since Open.
+func (db *DB) Retries() int64 { return db.retries.Load() }
 
 // writeOnce runs fn in a transaction on a connection of the pool. The
 // transaction's last statements are sent with its COMMIT, in one round trip
@@ -340,10 +349,10 @@ func (db *DB) writeOnce(ctx context.Context, fn func(wps.Tx) error) error {
 	}
 	defer c.Close()
 	t := &tx{db: db, q: c, conn: c, ctx: ctx, write: true}
-	defer t.releaseHot()
+	defer t.leaveStripe()
 	err = call(fn, t)
 	if err == nil {
-		err = t.send(true)
+		err = call(func(wps.Tx) error { return t.send(true) }, t) // a panic in a statement's read too
 	}
 	if err != nil {
 		// After a failed statement a transaction begun is aborted and its
@@ -362,18 +371,18 @@ func (db *DB) writeOnce(ctx context.Context, fn func(wps.Tx) error) error {
 // stripe queues the PostgreSQL write transactions of this process whose
 // orgs hash to it, for the rows that every writer of an org contends for
 // (a process's measurement sequence, the status counters, the ledger head).
-//   - turn: a transaction takes it before its first write to those rows and
-//     keeps it until its COMMIT is sent (tx.send).
-//   - sent: the transactions whose COMMIT was sent and not answered, at most
-//     two: one that runs, and one whose statements wait inside PostgreSQL
-//     for its locks and run as soon as it commits. Every other waits here:
-//     with more waiters on a row, each commit wakes them, and PostgreSQL's
-//     lock manager costs more CPU than the work (1.7 to 2.2 ms per create
-//     against 1.2 to 1.6 with two).
+// A transaction takes both before its first write to those rows (hot):
+//   - sent, one of two places, kept until the transaction ends: one
+//     transaction runs inside PostgreSQL, and the statements of the other
+//     wait there for its locks and run as soon as it commits. Every other
+//     waits here: with more waiters on a row, each commit wakes them, and
+//     PostgreSQL's lock manager costs more CPU than the work (1.7 to 2.2 ms
+//     per create against 1.2 to 1.6 with two).
+//   - turn, kept until its COMMIT is sent (tx.send).
 //
-// Every contended row is locked after the turn, so a transaction waiting
-// for it holds none of them (no deadlock with a holder); a transaction
-// takes at most one stripe.
+// Every contended row is locked after both, so a transaction waiting for
+// either holds none of them (no deadlock with a holder that PostgreSQL
+// cannot see); a transaction takes at most one stripe.
 type stripe struct {
 	turn chan struct{}
 	sent chan struct{}
@@ -388,18 +397,34 @@ func (t *tx) hot(orgID string) error {
 	_, _ = h.Write([]byte(orgID))
 	s := &t.db.stripes[h.Sum32()%uint32(len(t.db.stripes))]
 	select {
+	case s.sent <- struct{}{}:
+		t.stripe = s
+	case <-t.ctx.Done():
+		return t.ctx.Err()
+	}
+	select {
 	case s.turn <- struct{}{}:
-		t.stripe, t.turn = s, true
+		t.turn = true
 		return nil
 	case <-t.ctx.Done():
 		return t.ctx.Err()
 	}
 }
 
+// releaseHot lets the stripe's turn go.
 func (t *tx) releaseHot() {
 	if t.turn {
 		<-t.stripe.turn
 		t.turn = false
+	}
+}
+
+// leaveStripe lets the turn and the place go, once the transaction ended.
+func (t *tx) leaveStripe() {
+	t.releaseHot()
+	if t.stripe != nil {
+		<-t.stripe.sent
+		t.stripe = nil
 	}
 }
 
@@ -653,6 +678,7 @@ type tx struct {
 	turn     bool             // it holds the stripe's turn
 	begun    bool             // PostgreSQL write: BEGIN was sent (begin)
 	newHead  *ledgerHead      // the ledger head this transaction moved to (headMoved)
+	linked   string           // PostgreSQL: the org whose ledger linkPG extends
 	versions []versionSteps   // versions read, kept once committed
 	hooks    *prefetchedHooks // PostgreSQL: an org's webhooks read along (hooksCol)
 	pending  []laterWrite     // PostgreSQL: writes not sent yet (later, deferTop)
@@ -686,17 +712,17 @@ func (t *tx) later(query string, args ...any) error {
 
 // deferTop keeps a PostgreSQL write statement to send with the
 // transaction's next read or with its COMMIT (send), in one round trip with
-// the others kept; the later writes made before it ride on it. read, if
-// not nil, reads its rows then. Nothing can act on its result before the
-// COMMIT runs: the statement must fail by itself when what it writes
-// would be wrong.
+// the others kept, in order. read, if not nil, reads its rows then. Nothing
+// can act on its result before the COMMIT runs: the statement must fail by
+// itself when what it writes would be wrong.
+//
+// The later writes made before it go in a statement of their own before
+// it, never as its WITH queries: PostgreSQL runs those after the main
+// query, and every transaction must lock the rows writers contend for in
+// one order (a status counter before the ledger head), or two of them in
+// PostgreSQL at once deadlock.
 func (t *tx) deferTop(query string, args []any, dup string, read func(pgx.Rows) error) {
-	i := len(t.pending)
-	for i > 0 && !t.pending[i-1].top {
-		i--
-	}
-	query, args = withLater(t.pending[i:], query, args)
-	t.pending = append(t.pending[:i], laterWrite{query: query, args: args, top: true, read: read, dup: dup})
+	t.pending = append(t.pending, laterWrite{query: query, args: args, top: true, read: read, dup: dup})
 }
 
 // withLater prefixes a write statement with writes as WITH queries.
@@ -726,7 +752,8 @@ func (t *tx) carry(query string, args []any) (string, []any, error) {
 	if len(t.pending) == 0 {
 		return query, args, t.begin(query)
 	}
-	if writes(query) && !slices.ContainsFunc(t.pending, func(w laterWrite) bool { return w.top }) {
+	if head, _, _ := strings.Cut(strings.TrimSpace(query), " "); slices.Contains([]string{"INSERT", "UPDATE", "DELETE", "WITH"}, strings.ToUpper(head)) &&
+		!slices.ContainsFunc(t.pending, func(w laterWrite) bool { return w.top }) {
 		query, args = withLater(t.pending, query, args)
 		t.pending = nil
 		return query, args, t.begin(query)
@@ -752,8 +779,8 @@ func (t *tx) begin(query string) error {
 	if t.conn == nil || t.begun || !writes(query) {
 		return nil
 	}
-	t.begun = true
 	_, err := t.conn.ExecContext(t.ctx, "BEGIN")
+	t.begun = err == nil
 	return err
 }
 
@@ -762,23 +789,27 @@ func (t *tx) begin(query string) error {
 // statement of its own ride on the last of them. In a transaction not begun
 // yet, the pipeline is one: without BEGIN and COMMIT, PostgreSQL runs the
 // statements of a pipeline as one implicit transaction, committed at its
-// end; to send writes before a read, it begins one. A commit is sent with
-// a place among the stripe's sent ones, and the stripe's turn is let go
-// once it is (see stripe).
+// end; to send writes before a read, it begins one. The stripe's turn is
+// let go once a commit is sent (see stripe).
 func (t *tx) send(commit bool) error {
 	if t.conn == nil {
 		return nil
 	}
-	ws := t.pending
-	t.pending = nil
-	if i := len(ws) - 1; i >= 0 && !ws[i].top { // the trailing later writes ride on their last
-		j := i
-		for j > 0 && !ws[j-1].top {
-			j--
+	var ws []laterWrite
+	for i, w := range t.pending { // each run of later writes rides on its last
+		if !w.top && i+1 < len(t.pending) && !t.pending[i+1].top {
+			continue
 		}
-		q, args := withLater(ws[j:i], ws[i].query, ws[i].args)
-		ws = append(ws[:j], laterWrite{query: q, args: args})
+		if !w.top {
+			j := i
+			for j > 0 && !t.pending[j-1].top {
+				j--
+			}
+			w.query, w.args = withLater(t.pending[j:i], w.query, w.args)
+		}
+		ws = append(ws, w)
 	}
+	t.pending = nil
 	if len(ws) == 0 && (!commit || !t.begun) {
 		return nil
 	}
@@ -786,7 +817,6 @@ func (t *tx) send(commit bool) error {
 	begins, commits := !t.begun && !commit, commit && t.begun
 	if begins {
 		b.Queue("BEGIN")
-		t.begun = true
 	}
 	for _, w := range ws {
 		b.Queue(t.rebind(w.query), w.args...)
@@ -794,25 +824,18 @@ func (t *tx) send(commit bool) error {
 	if commits {
 		b.Queue("COMMIT")
 	}
-	if commit && t.stripe != nil {
-		select {
-		case t.stripe.sent <- struct{}{}:
-			defer func() { <-t.stripe.sent }()
-		case <-t.ctx.Done():
-			return t.ctx.Err()
-		}
-	}
 	return t.conn.Raw(func(dc any) error {
 		br := dc.(*stdlib.Conn).Conn().SendBatch(t.ctx, &b)
 		if commit {
 			t.releaseHot()
 		}
-		var err error
+		var err, readErr error
 		if begins {
 			_, err = br.Exec()
+			t.begun = err == nil
 		}
 		if err == nil {
-			err = t.results(br, ws)
+			err, readErr = t.results(br, ws)
 		}
 		if err == nil && commits {
 			_, err = br.Exec()
@@ -825,31 +848,43 @@ func (t *tx) send(commit bool) error {
 		if we := (*wps.Error)(nil); err != nil && !errors.As(err, &we) {
 			return t.db.txErr(t.ctx, err)
 		}
-		return err
+		if err == nil && readErr != nil && commit {
+			// A bug, never a client's mistake; the client must not think
+			// its change was lost.
+			t.db.log.Error("a write committed, but reading a statement's result failed", "err", readErr)
+			return wps.Internal(fmt.Errorf("the change was committed, but reading its result failed: %w", readErr))
+		}
+		return cmp.Or(err, readErr)
 	})
 }
 
-// results reads the results of a pipeline's writes, up to the first error.
-func (t *tx) results(br pgx.BatchResults, ws []laterWrite) error {
+// results reads the results of a pipeline's writes. A statement's error
+// ends it (PostgreSQL skips the rest, and the transaction is aborted). An
+// error in reading a statement's rows (read) does not: the statement ran,
+// and so does a COMMIT sent with it; it is returned as readErr.
+func (t *tx) results(br pgx.BatchResults, ws []laterWrite) (err, readErr error) {
 	for _, w := range ws {
-		var err error
-		if w.read != nil {
-			var rows pgx.Rows
-			if rows, err = br.Query(); err == nil {
-				err = w.read(rows)
-				rows.Close()
-				if err == nil {
-					err = rows.Err()
-				}
+		if w.read == nil {
+			if _, err := br.Exec(); err != nil {
+				return t.err(err, "", w.dup), readErr
 			}
-		} else {
-			_, err = br.Exec()
+			continue
 		}
-		if err != nil {
-			return t.err(err, "", w.dup)
+		rows, _ := br.Query() // a statement's error comes with its rows, for read to map
+		err := w.read(rows)
+		rows.Close()
+		var pg *pgconn.PgError
+		if failed := rows.Err(); errors.As(failed, &pg) {
+			if we := (*wps.Error)(nil); errors.As(err, &we) { // read's own meaning of it
+				return err, readErr
+			}
+			return t.err(failed, "", w.dup), readErr
+		}
+		if err != nil && readErr == nil {
+			readErr = err
 		}
 	}
-	return nil
+	return nil, readErr
 }
 
 // rebind turns a query written with ? placeholders into the engine's form.
@@ -893,7 +928,10 @@ func (t *tx) query(query string, args ...any) (*sql.Rows, error) {
 func (t *tx) queryRow(query string, args ...any) *sql.Row {
 	query, args, err := t.carry(query, args)
 	if err != nil {
-		t.laterErr = err // the transaction is aborted: t.err reports this, not the row's error
+		// The transaction is aborted, or was never begun: t.err reports
+		// this, not the row's error, and the statement is not run.
+		t.laterErr = err
+		return t.q.QueryRowContext(t.ctx, `SELECT 1 WHERE false`)
 	}
 	return t.q.QueryRowContext(t.ctx, t.rebind(query), args...)
 }
@@ -955,6 +993,12 @@ func isUnique(err error) bool {
 	}
 	var pg *pgconn.PgError
 	return errors.As(err, &pg) && pg.Code == "23505"
+}
+
+// isNotNull reports PostgreSQL's not-null violation.
+func isNotNull(err error) bool {
+	var pg *pgconn.PgError
+	return errors.As(err, &pg) && pg.Code == "23502"
 }
 
 // affected turns "no row changed" into a not-found error.

@@ -100,7 +100,10 @@ func (t *tx) createMeasurementPG(m *wps.Measurement, namePrefix string, open []w
 	// COMMIT sent with it must not commit what rides on it.
 	t.deferTop(q.String(), args, "measurement exists", func(rows pgx.Rows) error {
 		if !rows.Next() {
-			return t.err(cmp.Or(rows.Err(), sql.ErrNoRows), "process", "measurement exists")
+			if err := rows.Err(); err != nil && !isNotNull(err) {
+				return t.err(err, "process", "measurement exists")
+			}
+			return wps.NotFound("process")
 		}
 		if err := rows.Scan(&m.Seq); err != nil {
 			return err
@@ -239,9 +242,14 @@ func (t *tx) UpdateMeasurement(m wps.Measurement, oldStatus string) error {
 	if err := t.hot(m.OrgID); err != nil {
 		return err
 	}
-	err = t.later(`INSERT INTO measurement_counts (org_id, process_id, status, n) VALUES (?, ?, ?, -1), (?, ?, ?, 1)
-		ON CONFLICT (org_id, process_id, status) DO UPDATE SET n = measurement_counts.n + excluded.n`,
-		m.OrgID, m.ProcessID, oldStatus, m.OrgID, m.ProcessID, m.Status)
+	// The two counters in status order: two changes of opposite direction
+	// in PostgreSQL at once would otherwise lock them in opposite orders.
+	rows := []any{m.OrgID, m.ProcessID, oldStatus, -1, m.OrgID, m.ProcessID, m.Status, 1}
+	if m.Status < oldStatus {
+		rows = append(rows[4:], rows[:4]...)
+	}
+	err = t.later(`INSERT INTO measurement_counts (org_id, process_id, status, n) VALUES (?, ?, ?, ?), (?, ?, ?, ?)
+		ON CONFLICT (org_id, process_id, status) DO UPDATE SET n = measurement_counts.n + excluded.n`, rows...)
 	return t.err(err, "", "")
 }
 
@@ -453,6 +461,7 @@ func (t *tx) AppendLedger(orgID string, actions []*wps.Action, link func(i int, 
 // with it) ran. Without a head row (only the first link of an org creates
 // it, in AppendLedger's other path) the seq is NULL and the insert fails.
 func (t *tx) linkPG(orgID string, actions []*wps.Action, link func(i int, seq int64, prev string)) {
+	t.linked = orgID
 	var vals strings.Builder
 	args := []any{orgID}
 	for i, a := range actions {
@@ -480,7 +489,7 @@ func (t *tx) linkPG(orgID string, actions []*wps.Action, link func(i int, seq in
 				v.reproves_action_id, v.reproved, v.superseded, c.prev, c.hash, v.created_at
 			FROM v LEFT JOIN chain c ON c.i = v.i),
 		h AS (UPDATE ledger_heads l SET seq = c.seq, hash = c.hash FROM chain c WHERE l.org_id = ? AND c.i = ?)
-		SELECT i, seq, prev, hash FROM chain WHERE i > 0`
+		SELECT i, seq, prev, hash FROM chain WHERE i > 0 ORDER BY i`
 	t.deferTop(q, args, "action exists", func(rows pgx.Rows) error {
 		n := 0
 		for ; rows.Next(); n++ {
@@ -533,10 +542,15 @@ func (t *tx) headMoved(next ledgerHead) {
 }
 
 // forgetHead drops the head of a transaction that did not commit (only to
-// spare the next one a failed move: moveHead checks it anyway).
+// spare the next one a failed move: moveHead checks it anyway). On
+// PostgreSQL, after a failed linkPG, the org's next link reads its head
+// row first again, should the row be what failed.
 func (t *tx) forgetHead() {
 	if t.newHead != nil {
 		t.db.heads.CompareAndDelete(t.newHead.org, *t.newHead)
+	}
+	if t.linked != "" {
+		t.db.heads.Delete(t.linked)
 	}
 }
 
