@@ -381,8 +381,11 @@ func (db *DB) writeOnce(ctx context.Context, fn func(wps.Tx) error) error {
 //   - turn, kept until its COMMIT is sent (tx.send).
 //
 // Every contended row is locked after both, so a transaction waiting for
-// either holds none of them (no deadlock with a holder that PostgreSQL
-// cannot see); a transaction takes at most one stripe.
+// either holds none of them; and a transaction that holds them locks no
+// other row after (the scheduler opens each measurement in a write of its
+// own), as a writer waiting for them may hold it. So no wait that
+// PostgreSQL cannot see closes a cycle. A transaction takes at most one
+// stripe.
 type stripe struct {
 	turn chan struct{}
 	sent chan struct{}
@@ -957,6 +960,14 @@ func limitN(n int) string { return " LIMIT " + strconv.Itoa(n) }
 func (t *tx) forUpdate() string {
 	if t.write && t.db.engine == Postgres {
 		return " FOR UPDATE"
+	}
+	return ""
+}
+
+// forUpdateOf is forUpdate for the rows of one table of a join (alias).
+func (t *tx) forUpdateOf(alias string) string {
+	if f := t.forUpdate(); f != "" {
+		return f + " OF " + alias
 	}
 	return ""
 }

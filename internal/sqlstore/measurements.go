@@ -633,6 +633,11 @@ func (t *tx) LedgerHead(orgID string) (int64, string, error) {
 		if err := t.hot(orgID); err != nil {
 			return 0, "", err
 		}
+		// The writes waiting (a status change's counters) go first: as WITH
+		// queries of the upsert they would lock after the head.
+		if err := t.send(false); err != nil {
+			return 0, "", err
+		}
 		err = t.queryRow(`INSERT INTO ledger_heads (org_id, seq, hash) VALUES (?, 0, '')
 			ON CONFLICT (org_id) DO UPDATE SET seq = ledger_heads.seq RETURNING seq, hash`, orgID).Scan(&seq, &hash)
 	} else {

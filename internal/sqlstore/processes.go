@@ -326,7 +326,7 @@ func (t *tx) ProcessVersionsMentioning(orgID, text string) ([]wps.MentioningVers
 	rows, err := t.query(`SELECT v.process_id, v.version, v.steps, v.locked, v.created_at, p.name,
 			(p.deleted_at IS NULL AND p.version = v.version)
 		FROM process_versions v JOIN processes p ON p.id = v.process_id
-		WHERE v.org_id = ? AND v.steps LIKE `+asText+` ESCAPE '\' ORDER BY v.process_id, v.version`+t.forUpdate(), orgID, likePattern(text))
+		WHERE v.org_id = ? AND v.steps LIKE `+asText+` ESCAPE '\' ORDER BY v.process_id, v.version`+t.forUpdateOf("v"), orgID, likePattern(text))
 	if err != nil {
 		return nil, t.err(err, "", "")
 	}

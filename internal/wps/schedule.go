@@ -137,27 +137,35 @@ func (s *Service) createOccurrence(ctx context.Context, proc Process, at time.Ti
 	return err == nil, err
 }
 
-// openDuePending ends PENDING for the measurements whose occurrence has come.
+// openDuePending ends PENDING for the measurements whose occurrence has come,
+// each in a write of its own: a write that changed one measurement's status
+// holds its org's contended rows (on PostgreSQL, its place in the store's
+// queue for them too), and must not then wait for another measurement's
+// lock, which a writer waiting for that place may hold.
 func (s *Service) openDuePending(ctx context.Context, now Time) error {
-	return s.store.Write(ctx, func(tx Tx) error {
-		due, err := tx.DuePending(now, 100)
-		if err != nil {
-			return err
-		}
-		for _, o := range due {
+	var due []Occurrence
+	if err := s.store.View(ctx, func(tx Tx) (err error) {
+		due, err = tx.DuePending(now, 100)
+		return err
+	}); err != nil {
+		return err
+	}
+	for _, o := range due {
+		err := s.store.Write(ctx, func(tx Tx) error {
 			m, proc, err := lockedMeasurement(tx, o.OrgID, o.MeasurementID)
-			if err != nil {
+			if err != nil || !m.State.Pending { // opened meanwhile, by another replica
 				return err
 			}
 			old := m.Status
 			m.State.Pending = false
 			m.Status, m.UpdatedAt = engine.Status(engineDef(proc.Steps), m.State), now
-			if err := tx.UpdateMeasurement(m, old); err != nil {
-				return err
-			}
+			return tx.UpdateMeasurement(m, old)
+		})
+		if err != nil {
+			return err
 		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // occurrences lists the occurrences of proc after its last recorded one
