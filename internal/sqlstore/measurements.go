@@ -97,7 +97,7 @@ func (t *tx) createMeasurementPG(m *wps.Measurement, namePrefix string, open []w
 	}
 	q.WriteString(` SELECT seq FROM m`)
 	// Without the process's row the seq is NULL and the insert fails: the
-	// COMMIT sent with it must not commit what rides on it.
+	// COMMIT sent with it must not commit the rest of the transaction.
 	t.deferTop(q.String(), args, "measurement exists", func(rows pgx.Rows) error {
 		if !rows.Next() {
 			if err := rows.Err(); err != nil && !isNotNull(err) {
