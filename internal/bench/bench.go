@@ -400,8 +400,9 @@ func cpuTime(pid int) time.Duration {
 }
 
 // cpuTimeOf sums the CPU time of the processes named name (Linux): all of
-// a PostgreSQL server's are named postgres. Backends that end between two
-// readings take their time with them; the bench's pool keeps its own.
+// a PostgreSQL server's are named postgres. A backend that ends between two
+// readings takes its time with it; the server keeps its pool's connections,
+// so its backends live through a path's run.
 func cpuTimeOf(name string) time.Duration {
 	dirs, _ := os.ReadDir("/proc")
 	var sum time.Duration
