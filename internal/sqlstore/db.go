@@ -755,7 +755,7 @@ func (t *tx) carry(query string, args []any) (string, []any, error) {
 	if len(t.pending) == 0 {
 		return query, args, t.begin(query)
 	}
-	if head, _, _ := strings.Cut(strings.TrimSpace(query), " "); slices.Contains([]string{"INSERT", "UPDATE", "DELETE", "WITH"}, strings.ToUpper(head)) &&
+	if slices.Contains([]string{"INSERT", "UPDATE", "DELETE", "WITH"}, verb(query)) &&
 		!slices.ContainsFunc(t.pending, func(w laterWrite) bool { return w.top }) {
 		query, args = withLater(t.pending, query, args)
 		t.pending = nil
@@ -767,10 +767,15 @@ func (t *tx) carry(query string, args []any) (string, []any, error) {
 	return query, args, t.begin(query)
 }
 
+// verb is a statement's first word, upper case.
+func verb(query string) string {
+	head, _, _ := strings.Cut(strings.TrimSpace(query), " ")
+	return strings.ToUpper(head)
+}
+
 // writes reports whether a statement may write or lock rows.
 func writes(query string) bool {
-	head, _, _ := strings.Cut(strings.TrimSpace(query), " ")
-	return !strings.EqualFold(head, "SELECT") || strings.Contains(query, "FOR UPDATE") || strings.Contains(query, "FOR SHARE")
+	return verb(query) != "SELECT" || strings.Contains(query, "FOR UPDATE") || strings.Contains(query, "FOR SHARE")
 }
 
 // begin sends a PostgreSQL write transaction's BEGIN before its first
@@ -798,20 +803,23 @@ func (t *tx) send(commit bool) error {
 	if t.conn == nil {
 		return nil
 	}
-	var ws []laterWrite
-	for i, w := range t.pending { // each run of later writes rides on its last
-		if !w.top && i+1 < len(t.pending) && !t.pending[i+1].top {
+	var ws, run []laterWrite
+	endRun := func() { // a run of later writes rides on its last
+		if n := len(run); n > 0 {
+			last := run[n-1]
+			last.query, last.args = withLater(run[:n-1], last.query, last.args)
+			ws, run = append(ws, last), nil
+		}
+	}
+	for _, w := range t.pending {
+		if !w.top {
+			run = append(run, w)
 			continue
 		}
-		if !w.top {
-			j := i
-			for j > 0 && !t.pending[j-1].top {
-				j--
-			}
-			w.query, w.args = withLater(t.pending[j:i], w.query, w.args)
-		}
+		endRun()
 		ws = append(ws, w)
 	}
+	endRun()
 	t.pending = nil
 	if len(ws) == 0 && (!commit || !t.begun) {
 		return nil

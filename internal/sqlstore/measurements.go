@@ -167,10 +167,7 @@ func (t *tx) ReadMeasurement(orgID, id string) (wps.Measurement, wps.Process, []
 	if hooks, a, text := t.hooksCol(orgID); hooks != "" {
 		q, args, hooksText = readMeasurementHooks, a, text
 	}
-	if t.forUpdate() != "" {
-		q += ` FOR UPDATE OF m`
-	}
-	rows, err := t.query(q, append(args, orgID, id)...)
+	rows, err := t.query(q+t.forUpdateOf("m"), append(args, orgID, id)...)
 	if err != nil {
 		return wps.Measurement{}, wps.Process{}, nil, t.err(err, "", "")
 	}
