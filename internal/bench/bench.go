@@ -110,9 +110,9 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 		rep.Engine = "postgres"
 	}
 
-	dbCPU := func() time.Duration { return 0 }
+	dbCPU := func() map[int]time.Duration { return nil }
 	if rep.Engine == "postgres" && localDB(dbURL) {
-		dbCPU = func() time.Duration { return cpuTimeOf("postgres") }
+		dbCPU = func() map[int]time.Duration { return cpuTimesOf("postgres") }
 	}
 	logf := func(format string, args ...any) { fmt.Fprintf(opt.Stderr, format+"\n", args...) }
 	logf("measuring the raw commit rate of %s...", rep.Engine)
@@ -152,7 +152,7 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 		if ok := float64(r.Requests - r.Errors); ok > 0 {
 			r.ServerCPUus = float64((cpuTime(srv.cmd.Process.Pid) - cpu0).Microseconds()) / ok
 			r.ClientCPUus = float64((cpuTime(os.Getpid()) - self0).Microseconds()) / ok
-			r.DatabaseCPUus = float64((dbCPU() - db0).Microseconds()) / ok
+			r.DatabaseCPUus = float64(cpuSince(db0, dbCPU()).Microseconds()) / ok
 		}
 		<-done
 		r.Path = name
@@ -399,21 +399,30 @@ func cpuTime(pid int) time.Duration {
 	return time.Duration(u+st) * 10 * time.Millisecond
 }
 
-// cpuTimeOf sums the CPU time of the processes named name (Linux): all of
-// a PostgreSQL server's are named postgres. A backend that ends between two
-// readings takes its time with it; the server keeps its pool's connections,
-// so its backends live through a path's run.
-func cpuTimeOf(name string) time.Duration {
+// cpuTimesOf reads the CPU time of each process named name (Linux): all
+// of a PostgreSQL server's processes, say. cpuSince sums what they spent
+// after an earlier reading; one that exited in between is not counted (the
+// bulk generator's sessions, which ended just before the list run, would
+// otherwise make it negative).
+func cpuTimesOf(name string) map[int]time.Duration {
 	dirs, _ := os.ReadDir("/proc")
-	var sum time.Duration
+	out := map[int]time.Duration{}
 	for _, d := range dirs {
 		pid, err := strconv.Atoi(d.Name())
 		if err != nil {
 			continue
 		}
 		if comm, err := os.ReadFile(filepath.Join("/proc", d.Name(), "comm")); err == nil && strings.TrimSpace(string(comm)) == name {
-			sum += cpuTime(pid)
+			out[pid] = cpuTime(pid)
 		}
+	}
+	return out
+}
+
+func cpuSince(before, now map[int]time.Duration) time.Duration {
+	var sum time.Duration
+	for pid, t := range now {
+		sum += t - before[pid]
 	}
 	return sum
 }
