@@ -454,10 +454,17 @@ func (db *DB) txErr(ctx context.Context, err error) error {
 	return wps.Internal(err)
 }
 
-// retryable reports a PostgreSQL serialization failure or deadlock.
+// errStale is a write's conditional update that found its row changed
+// since the write read it: on PostgreSQL (READ COMMITTED) another
+// transaction committed a change in between. Write runs the write again,
+// from its reads.
+var errStale = errors.New("a row this write read was changed by another before it was written")
+
+// retryable reports a PostgreSQL serialization failure or deadlock, or a
+// stale read (errStale).
 func retryable(err error) bool {
 	var pg *pgconn.PgError
-	return errors.As(err, &pg) && (pg.Code == "40001" || pg.Code == "40P01")
+	return errors.Is(err, errStale) || errors.As(err, &pg) && (pg.Code == "40001" || pg.Code == "40P01")
 }
 
 // job is one Write waiting for the SQLite writer.
@@ -677,15 +684,16 @@ type tx struct {
 	conn     *sql.Conn // PostgreSQL write: the connection q is, for pipelines (send)
 	ctx      context.Context
 	write    bool
-	stripe   *stripe          // PostgreSQL: the stripe of the org whose contended rows it writes (hot)
-	turn     bool             // it holds the stripe's turn
-	begun    bool             // PostgreSQL write: BEGIN was sent (begin)
-	newHead  *ledgerHead      // the ledger head this transaction moved to (headMoved)
-	linked   string           // PostgreSQL: the org whose ledger linkPG extends
-	versions []versionSteps   // versions read, kept once committed
-	hooks    *prefetchedHooks // PostgreSQL: an org's webhooks read along (hooksCol)
-	pending  []laterWrite     // PostgreSQL: writes not sent yet (later, deferTop)
-	laterErr error            // the error of pending writes sent before a queryRow
+	stripe   *stripe              // PostgreSQL: the stripe of the org whose contended rows it writes (hot)
+	turn     bool                 // it holds the stripe's turn
+	begun    bool                 // PostgreSQL write: BEGIN was sent (begin)
+	newHead  *ledgerHead          // the ledger head this transaction moved to (headMoved)
+	linked   string               // PostgreSQL: the org whose ledger linkPG extends
+	versions []versionSteps       // versions read, kept once committed
+	revs     map[versionRef]int64 // the revision of each process version read (oneProcess)
+	hooks    *prefetchedHooks     // PostgreSQL: an org's webhooks read along (hooksCol)
+	pending  []laterWrite         // PostgreSQL: writes not sent yet (later, deferTop)
+	laterErr error                // the error of pending writes sent before a queryRow
 }
 
 // laterWrite is a write statement not sent yet.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"wps/internal/sqlstore"
 	tu "wps/internal/testutil"
@@ -353,5 +354,129 @@ func TestWebhooksReadAlong(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
+	})
+}
+
+// The first measurement of a version locks it; an edit changes an unlocked
+// version in place and makes a new version of a locked one. On PostgreSQL
+// the two race: each reads the version before the other commits. Either
+// way, the measurement must keep the steps it was made from.
+func TestFirstMeasurementAndEditRace(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		ctx := context.Background()
+		now := wps.At(tu.NewClock().Now())
+		setup := func(t *testing.T) (*sqlstore.DB, wps.Org, wps.Process) {
+			db := tu.OpenDB(t, engine)
+			org := newOrg(t, db)
+			p := newProcess(org, now)
+			if err := db.Write(ctx, func(tx wps.Tx) error {
+				if err := tx.CreateProcess(p); err != nil {
+					return err
+				}
+				return tx.CreateProcessVersion(wps.ProcessVersion{ProcessID: p.ID, OrgID: org.ID, Version: 1, CreatedAt: now, Steps: []wps.Step{{ID: "old"}}})
+			}); err != nil {
+				t.Fatal(err)
+			}
+			return db, org, p
+		}
+		// create is wps.CreateMeasurement's part of the race; it reports
+		// the steps it made the measurement from, and waits on hold (once)
+		// before it commits.
+		create := func(db *sqlstore.DB, org wps.Org, p wps.Process, hold func(), built *string) error {
+			return db.Write(ctx, func(tx wps.Tx) error {
+				cur, err := tx.GetProcess(org.ID, p.ID, 0)
+				if err != nil {
+					return err
+				}
+				*built = cur.Steps[0].ID
+				if !cur.Locked {
+					if err := tx.LockProcessVersion(org.ID, p.ID, cur.Version); err != nil {
+						return err
+					}
+				}
+				m := wps.Measurement{ID: wps.NewID(), OrgID: org.ID, ProcessID: p.ID, Version: cur.Version, Status: "OPEN", CreatedAt: now, UpdatedAt: now}
+				if err := tx.CreateMeasurement(&m, "P", nil); err != nil {
+					return err
+				}
+				hold()
+				return nil
+			})
+		}
+		// edit is wps.editProcess with new steps.
+		edit := func(db *sqlstore.DB, org wps.Org, p wps.Process, hold func()) error {
+			return db.Write(ctx, func(tx wps.Tx) error {
+				cur, err := tx.GetProcess(org.ID, p.ID, 0)
+				if err != nil {
+					return err
+				}
+				next := cur
+				next.Steps = []wps.Step{{ID: "new"}}
+				v := wps.ProcessVersion{ProcessID: p.ID, OrgID: org.ID, Version: cur.Version, CreatedAt: now, Steps: next.Steps}
+				if cur.Locked {
+					next.Version++
+					v.Version = next.Version
+					err = tx.CreateProcessVersion(v)
+				} else {
+					err = tx.UpdateProcessVersion(v)
+				}
+				if err != nil {
+					return err
+				}
+				if err := tx.UpdateProcess(next); err != nil {
+					return err
+				}
+				hold()
+				return nil
+			})
+		}
+		// race runs first until it holds its changes, then second, which
+		// reads and waits (PostgreSQL) or queues (SQLite), then lets first
+		// commit.
+		race := func(t *testing.T, first, second func(hold func()) error) {
+			held, release := make(chan struct{}), make(chan struct{})
+			var once sync.Once
+			done1, done2 := make(chan error, 1), make(chan error, 1)
+			go func() {
+				done1 <- first(func() { once.Do(func() { close(held); <-release }) })
+			}()
+			<-held
+			go func() { done2 <- second(func() {}) }()
+			time.Sleep(300 * time.Millisecond)
+			close(release)
+			if err := <-done1; err != nil {
+				t.Fatal(err)
+			}
+			if err := <-done2; err != nil {
+				t.Fatal(err)
+			}
+		}
+		version1 := func(t *testing.T, db *sqlstore.DB, org wps.Org, p wps.Process) wps.Process {
+			var v wps.Process
+			if err := db.Read(ctx, func(tx wps.Tx) (err error) {
+				v, err = tx.GetProcessVersion(org.ID, p.ID, 1)
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+		t.Run("creation first", func(t *testing.T) {
+			db, org, p := setup(t)
+			var built string
+			race(t, func(hold func()) error { return create(db, org, p, hold, &built) },
+				func(hold func()) error { return edit(db, org, p, hold) })
+			if v := version1(t, db, org, p); v.Steps[0].ID != "old" || !v.Locked || built != "old" {
+				t.Fatalf("version 1 has steps %q (locked %v); the measurement was made from %q", v.Steps[0].ID, v.Locked, built)
+			}
+		})
+		t.Run("edit first", func(t *testing.T) {
+			db, org, p := setup(t)
+			var built string
+			race(t, func(hold func()) error { return edit(db, org, p, hold) },
+				func(hold func()) error { return create(db, org, p, hold, &built) })
+			if v := version1(t, db, org, p); v.Steps[0].ID != "new" || !v.Locked || built != "new" {
+				t.Fatalf("version 1 has steps %q (locked %v); the measurement was made from %q", v.Steps[0].ID, v.Locked, built)
+			}
+		})
 	})
 }

@@ -155,6 +155,12 @@ func (t *tx) oneProcess(query string, args []any, extra ...any) (wps.Process, er
 	if err != nil {
 		return p, err
 	}
+	if t.write {
+		if t.revs == nil {
+			t.revs = map[versionRef]int64{}
+		}
+		t.revs[versionRef{p.ID, version}] = rev
+	}
 	p.Steps, err = t.versionSteps(p.ID, version, rev)
 	return p, err
 }
@@ -290,9 +296,43 @@ func (t *tx) CreateProcessVersion(v wps.ProcessVersion) error {
 	return t.err(err, "process version", "this version exists")
 }
 
+// versionRef names a process version.
+type versionRef struct {
+	processID string
+	version   int
+}
+
+// UpdateProcessVersion changes the version's steps only if it is still as
+// v.Locked says and, when this write read it, at the revision it read: on
+// PostgreSQL an edit that read the version unlocked must not rewrite it
+// once a creation has locked it, nor undo a concurrent edit unseen
+// (errStale: the write runs again, and then makes a new version or edits
+// the current steps).
 func (t *tx) UpdateProcessVersion(v wps.ProcessVersion) error {
-	res, err := t.exec(`UPDATE process_versions SET steps = ?, revision = revision + 1 WHERE org_id = ? AND process_id = ? AND version = ?`,
-		jsonText(v.Steps), v.OrgID, v.ProcessID, v.Version)
+	ref := versionRef{v.ProcessID, v.Version}
+	err := t.versionUpdate(ref, `steps = ?, revision = revision + 1 WHERE org_id = ? AND process_id = ? AND version = ? AND locked = ?`,
+		jsonText(v.Steps), v.OrgID, v.ProcessID, v.Version, v.Locked)
+	if rev, read := t.revs[ref]; read && err == nil {
+		t.revs[ref] = rev + 1
+	}
+	return err
+}
+
+// versionUpdate runs UPDATE process_versions SET set, on the revision this
+// write read (oneProcess) if it read the version. Then no row changed is
+// errStale: the version exists, as the write read it.
+func (t *tx) versionUpdate(ref versionRef, set string, args ...any) error {
+	q := `UPDATE process_versions SET ` + set
+	rev, read := t.revs[ref]
+	if read {
+		q, args = q+` AND revision = ?`, append(args, rev)
+	}
+	res, err := t.exec(q, args...)
+	if err == nil && read {
+		if n, err := res.RowsAffected(); err == nil && n == 0 {
+			return errStale
+		}
+	}
 	return t.err(affected(res, err, "process version"), "process version", "")
 }
 
@@ -316,10 +356,12 @@ func (t *tx) ListProcessVersions(orgID, processID string) ([]wps.ProcessVersion,
 	return list, t.err(err, "", "")
 }
 
+// LockProcessVersion locks the version only at the revision this write
+// read: a creation must not lock steps other than those it built its
+// measurement from (errStale; see UpdateProcessVersion).
 func (t *tx) LockProcessVersion(orgID, processID string, version int) error {
-	res, err := t.exec(`UPDATE process_versions SET locked = ? WHERE org_id = ? AND process_id = ? AND version = ?`,
+	return t.versionUpdate(versionRef{processID, version}, `locked = ? WHERE org_id = ? AND process_id = ? AND version = ?`,
 		true, orgID, processID, version)
-	return t.err(affected(res, err, "process version"), "process version", "")
 }
 
 func (t *tx) ProcessVersionsMentioning(orgID, text string) ([]wps.MentioningVersion, error) {
