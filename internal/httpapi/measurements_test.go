@@ -354,3 +354,32 @@ func checkLedger(t *testing.T, s *service, id string) {
 	}
 	tu.Problem(t, s.env.Do(tu.Request{Method: get, Path: "/v1/ledger/verify", Key: s.ian}), 403, "")
 }
+
+// PostgreSQL's text cannot hold the NUL character, so both engines refuse
+// it in a body, wherever it is, naming the field, and write nothing.
+func TestNULInABody(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := tu.NewEnv(t, engine)
+		p := checkProcess(env, "Check", "C")
+		step := steps(p)[0]["id"].(string)
+		id := env.Call(post, "/v1/measurements", env.AdminKey, map[string]any{"processId": p["id"]}, 201).JSON()["id"].(string)
+		path := "/v1/measurements/" + id + "/actions"
+		yaml := map[string]string{"Content-Type": "application/yaml"}
+		for _, c := range []struct {
+			body   any
+			header map[string]string
+			field  string
+		}{
+			{map[string]any{"stepId": step, "type": "APPROVAL", "observation": "a\x00b"}, nil, "observation"},
+			{map[string]any{"stepId": step, "type": "APPROVAL", "transactionHash": "\x00"}, nil, "transactionHash"},
+			{map[string]any{"stepId": step, "type": "WRITE_DATA", "parameters": map[string]any{"ok": []any{true, "x\x00"}}}, nil, "parameters.ok[1]"},
+			{"stepId: " + step + "\ntype: APPROVAL\nobservation: \"a\\0b\"\n", yaml, "observation"},
+		} {
+			res := env.Do(tu.Request{Method: post, Path: path, Key: env.AdminKey, Body: c.body, Header: c.header})
+			tu.Problem(t, res, 422, c.field)
+		}
+		if m := env.Call(get, "/v1/measurements/"+id, env.AdminKey, nil, 200).JSON(); m["status"] != "OPEN" || len(m["process"].(map[string]any)["actions"].([]any)) != 0 {
+			t.Fatalf("refused actions were recorded: %v", m)
+		}
+	})
+}

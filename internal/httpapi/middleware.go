@@ -12,6 +12,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -122,6 +123,28 @@ func slogAttrs(kv []any) []slog.Attr {
 func muxFallback(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		next.ServeHTTP(&fallbackWriter{ResponseWriter: w, r: r}, r)
+	})
+}
+
+// noNUL refuses the NUL character in the URL, as unmarshalJSON does in
+// bodies: a path holding it names no resource (404), a query parameter is
+// invalid (422). In a URL it can only be written as %00.
+func noNUL(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.ContainsRune(r.URL.Path, 0) {
+			writeProblem(w, newProblem(http.StatusNotFound, "", "no such resource: "+strconv.Quote(r.URL.Path), nil))
+			return
+		}
+		if strings.Contains(r.URL.RawQuery, "%00") {
+			for k, vs := range r.URL.Query() {
+				if strings.ContainsRune(k, 0) || slices.ContainsFunc(vs, func(v string) bool { return strings.ContainsRune(v, 0) }) {
+					writeProblem(w, newProblem(http.StatusUnprocessableEntity, string(wps.CodeInvalid), strconv.Quote(k)+": "+nulMessage,
+						[]wps.FieldError{{Field: k, Message: nulMessage}}))
+					return
+				}
+			}
+		}
+		next.ServeHTTP(w, r)
 	})
 }
 

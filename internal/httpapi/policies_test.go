@@ -134,6 +134,9 @@ func TestErrors(t *testing.T) {
 			{"body over 1 MiB with an idempotency key", tu.Request{Method: post, Path: "/v1/users/policies", Key: k, Body: `{"name":"` + strings.Repeat("x", 1<<20) + `"}`, Header: map[string]string{"Idempotency-Key": "big"}}, 413, ""},
 			{"not JSON", tu.Request{Method: post, Path: "/v1/users/policies", Key: k, Body: `name=x`, Header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}}, 415, ""},
 			{"wrong type", tu.Request{Method: post, Path: "/v1/roles/assign", Key: k, Body: `{"role":1,"userId":"x"}`}, 422, "role"},
+			// PostgreSQL's text cannot hold the NUL character; both engines refuse it (bodies: TestNULInABody).
+			{"NUL in the path", tu.Request{Method: get, Path: "/v1/measurements/a%00b", Key: k}, 404, ""},
+			{"NUL in a query parameter", tu.Request{Method: get, Path: "/v1/measurements?status=OPEN%00", Key: k}, 422, "status"},
 		}
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {

@@ -5,12 +5,15 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"reflect"
+	"strconv"
 	"strings"
 	"time"
 
@@ -84,7 +87,7 @@ func New(svc *wps.Service, opt Options) *Server {
 	s.api.UseMiddleware(s.authorize)
 	s.routes()
 
-	var h http.Handler = muxFallback(mux)
+	var h http.Handler = noNUL(muxFallback(mux))
 	h = s.idempotency(h)
 	h = s.rateLimit(h)
 	h = s.authenticate(h)
@@ -173,7 +176,52 @@ var jsonFormat = huma.Format{
 		enc.SetEscapeHTML(false)
 		return enc.Encode(v)
 	},
-	Unmarshal: json.Unmarshal,
+	Unmarshal: unmarshalJSON,
+}
+
+// unmarshalJSON decodes a body, refusing a string with the NUL character
+// in the document huma validates (it decodes each body into an any first):
+// PostgreSQL's text cannot hold it, and both engines answer alike. In JSON
+// a NUL can only be written as \u0000, so other bodies are not walked.
+func unmarshalJSON(data []byte, v any) error {
+	if err := json.Unmarshal(data, v); err != nil {
+		return err
+	}
+	if doc, ok := v.(*any); ok && bytes.Contains(data, []byte(`\u0000`)) {
+		if path, found := nulAt(*doc, ""); found {
+			return fmt.Errorf("%s: %s", path, nulMessage)
+		}
+	}
+	return nil
+}
+
+// nulMessage is the problem of a body string with the NUL character; huma
+// reports unmarshalJSON's error as "<field>: nulMessage" (humaError).
+const nulMessage = "must not contain the NUL character (U+0000)"
+
+// nulAt finds a string or key holding the NUL character in a decoded
+// document, and its path (a.b[0].c, as the service names fields).
+func nulAt(v any, path string) (string, bool) {
+	switch v := v.(type) {
+	case string:
+		return path, strings.ContainsRune(v, 0)
+	case map[string]any:
+		for k, e := range v {
+			if strings.ContainsRune(k, 0) {
+				return joinField(path, strings.ReplaceAll(k, "\x00", `\u0000`)), true
+			}
+			if p, found := nulAt(e, joinField(path, k)); found {
+				return p, true
+			}
+		}
+	case []any:
+		for i, e := range v {
+			if p, found := nulAt(e, path+"["+strconv.Itoa(i)+"]"); found {
+				return p, true
+			}
+		}
+	}
+	return "", false
 }
 
 // yamlFormat answers YAML to a client that asks for it (Accept:
@@ -195,7 +243,7 @@ var yamlFormat = huma.Format{
 		if err != nil {
 			return err
 		}
-		return json.Unmarshal(j, v)
+		return unmarshalJSON(j, v)
 	},
 }
 

@@ -1002,6 +1002,10 @@ func (t *tx) err(err error, what, dup string) error {
 		return &wps.Error{Code: wps.CodeConflict, Message: dup, Err: err}
 	case retryable(err):
 		return err // Write retries it
+	case isNUL(err):
+		// The API refuses the NUL character in bodies and URLs; this is
+		// for text that reaches PostgreSQL another way.
+		return &wps.Error{Code: wps.CodeInvalid, Message: "text must not contain the NUL character (U+0000)", Err: err}
 	}
 	var we *wps.Error
 	if errors.As(err, &we) {
@@ -1020,6 +1024,13 @@ func isUnique(err error) bool {
 	}
 	var pg *pgconn.PgError
 	return errors.As(err, &pg) && pg.Code == "23505"
+}
+
+// isNUL reports PostgreSQL refusing a string with the NUL character,
+// which its text cannot hold.
+func isNUL(err error) bool {
+	var pg *pgconn.PgError
+	return errors.As(err, &pg) && (pg.Code == "22021" || pg.Code == "22P05")
 }
 
 // isNotNull reports PostgreSQL's not-null violation.

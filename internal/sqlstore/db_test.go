@@ -480,3 +480,19 @@ func TestFirstMeasurementAndEditRace(t *testing.T) {
 		})
 	})
 }
+
+// PostgreSQL's text cannot hold the NUL character. The API refuses it in
+// bodies and URLs; text that reaches PostgreSQL another way is a client's
+// invalid input there too, never an internal error. SQLite stores it.
+func TestNULInTextOnPostgres(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		db := tu.OpenDB(t, engine)
+		org := newOrg(t, db)
+		p := newProcess(org, wps.At(tu.NewClock().Now()))
+		p.Name = "a\x00b"
+		err := db.Write(context.Background(), func(tx wps.Tx) error { return tx.CreateProcess(p) })
+		if engine == sqlstore.Postgres && !wps.IsCode(err, wps.CodeInvalid) || engine == sqlstore.SQLite && err != nil {
+			t.Fatalf("%s: %v", engine, err)
+		}
+	})
+}
