@@ -15,7 +15,7 @@ type idPath struct {
 type empty struct{}
 
 type pageQuery struct {
-	Page    int `query:"page" minimum:"1" default:"1" doc:"Page number, from 1"`
+	Page    int `query:"page" minimum:"1" maximum:"10000000" default:"1" doc:"Page number, from 1"`
 	PerPage int `query:"perPage" minimum:"1" maximum:"100" default:"20" doc:"Items per page"`
 }
 

@@ -51,7 +51,7 @@ type entityUpdateIn struct {
 }
 
 type listQuery struct {
-	Page    int    `query:"page" minimum:"1" default:"1" doc:"Page number, from 1"`
+	Page    int    `query:"page" minimum:"1" maximum:"10000000" default:"1" doc:"Page number, from 1"`
 	PerPage int    `query:"perPage" minimum:"1" maximum:"100" default:"20" doc:"Items per page"`
 	Search  string `query:"search" maxLength:"200" doc:"Name or label contains (case-insensitive)"`
 }
@@ -120,7 +120,7 @@ type recordPatchIn struct {
 // recordListIn takes filter[NAME]=VALUE query parameters besides paging.
 type recordListIn struct {
 	ID      string `path:"id" maxLength:"100"`
-	Page    int    `query:"page" minimum:"1" default:"1" doc:"Page number, from 1"`
+	Page    int    `query:"page" minimum:"1" maximum:"10000000" default:"1" doc:"Page number, from 1"`
 	PerPage int    `query:"perPage" minimum:"1" maximum:"100" default:"20" doc:"Items per page"`
 	filters map[string]string
 }

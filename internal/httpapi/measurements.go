@@ -38,7 +38,7 @@ func (s *Server) createSimplifiedMeasurement(ctx context.Context, in *simplified
 }
 
 type measurementListIn struct {
-	Page        int       `query:"page" minimum:"1" default:"1" doc:"Page number, from 1"`
+	Page        int       `query:"page" minimum:"1" maximum:"10000000" default:"1" doc:"Page number, from 1"`
 	PerPage     int       `query:"perPage" minimum:"1" maximum:"100" default:"20" doc:"Items per page"`
 	ProcessID   string    `query:"processId" maxLength:"100"`
 	Status      string    `query:"status" enum:"OPEN,APPROVED,REPROVED,STAGE_OPEN,CONSENSUS,IN_CONSENSUS,PENDING"`

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/time/rate"
 
@@ -126,20 +127,22 @@ func muxFallback(next http.Handler) http.Handler {
 	})
 }
 
-// noNUL refuses the NUL character in the URL, as unmarshalJSON does in
-// bodies: a path holding it names no resource (404), a query parameter is
-// invalid (422). In a URL it can only be written as %00.
-func noNUL(next http.Handler) http.Handler {
+// textURL refuses a URL whose text the store could not hold: invalid
+// UTF-8 or the NUL character (PostgreSQL's text holds neither; SQLite
+// would, and both engines answer alike). A path with it names no resource
+// (404); a query parameter with it is invalid (422). In a URL both can only
+// be written percent-encoded.
+func textURL(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.ContainsRune(r.URL.Path, 0) {
+		if !plainText(r.URL.Path) {
 			writeProblem(w, newProblem(http.StatusNotFound, "", "no such resource: "+strconv.Quote(r.URL.Path), nil))
 			return
 		}
-		if strings.Contains(r.URL.RawQuery, "%00") {
+		if strings.Contains(r.URL.RawQuery, "%") {
 			for k, vs := range r.URL.Query() {
-				if strings.ContainsRune(k, 0) || slices.ContainsFunc(vs, func(v string) bool { return strings.ContainsRune(v, 0) }) {
-					writeProblem(w, newProblem(http.StatusUnprocessableEntity, string(wps.CodeInvalid), strconv.Quote(k)+": "+nulMessage,
-						[]wps.FieldError{{Field: k, Message: nulMessage}}))
+				if !plainText(k) || slices.ContainsFunc(vs, func(v string) bool { return !plainText(v) }) {
+					writeProblem(w, newProblem(http.StatusUnprocessableEntity, string(wps.CodeInvalid), strconv.Quote(k)+": "+textMessage,
+						[]wps.FieldError{{Field: strings.ToValidUTF8(k, "\uFFFD"), Message: textMessage}}))
 					return
 				}
 			}
@@ -147,6 +150,9 @@ func noNUL(next http.Handler) http.Handler {
 		next.ServeHTTP(w, r)
 	})
 }
+
+// plainText reports text the store can hold: valid UTF-8 without NUL.
+func plainText(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
 
 type fallbackWriter struct {
 	http.ResponseWriter
@@ -287,8 +293,8 @@ func (s *Server) idempotency(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		if len(key) > 255 {
-			writeProblem(w, newProblem(http.StatusBadRequest, "", "Idempotency-Key must be at most 255 characters", nil))
+		if len(key) > 255 || !plainText(key) {
+			writeProblem(w, newProblem(http.StatusBadRequest, "", "Idempotency-Key must be at most 255 characters of valid UTF-8", nil))
 			return
 		}
 		limit := s.bodyLimit(r.URL.Path)

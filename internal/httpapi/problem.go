@@ -119,8 +119,8 @@ func humaError(status int, msg string, errs ...error) huma.StatusError {
 		if m == "unexpected property" {
 			status, code, m = http.StatusBadRequest, string(wps.CodeBadRequest), "unknown field"
 		}
-		if f, ok := strings.CutSuffix(m, ": "+nulMessage); ok && field == "" { // unmarshalJSON
-			status, code, field, m = http.StatusUnprocessableEntity, string(wps.CodeInvalid), f, nulMessage
+		if f, ok := strings.CutSuffix(m, ": "+textMessage); ok && field == "" { // unmarshalJSON
+			status, code, field, m = http.StatusUnprocessableEntity, string(wps.CodeInvalid), f, textMessage
 		}
 		if status == http.StatusBadRequest && field == "" {
 			m = "malformed JSON: " + jsonSyntaxHint(d.Message)

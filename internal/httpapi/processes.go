@@ -30,7 +30,7 @@ type processUpdateIn struct {
 
 type processGetIn struct {
 	ID      string `path:"id" maxLength:"100"`
-	Version int    `query:"version" minimum:"0" doc:"A past version; the latest when absent"`
+	Version int    `query:"version" minimum:"0" maximum:"2147483647" doc:"A past version; the latest when absent"`
 }
 
 func processCreated(p wps.Process, err error) (*created[wps.Process], error) {

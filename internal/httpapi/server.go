@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -16,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/danielgtaylor/huma/v2"
 	gojson "github.com/goccy/go-json"
@@ -87,7 +89,7 @@ func New(svc *wps.Service, opt Options) *Server {
 	s.api.UseMiddleware(s.authorize)
 	s.routes()
 
-	var h http.Handler = noNUL(muxFallback(mux))
+	var h http.Handler = textURL(muxFallback(mux))
 	h = s.idempotency(h)
 	h = s.rateLimit(h)
 	h = s.authenticate(h)
@@ -179,25 +181,30 @@ var jsonFormat = huma.Format{
 	Unmarshal: unmarshalJSON,
 }
 
-// unmarshalJSON decodes a body, refusing a string with the NUL character
-// in the document huma validates (it decodes each body into an any first):
-// PostgreSQL's text cannot hold it, and both engines answer alike. In JSON
-// a NUL can only be written as \u0000, so other bodies are not walked.
+// unmarshalJSON decodes a body, refusing text the store could not hold
+// (PostgreSQL's text holds neither invalid UTF-8 nor the NUL character;
+// SQLite would, and both engines answer alike): invalid UTF-8 is a
+// malformed body, and a string with NUL in the document huma validates (it
+// decodes each body into an any first) is an invalid field. In JSON a NUL
+// can only be written as \u0000, so other bodies are not walked.
 func unmarshalJSON(data []byte, v any) error {
+	if !utf8.Valid(data) {
+		return errors.New("the body must be valid UTF-8")
+	}
 	if err := json.Unmarshal(data, v); err != nil {
 		return err
 	}
 	if doc, ok := v.(*any); ok && bytes.Contains(data, []byte(`\u0000`)) {
 		if path, found := nulAt(*doc, ""); found {
-			return fmt.Errorf("%s: %s", path, nulMessage)
+			return fmt.Errorf("%s: %s", path, textMessage)
 		}
 	}
 	return nil
 }
 
-// nulMessage is the problem of a body string with the NUL character; huma
-// reports unmarshalJSON's error as "<field>: nulMessage" (humaError).
-const nulMessage = "must not contain the NUL character (U+0000)"
+// textMessage is the problem of text the store could not hold; huma
+// reports unmarshalJSON's error as "<field>: textMessage" (humaError).
+const textMessage = "must be valid UTF-8 without the NUL character (U+0000)"
 
 // nulAt finds a string or key holding the NUL character in a decoded
 // document, and its path (a.b[0].c, as the service names fields).

@@ -71,7 +71,7 @@ func (s *Server) rotateSecret(ctx context.Context, _ *empty) (*body[secretOut], 
 }
 
 type deliveryListIn struct {
-	Page    int    `query:"page" minimum:"1" default:"1" doc:"Page number, from 1"`
+	Page    int    `query:"page" minimum:"1" maximum:"10000000" default:"1" doc:"Page number, from 1"`
 	PerPage int    `query:"perPage" minimum:"1" maximum:"100" default:"20" doc:"Items per page"`
 	Status  string `query:"status" enum:"PENDING,SUCCEEDED,GIVEN_UP"`
 	EventID string `query:"eventId" maxLength:"100"`

@@ -31,10 +31,17 @@ func fromJSON(s string, dst any) {
 }
 
 // fromJSONNumbers reads stored values keeping numbers exact (json.Number).
+// goccy/go-json refuses a number a double cannot hold, which the service
+// no longer accepts but older data may hold: encoding/json reads those.
 func fromJSONNumbers(s string, dst any) error {
 	d := gojson.NewDecoder(strings.NewReader(s))
 	d.UseNumber()
-	return d.Decode(dst)
+	if d.Decode(dst) == nil {
+		return nil
+	}
+	e := json.NewDecoder(strings.NewReader(s))
+	e.UseNumber()
+	return e.Decode(dst)
 }
 
 func (t *tx) ClaimBootstrap(at wps.Time) (bool, error) {

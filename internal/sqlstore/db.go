@@ -1002,10 +1002,10 @@ func (t *tx) err(err error, what, dup string) error {
 		return &wps.Error{Code: wps.CodeConflict, Message: dup, Err: err}
 	case retryable(err):
 		return err // Write retries it
-	case isNUL(err):
-		// The API refuses the NUL character in bodies and URLs; this is
-		// for text that reaches PostgreSQL another way.
-		return &wps.Error{Code: wps.CodeInvalid, Message: "text must not contain the NUL character (U+0000)", Err: err}
+	case isBadText(err):
+		// The API refuses such text in bodies and URLs; this is for text
+		// that reaches PostgreSQL another way.
+		return &wps.Error{Code: wps.CodeInvalid, Message: "text must be valid UTF-8 without the NUL character (U+0000)", Err: err}
 	}
 	var we *wps.Error
 	if errors.As(err, &we) {
@@ -1026,9 +1026,9 @@ func isUnique(err error) bool {
 	return errors.As(err, &pg) && pg.Code == "23505"
 }
 
-// isNUL reports PostgreSQL refusing a string with the NUL character,
-// which its text cannot hold.
-func isNUL(err error) bool {
+// isBadText reports PostgreSQL refusing a string its text cannot hold:
+// one with the NUL character or invalid UTF-8.
+func isBadText(err error) bool {
 	var pg *pgconn.PgError
 	return errors.As(err, &pg) && (pg.Code == "22021" || pg.Code == "22P05")
 }

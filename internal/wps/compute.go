@@ -95,13 +95,16 @@ func toFormula(p Parameter, v any) formula.Value {
 }
 
 // fromFormula turns a result into a stored value, rounded to the
-// parameter's decimals (half-even).
+// parameter's decimals (half-even); a number out of range is no value.
 func fromFormula(p Parameter, v formula.Value) any {
 	switch v.Kind {
 	case formula.Number:
 		d := v.Num
 		if places := decimalsOf(p); places >= 0 {
 			d = d.RoundBank(places)
+		}
+		if !inNumberRange(d) {
+			return nil // as a failed formula: no value
 		}
 		return json.Number(d.String())
 	case formula.String:

@@ -184,6 +184,9 @@ func (c *valueCheck) str(p Parameter, s, field string) (any, bool) {
 		if err != nil {
 			return fail("must be an RFC 3339 instant")
 		}
+		if y := t.UTC().Year(); y < 0 || y > 9999 {
+			return fail("must be an instant of the years 0000 to 9999 in UTC")
+		}
 		if !c.inTimeRange(p, t, field) {
 			return nil, false
 		}
@@ -207,11 +210,24 @@ func (c *valueCheck) inTimeRange(p Parameter, t time.Time, field string) bool {
 	return true
 }
 
+// maxNumber is the largest magnitude of a number value: the largest finite
+// double, as JSON readers (and the store's) take numbers as doubles.
+const maxNumber = "1.7976931348623157e308"
+
+var maxNumberDec = decimal.RequireFromString(maxNumber)
+
+// inNumberRange reports a number a double can hold.
+func inNumberRange(d decimal.Decimal) bool { return d.Abs().LessThanOrEqual(maxNumberDec) }
+
 // number validates an INT or NUMBER given as decimal text.
 func (c *valueCheck) number(p Parameter, text, field string) (any, bool) {
 	d, err := decimal.NewFromString(text)
 	if err != nil {
 		c.v.Add(field, "must be a number")
+		return nil, false
+	}
+	if !inNumberRange(d) {
+		c.v.Add(field, "must be at most %s in magnitude", maxNumber)
 		return nil, false
 	}
 	if p.Type == TypeInt {
