@@ -136,6 +136,7 @@ func TestProcessValidation(t *testing.T) {
 			{"frequency on a later step", func(p map[string]any) { step(2, p)["frequency"] = "DAILY" }, "steps[2].frequency"},
 			{"bad frequency", func(p map[string]any) { step(0, p)["frequency"] = "SOMETIMES" }, "steps[0].frequency"},
 			{"bad rrule", func(p map[string]any) { step(0, p)["frequency"] = "RRULE:FREQ=FORTNIGHTLY" }, "steps[0].frequency"},
+			{"rrule more often than hourly", func(p map[string]any) { step(0, p)["frequency"] = "RRULE:FREQ=MINUTELY;INTERVAL=90" }, "steps[0].frequency"},
 			{"bad webhook", func(p map[string]any) { step(0, p)["webhookUrls"] = "https://ok.example,ftp://bad" }, "steps[0].webhookUrls"},
 			{"formula does not parse", func(p map[string]any) {
 				step(0, p)["parameters"].([]map[string]any)[3]["computedFormula"] = []string{"hours", "*"}

@@ -182,3 +182,21 @@ func TestTwoReplicasOnePostgres(t *testing.T) {
 		}
 	}
 }
+
+// A rule whose start is long past (87,000 hourly occurrences) catches up
+// MaxCatchUp of them a run; the rule is walked only as far as those.
+func TestCatchUpIsBounded(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := tu.NewEnv(t, engine) // the clock reads 2026-01-05T09:00Z
+		admins(env)
+		env.Call("POST", "/v1/process", env.AdminKey, map[string]any{"name": "Meter", "code": "MT", "steps": []map[string]any{
+			{"label": "Read", "policyNames": []string{"Admins"}, "frequency": "RRULE:FREQ=HOURLY", "frequencyDate": "2016-01-01T00:00:00Z"},
+		}}, 201)
+		if _, err := env.Service.RunRecurrences(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if n := env.RawInt(`SELECT count(*) FROM measurements`); n != wps.MaxCatchUp {
+			t.Fatalf("%d measurements after one run, want %d", n, wps.MaxCatchUp)
+		}
+	})
+}

@@ -3,6 +3,7 @@ package wps
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -384,6 +385,8 @@ func SplitList(s string) []string {
 }
 
 // ParseFrequency reads a step's frequency as a recurrence rule from start.
+// A rule repeats at most hourly: the scheduler makes a measurement per
+// occurrence, and walks a rule from its start to find the ones due.
 func ParseFrequency(freq string, start time.Time) (*rrule.RRule, error) {
 	opt := rrule.ROption{Dtstart: start}
 	switch freq {
@@ -399,6 +402,9 @@ func ParseFrequency(freq string, start time.Time) (*rrule.RRule, error) {
 		o, err := rrule.StrToROption(strings.TrimPrefix(freq, "RRULE:"))
 		if err != nil {
 			return nil, err
+		}
+		if o.Freq == rrule.MINUTELY || o.Freq == rrule.SECONDLY {
+			return nil, errors.New("it must repeat at most hourly")
 		}
 		o.Dtstart = start
 		return rrule.NewRRule(*o)

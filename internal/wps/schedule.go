@@ -3,8 +3,10 @@ package wps
 import (
 	"context"
 	"errors"
-	gojson "github.com/goccy/go-json"
 	"time"
+
+	gojson "github.com/goccy/go-json"
+	"github.com/teambition/rrule-go"
 
 	"wps/internal/engine"
 )
@@ -168,6 +170,23 @@ func (s *Service) openDuePending(ctx context.Context, now Time) error {
 	return nil
 }
 
+// between lists the first MaxCatchUp occurrences of rule between after and
+// before (both included if inc), as rrule's Between, which lists them all.
+func between(rule *rrule.RRule, after, before time.Time, inc bool) []time.Time {
+	var out []time.Time
+	next := rule.Iterator()
+	for len(out) < MaxCatchUp {
+		t, ok := next()
+		if !ok || t.After(before) || !inc && t.Equal(before) {
+			break
+		}
+		if t.After(after) || inc && t.Equal(after) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // occurrences lists the occurrences of proc after its last recorded one
 // (from its start when none) up to now, and the one after now unless it is
 // recorded already.
@@ -191,12 +210,12 @@ func (s *Service) occurrences(ctx context.Context, proc Process, now time.Time) 
 		return nil, nil, err
 	}
 	if last == nil {
-		due = rule.Between(start, now, true)
+		due = between(rule, start, now, true)
 	} else {
-		due = rule.Between(last.Time, now, false)
+		due = between(rule, last.Time, now, false)
 	}
-	if len(due) > MaxCatchUp {
-		return due[:MaxCatchUp], nil, nil // the rest next time
+	if len(due) == MaxCatchUp {
+		return due, nil, nil // the rest next time
 	}
 	if n := rule.After(now, false); !n.IsZero() && (last == nil || n.After(last.Time)) {
 		next = []time.Time{n}
