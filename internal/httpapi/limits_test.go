@@ -10,9 +10,10 @@ import (
 // Input at the edges of what the store can hold is refused alike on both
 // engines, as a 4xx naming the field, and never breaks later reads.
 
-// A number a double cannot hold: refused as a value; as a formula's result
-// it is no value. Stored, goccy/go-json could not read it back, and the
-// measurement answered 500 from then on.
+// A number a double cannot hold (in JSON a body cannot even carry one; a
+// CSV import can): refused as a value; as a formula's result it is no
+// value. Stored, goccy/go-json could not read it back, and the measurement
+// or the entity's records answered 500 from then on.
 func TestNumbersOutOfRange(t *testing.T) {
 	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
 		env := tu.NewEnv(t, engine)
@@ -25,10 +26,7 @@ func TestNumbersOutOfRange(t *testing.T) {
 		}}}, 201).JSON()
 		step := steps(p)[0]["id"].(string)
 		m := env.Call(post, "/v1/measurements", k, map[string]any{"processId": p["id"]}, 201).JSON()["id"].(string)
-		act := "/v1/measurements/" + m + "/actions"
-		tu.Problem(t, env.Do(tu.Request{Method: post, Path: act, Key: k,
-			Body: map[string]any{"stepId": step, "type": "WRITE_DATA", "parameters": map[string]any{"a": "1e400"}}}), 422, "parameters.a")
-		env.Call(post, act, k, map[string]any{"stepId": step, "type": "WRITE_DATA", "parameters": map[string]any{"a": 1e200, "b": 1e200}}, 201)
+		env.Call(post, "/v1/measurements/"+m+"/actions", k, map[string]any{"stepId": step, "type": "WRITE_DATA", "parameters": map[string]any{"a": 1e200, "b": 1e200}}, 201)
 		env.Call(get, "/v1/measurements/"+m, k, nil, 200)
 
 		e := env.Call(post, "/v1/entities/simplified", k, map[string]any{"n": "Meter", "p": []map[string]any{{"n": "reading", "t": "NUMBER"}}}, 201).JSON()
