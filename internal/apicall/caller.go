@@ -61,7 +61,7 @@ func New(cfg Config) *Caller {
 // Check says why raw may not be called, or nil.
 func (c *Caller) Check(raw string) error {
 	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || !wps.ValidPort(u.Port()) {
 		return fmt.Errorf("must be an absolute http or https URL")
 	}
 	if !c.allowed(strings.ToLower(u.Hostname())) {

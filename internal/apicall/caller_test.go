@@ -39,15 +39,17 @@ func TestExtract(t *testing.T) {
 func TestCheck(t *testing.T) {
 	c := New(Config{Hosts: wps.SplitList(" rates.example.com, *.corp.example ,")})
 	for url, want := range map[string]string{
-		"https://rates.example.com/x":   "",
-		"https://RATES.example.com/x":   "",
-		"https://a.b.corp.example/x":    "",
-		"https://corp.example/x":        "allow-list",
-		"https://evil-corp.example/x":   "allow-list",
-		"ftp://rates.example.com/x":     "http or https",
-		"https://other.example.com/x":   "allow-list",
-		"http://10.0.0.1/x":             "allow-list",
-		"rates.example.com/no-scheme/x": "http or https",
+		"https://rates.example.com/x":       "",
+		"https://RATES.example.com/x":       "",
+		"https://a.b.corp.example/x":        "",
+		"https://corp.example/x":            "allow-list",
+		"https://evil-corp.example/x":       "allow-list",
+		"ftp://rates.example.com/x":         "http or https",
+		"https://other.example.com/x":       "allow-list",
+		"http://10.0.0.1/x":                 "allow-list",
+		"rates.example.com/no-scheme/x":     "http or https",
+		"https://rates.example.com:443/x":   "",
+		"https://rates.example.com:70000/x": "http or https",
 	} {
 		err := c.Check(url)
 		if (want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), want) {

@@ -6,9 +6,12 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -177,12 +180,23 @@ type imported struct {
 func (s *Server) importRecords(ctx context.Context, in *importIn) (*body[imported], error) {
 	var rows []map[string]json.RawMessage
 	var err error
-	if strings.HasPrefix(in.ContentType, "application/json") {
+	if !utf8.Valid(in.RawBody) {
+		return nil, wps.Errorf(wps.CodeBadRequest, "the body must be valid UTF-8")
+	}
+	switch mt, _, _ := mime.ParseMediaType(in.ContentType); mt {
+	case "application/json":
 		if json.Unmarshal(in.RawBody, &rows) != nil {
 			return nil, wps.Errorf(wps.CodeBadRequest, "the body must be a JSON array of objects keyed by parameter name")
 		}
-	} else if rows, err = s.csvRows(ctx, in.ID, in.RawBody); err != nil {
-		return nil, err
+		if path, bad := badTextAt(in.RawBody); bad {
+			return nil, wps.Invalid("rows"+path, textMessage)
+		}
+	case "text/csv":
+		if rows, err = s.csvRows(ctx, in.ID, in.RawBody); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, huma.Error415UnsupportedMediaType("the body must be text/csv or application/json")
 	}
 	n, err := s.svc.ImportRecords(ctx, principal(ctx), in.ID, rows)
 	return &body[imported]{imported{n}}, err
@@ -220,7 +234,11 @@ func (s *Server) csvRows(ctx context.Context, entityID string, data []byte) ([]m
 				continue
 			}
 			p, _ := e.ParamByName(header[i])
-			row[header[i]] = csvCell(p.Type, cell)
+			v := csvCell(p.Type, cell)
+			if path, bad := badTextAt(v); bad {
+				return nil, wps.Invalid(fmt.Sprintf("rows[%d].%s%s", len(rows), header[i], path), textMessage)
+			}
+			row[header[i]] = v
 		}
 		rows = append(rows, row)
 	}

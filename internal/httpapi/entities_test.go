@@ -369,6 +369,15 @@ func TestRecordImportExport(t *testing.T) {
 			t.Fatalf("json import: %d %s", res.Status, res.Body)
 		}
 		tu.Problem(t, env.Do(tu.Request{Method: post, Path: path + ":import", Key: env.AdminKey, Body: `{"code":"x"}`}), 400, "")
+		// Neither CSV nor JSON; text the store could not hold.
+		tu.Problem(t, env.Do(tu.Request{Method: post, Path: path + ":import", Key: env.AdminKey, Body: "code\nT9\n", Header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}}), 415, "")
+		tu.Problem(t, importCSV("code,qty\nT9,1\nT\x00,2\n"), 422, "rows[1].code")
+		tu.Problem(t, importCSV("code,tags\nT9,\"[\"\"\\ud800\"\"]\"\n"), 422, "rows[0].tags[0]")
+		tu.Problem(t, importCSV("code\nT\xff\n"), 400, "")
+		tu.Problem(t, env.Do(tu.Request{Method: post, Path: path + ":import", Key: env.AdminKey, Body: `[{"code":"T9"},{"code":"\ud800"}]`}), 422, "rows[1].code")
+		if count() != 3 {
+			t.Fatal("a refused import wrote records")
+		}
 
 		exp := env.Do(tu.Request{Method: get, Path: path + ":export", Key: env.AdminKey})
 		lines := strings.Split(strings.TrimSpace(string(exp.Body)), "\n")

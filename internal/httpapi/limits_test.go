@@ -10,10 +10,10 @@ import (
 // Input at the edges of what the store can hold is refused alike on both
 // engines, as a 4xx naming the field, and never breaks later reads.
 
-// A number a double cannot hold (in JSON a body cannot even carry one; a
-// CSV import can): refused as a value; as a formula's result it is no
-// value. Stored, goccy/go-json could not read it back, and the measurement
-// or the entity's records answered 500 from then on.
+// A number a double cannot hold: refused as a value, in a JSON body or a
+// CSV import; as a formula's result it is no value. Stored, goccy/go-json
+// could not read it back, and the measurement or the entity's records
+// answered 500 from then on.
 func TestNumbersOutOfRange(t *testing.T) {
 	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
 		env := tu.NewEnv(t, engine)
@@ -35,8 +35,12 @@ func TestNumbersOutOfRange(t *testing.T) {
 		if imp := env.Do(tu.Request{Method: post, Path: records + ":import", Key: k, Body: "reading\n1e400\n", Header: map[string]string{"Content-Type": "text/csv"}}); imp.Status < 400 || imp.Status >= 500 {
 			t.Fatalf("import of 1e400: %d %s", imp.Status, imp.Body)
 		}
+		// In a JSON body: past a double, or past the integer a field holds.
+		tu.Problem(t, env.Do(tu.Request{Method: post, Path: records, Key: k, Body: `{"values":{"reading":-1e400}}`}), 422, "values.reading")
+		tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/entities", Key: k, Body: `{"name":"T","parameters":[{"name":"a","type":"NUMBER","advancedOptions":{"max":1e30}},` +
+			`{"name":"b","type":"TEXT","advancedOptions":{"max":1e30,"maxLength":1e30}}]}`}), 422, "parameters[1].advancedOptions.maxLength")
 		if n := len(env.Call(get, records, k, nil, 200).JSON()["data"].([]any)); n != 1 {
-			t.Fatalf("%d records after a refused import", n)
+			t.Fatalf("%d records after refused writes", n)
 		}
 	})
 }
@@ -80,5 +84,16 @@ func TestInvalidUTF8(t *testing.T) {
 		if n := len(env.Call(get, records, k, nil, 200).JSON()["data"].([]any)); n != 0 || len(env.Call(get, "/v1/users/policies", k, nil, 200).JSON()["data"].([]any)) != 0 {
 			t.Fatalf("refused requests wrote: %d records", n)
 		}
+	})
+}
+
+// A URL whose port cannot be dialled is not a URL a webhook can be sent to.
+func TestURLPort(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := tu.NewEnv(t, engine)
+		for _, u := range []string{"https://hooks.example.com:99999/x", "https://hooks.example.com:0/x"} {
+			tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/webhooks", Key: env.AdminKey, Body: map[string]any{"url": u, "events": []string{"measurement.created"}}}), 422, "url")
+		}
+		env.Call(post, "/v1/webhooks", env.AdminKey, map[string]any{"url": "https://hooks.example.com:65535/x", "events": []string{"measurement.created"}}, 201)
 	})
 }

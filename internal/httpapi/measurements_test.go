@@ -374,12 +374,20 @@ func TestNULInABody(t *testing.T) {
 			{map[string]any{"stepId": step, "type": "APPROVAL", "transactionHash": "\x00"}, nil, "transactionHash"},
 			{map[string]any{"stepId": step, "type": "WRITE_DATA", "parameters": map[string]any{"ok": []any{true, "x\x00"}}}, nil, "parameters.ok[1]"},
 			{"stepId: " + step + "\ntype: APPROVAL\nobservation: \"a\\0b\"\n", yaml, "observation"},
+			// A lone surrogate escape, which encoding/json reads as U+FFFD.
+			{`{"stepId":"` + step + `","type":"APPROVAL","observation":"\ud83d\ude00 \uDC00"}`, nil, "observation"},
+			{`{"stepId":"` + step + `","type":"WRITE_DATA","parameters":{"ok":["\ud800x"]}}`, nil, "parameters.ok[0]"},
 		} {
 			res := env.Do(tu.Request{Method: post, Path: path, Key: env.AdminKey, Body: c.body, Header: c.header})
 			tu.Problem(t, res, 422, c.field)
 		}
 		if m := env.Call(get, "/v1/measurements/"+id, env.AdminKey, nil, 200).JSON(); m["status"] != "OPEN" || len(m["process"].(map[string]any)["actions"].([]any)) != 0 {
 			t.Fatalf("refused actions were recorded: %v", m)
+		}
+		// A pair is one character; an escaped backslash before "ud800" is text.
+		env.Call(post, path, env.AdminKey, `{"stepId":"`+step+`","type":"APPROVAL","observation":"\ud83d\ude00 \\ud800"}`, 201)
+		if o := env.Call(get, "/v1/measurements/"+id, env.AdminKey, nil, 200).JSON()["process"].(map[string]any)["actions"].([]any)[0].(map[string]any)["observation"]; o != "😀 \\ud800" {
+			t.Fatalf("observation %q", o)
 		}
 	})
 }

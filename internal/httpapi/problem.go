@@ -119,8 +119,10 @@ func humaError(status int, msg string, errs ...error) huma.StatusError {
 		if m == "unexpected property" {
 			status, code, m = http.StatusBadRequest, string(wps.CodeBadRequest), "unknown field"
 		}
-		if f, ok := strings.CutSuffix(m, ": "+textMessage); ok && field == "" { // unmarshalJSON
-			status, code, field, m = http.StatusUnprocessableEntity, string(wps.CodeInvalid), f, textMessage
+		for _, bm := range bodyMessages { // unmarshalJSON
+			if f, ok := strings.CutSuffix(m, ": "+bm); ok && field == "" {
+				status, code, field, m = http.StatusUnprocessableEntity, string(wps.CodeInvalid), f, bm
+			}
 		}
 		if status == http.StatusBadRequest && field == "" {
 			m = "malformed JSON: " + jsonSyntaxHint(d.Message)

@@ -5,19 +5,13 @@
 package httpapi
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"reflect"
-	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/danielgtaylor/huma/v2"
 	gojson "github.com/goccy/go-json"
@@ -179,56 +173,6 @@ var jsonFormat = huma.Format{
 		return enc.Encode(v)
 	},
 	Unmarshal: unmarshalJSON,
-}
-
-// unmarshalJSON decodes a body, refusing text the store could not hold
-// (PostgreSQL's text holds neither invalid UTF-8 nor the NUL character;
-// SQLite would, and both engines answer alike): invalid UTF-8 is a
-// malformed body, and a string with NUL in the document huma validates (it
-// decodes each body into an any first) is an invalid field. In JSON a NUL
-// can only be written as \u0000, so other bodies are not walked.
-func unmarshalJSON(data []byte, v any) error {
-	if !utf8.Valid(data) {
-		return errors.New("the body must be valid UTF-8")
-	}
-	if err := json.Unmarshal(data, v); err != nil {
-		return err
-	}
-	if doc, ok := v.(*any); ok && bytes.Contains(data, []byte(`\u0000`)) {
-		if path, found := nulAt(*doc, ""); found {
-			return fmt.Errorf("%s: %s", path, textMessage)
-		}
-	}
-	return nil
-}
-
-// textMessage is the problem of text the store could not hold; huma
-// reports unmarshalJSON's error as "<field>: textMessage" (humaError).
-const textMessage = "must be valid UTF-8 without the NUL character (U+0000)"
-
-// nulAt finds a string or key holding the NUL character in a decoded
-// document, and its path (a.b[0].c, as the service names fields).
-func nulAt(v any, path string) (string, bool) {
-	switch v := v.(type) {
-	case string:
-		return path, strings.ContainsRune(v, 0)
-	case map[string]any:
-		for k, e := range v {
-			if strings.ContainsRune(k, 0) {
-				return joinField(path, strings.ReplaceAll(k, "\x00", `\u0000`)), true
-			}
-			if p, found := nulAt(e, joinField(path, k)); found {
-				return p, true
-			}
-		}
-	case []any:
-		for i, e := range v {
-			if p, found := nulAt(e, path+"["+strconv.Itoa(i)+"]"); found {
-				return p, true
-			}
-		}
-	}
-	return "", false
 }
 
 // yamlFormat answers YAML to a client that asks for it (Accept:

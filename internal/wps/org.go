@@ -72,7 +72,13 @@ func setIf[T any](dst *T, src *T) {
 
 func validHTTPURL(s string) bool {
 	u, err := url.Parse(s)
-	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && len(s) <= 2000
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && ValidPort(u.Port()) && len(s) <= 2000
+}
+
+// ValidPort reports a URL's port that can be dialled (1 to 65535), or none.
+func ValidPort(p string) bool {
+	n, err := strconv.ParseUint(p, 10, 16)
+	return p == "" || (err == nil && n > 0)
 }
 
 func validEmail(s string) bool {

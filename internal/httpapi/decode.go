@@ -1,0 +1,201 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// Decoding request bodies. huma decodes each JSON body twice: into an any,
+// which it validates against the schema, then into the operation's type.
+// unmarshalJSON is both decoders; what it refuses, huma reports as a
+// problem, and humaError turns "<field>: <one of bodyMessages>" into 422
+// naming the field.
+
+// textMessage is the problem of text the store could not hold.
+const textMessage = "must be valid UTF-8 without the NUL character (U+0000)"
+
+// rangeMessage is the problem of a number its field's type cannot hold.
+const rangeMessage = "number out of range"
+
+var bodyMessages = []string{textMessage, rangeMessage}
+
+// unmarshalJSON decodes a body, refusing what the store could not hold
+// alike on both engines (PostgreSQL's text holds neither invalid UTF-8 nor
+// the NUL character; SQLite would):
+//   - invalid UTF-8 is a malformed body (400);
+//   - a string holding NUL, or a lone UTF-16 surrogate escape (\ud800,
+//     which encoding/json would silently read as U+FFFD), is an invalid
+//     field;
+//   - a number past a double (1e400), or past the Go integer a field is
+//     decoded into, is an invalid field, not a malformed body.
+func unmarshalJSON(data []byte, v any) error {
+	if !utf8.Valid(data) {
+		return errors.New("the body must be valid UTF-8")
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return numberError(data, err)
+	}
+	if _, ok := v.(*any); ok {
+		if path, found := badTextAt(data); found {
+			return fmt.Errorf("%s: %s", path, textMessage)
+		}
+	}
+	return nil
+}
+
+// badTextAt names the first string or key of a valid JSON document that
+// holds NUL or a lone surrogate (a.b[0].c; [1].c in an array). In JSON a
+// NUL can only be written as \u0000 and a surrogate only as an escape, so
+// most documents are not walked.
+func badTextAt(data []byte) (string, bool) {
+	marked, lone := markLoneSurrogates(data)
+	if !lone && !bytes.Contains(data, []byte(`\u0000`)) {
+		return "", false
+	}
+	var doc any
+	if json.Unmarshal(marked, &doc) != nil {
+		return "", false
+	}
+	return nulAt(doc, "")
+}
+
+// markLoneSurrogates rewrites each \uXXXX escape of a lone UTF-16
+// surrogate in a valid JSON document as \u0000 (the same length), so that
+// nulAt finds its field. It copies data only when there is one.
+func markLoneSurrogates(data []byte) ([]byte, bool) {
+	if !bytes.Contains(data, []byte(`\u`)) {
+		return data, false
+	}
+	out, found := data, false
+	hex4 := func(i int) rune {
+		if i+6 > len(data) || data[i] != '\\' || data[i+1] != 'u' {
+			return -1
+		}
+		n, err := strconv.ParseUint(string(data[i+2:i+6]), 16, 16)
+		if err != nil {
+			return -1
+		}
+		return rune(n)
+	}
+	inString := false
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; {
+		case !inString:
+			inString = c == '"'
+		case c == '"':
+			inString = false
+		case c == '\\':
+			r := hex4(i)
+			if r < 0 {
+				i++ // a one-character escape
+				continue
+			}
+			if utf16.IsSurrogate(r) {
+				if lo := hex4(i + 6); r < 0xDC00 && lo >= 0xDC00 && lo < 0xE000 {
+					i += 6 // a pair
+				} else {
+					if !found {
+						out, found = bytes.Clone(data), true
+					}
+					copy(out[i+2:i+6], "0000")
+				}
+			}
+			i += 5
+		}
+	}
+	return out, found
+}
+
+// nulAt finds a string or key holding the NUL character in a decoded
+// document, and its path (a.b[0].c, as the service names fields).
+func nulAt(v any, path string) (string, bool) {
+	switch v := v.(type) {
+	case string:
+		return path, strings.ContainsRune(v, 0)
+	case map[string]any:
+		for k, e := range v {
+			if strings.ContainsRune(k, 0) {
+				return joinField(path, strings.ReplaceAll(k, "\x00", `\u0000`)), true
+			}
+			if p, found := nulAt(e, joinField(path, k)); found {
+				return p, true
+			}
+		}
+	case []any:
+		for i, e := range v {
+			if p, found := nulAt(e, path+"["+strconv.Itoa(i)+"]"); found {
+				return p, true
+			}
+		}
+	}
+	return "", false
+}
+
+// numberError turns encoding/json's error for a number its Go type cannot
+// hold into one naming the field: the path of the number with that literal
+// (and, decoding into a struct, the dotted Go path encoding/json gives).
+func numberError(data []byte, err error) error {
+	var te *json.UnmarshalTypeError
+	lit, ok := "", errors.As(err, &te)
+	if ok {
+		lit, ok = strings.CutPrefix(te.Value, "number ")
+	}
+	if !ok {
+		return err
+	}
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	var doc any
+	if d.Decode(&doc) != nil {
+		return err
+	}
+	if path, found := numberAt(doc, "", lit, te.Field); found {
+		return fmt.Errorf("%s: %s", path, rangeMessage)
+	}
+	return err
+}
+
+// numberAt finds the number lit in a document decoded with UseNumber; when
+// goPath is set, only where the path without its indexes is goPath.
+func numberAt(v any, path, lit, goPath string) (string, bool) {
+	switch v := v.(type) {
+	case json.Number:
+		return path, string(v) == lit && (goPath == "" || withoutIndexes(path) == goPath)
+	case map[string]any:
+		for k, e := range v {
+			if p, found := numberAt(e, joinField(path, k), lit, goPath); found {
+				return p, true
+			}
+		}
+	case []any:
+		for i, e := range v {
+			if p, found := numberAt(e, path+"["+strconv.Itoa(i)+"]", lit, goPath); found {
+				return p, true
+			}
+		}
+	}
+	return "", false
+}
+
+// withoutIndexes turns a.b[0].c into a.b.c, as encoding/json names fields.
+func withoutIndexes(path string) string {
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(path, '[')
+		if i < 0 {
+			return b.String() + path
+		}
+		b.WriteString(path[:i])
+		j := strings.IndexByte(path[i:], ']')
+		if j < 0 {
+			return b.String() + path[i:]
+		}
+		path = path[i+j+1:]
+	}
+}
