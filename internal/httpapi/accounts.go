@@ -14,12 +14,15 @@ type idPath struct {
 
 type empty struct{}
 
-type pageQuery struct {
+// PageQuery is the paging of every list: embedded in a list's input (huma
+// reads the parameters of an embedded struct only when its type is
+// exported).
+type PageQuery struct {
 	Page    int `query:"page" minimum:"1" maximum:"10000000" default:"1" doc:"Page number, from 1"`
 	PerPage int `query:"perPage" minimum:"1" maximum:"100" default:"20" doc:"Items per page"`
 }
 
-func (q pageQuery) page() wps.Page { return wps.Page{Page: q.Page, PerPage: q.PerPage} }
+func (q PageQuery) page() wps.Page { return wps.Page{Page: q.Page, PerPage: q.PerPage} }
 
 // Meta describes one page of a list; prev and next are null at the ends.
 type Meta struct {
@@ -125,7 +128,7 @@ func (s *Server) getMe(ctx context.Context, _ *empty) (*body[wps.User], error) {
 	return &body[wps.User]{u}, err
 }
 
-func (s *Server) listUsers(ctx context.Context, in *pageQuery) (*paged[wps.User], error) {
+func (s *Server) listUsers(ctx context.Context, in *PageQuery) (*paged[wps.User], error) {
 	users, total, err := s.svc.ListUsers(ctx, principal(ctx), in.page())
 	return pagedOf(users, in.page(), total), err
 }

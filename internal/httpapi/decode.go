@@ -62,7 +62,7 @@ func badTextAt(data []byte) (string, bool) {
 	if json.Unmarshal(marked, &doc) != nil {
 		return "", false
 	}
-	return nulAt(doc, "")
+	return nulAt(doc)
 }
 
 // markLoneSurrogates rewrites each \uXXXX escape of a lone UTF-16
@@ -112,29 +112,39 @@ func markLoneSurrogates(data []byte) ([]byte, bool) {
 	return out, found
 }
 
-// nulAt finds a string or key holding the NUL character in a decoded
-// document, and its path (a.b[0].c, as the service names fields).
-func nulAt(v any, path string) (string, bool) {
+// firstAt walks a decoded document (keys as strings, before their values)
+// and returns the path of the first value found reports (a.b[0].c, as the
+// service names fields).
+func firstAt(v any, path string, found func(v any, path string) bool) (string, bool) {
+	if found(v, path) {
+		return path, true
+	}
 	switch v := v.(type) {
-	case string:
-		return path, strings.ContainsRune(v, 0)
 	case map[string]any:
 		for k, e := range v {
-			if strings.ContainsRune(k, 0) {
-				return joinField(path, strings.ReplaceAll(k, "\x00", `\u0000`)), true
-			}
-			if p, found := nulAt(e, joinField(path, k)); found {
+			if kp := joinField(path, k); found(k, kp) {
+				return kp, true
+			} else if p, ok := firstAt(e, kp, found); ok {
 				return p, true
 			}
 		}
 	case []any:
 		for i, e := range v {
-			if p, found := nulAt(e, path+"["+strconv.Itoa(i)+"]"); found {
+			if p, ok := firstAt(e, path+"["+strconv.Itoa(i)+"]", found); ok {
 				return p, true
 			}
 		}
 	}
 	return "", false
+}
+
+// nulAt finds a string or key holding the NUL character.
+func nulAt(doc any) (string, bool) {
+	path, found := firstAt(doc, "", func(v any, _ string) bool {
+		s, ok := v.(string)
+		return ok && strings.ContainsRune(s, 0)
+	})
+	return strings.ReplaceAll(path, "\x00", `\u0000`), found
 }
 
 // numberError turns encoding/json's error for a number its Go type cannot
@@ -155,7 +165,7 @@ func numberError(data []byte, err error) error {
 	if d.Decode(&doc) != nil {
 		return err
 	}
-	if path, found := numberAt(doc, "", lit, te.Field); found {
+	if path, found := numberAt(doc, lit, te.Field); found {
 		return fmt.Errorf("%s: %s", path, rangeMessage)
 	}
 	return err
@@ -163,24 +173,11 @@ func numberError(data []byte, err error) error {
 
 // numberAt finds the number lit in a document decoded with UseNumber; when
 // goPath is set, only where the path without its indexes is goPath.
-func numberAt(v any, path, lit, goPath string) (string, bool) {
-	switch v := v.(type) {
-	case json.Number:
-		return path, string(v) == lit && (goPath == "" || withoutIndexes(path) == goPath)
-	case map[string]any:
-		for k, e := range v {
-			if p, found := numberAt(e, joinField(path, k), lit, goPath); found {
-				return p, true
-			}
-		}
-	case []any:
-		for i, e := range v {
-			if p, found := numberAt(e, path+"["+strconv.Itoa(i)+"]", lit, goPath); found {
-				return p, true
-			}
-		}
-	}
-	return "", false
+func numberAt(doc any, lit, goPath string) (string, bool) {
+	return firstAt(doc, "", func(v any, path string) bool {
+		n, ok := v.(json.Number)
+		return ok && string(n) == lit && (goPath == "" || withoutIndexes(path) == goPath)
+	})
 }
 
 // withoutIndexes turns a.b[0].c into a.b.c, as encoding/json names fields.

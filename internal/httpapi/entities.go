@@ -54,12 +54,9 @@ type entityUpdateIn struct {
 }
 
 type listQuery struct {
-	Page    int    `query:"page" minimum:"1" maximum:"10000000" default:"1" doc:"Page number, from 1"`
-	PerPage int    `query:"perPage" minimum:"1" maximum:"100" default:"20" doc:"Items per page"`
-	Search  string `query:"search" maxLength:"200" doc:"Name or label contains (case-insensitive)"`
+	PageQuery
+	Search string `query:"search" maxLength:"200" doc:"Name or label contains (case-insensitive)"`
 }
-
-func (q listQuery) page() wps.Page { return wps.Page{Page: q.Page, PerPage: q.PerPage} }
 
 func entityCreated(e wps.Entity, err error) (*created[wps.Entity], error) {
 	return &created[wps.Entity]{Location: "/v1/entities/" + e.ID, Body: e}, err
@@ -122,9 +119,8 @@ type recordPatchIn struct {
 
 // recordListIn takes filter[NAME]=VALUE query parameters besides paging.
 type recordListIn struct {
-	ID      string `path:"id" maxLength:"100"`
-	Page    int    `query:"page" minimum:"1" maximum:"10000000" default:"1" doc:"Page number, from 1"`
-	PerPage int    `query:"perPage" minimum:"1" maximum:"100" default:"20" doc:"Items per page"`
+	ID string `path:"id" maxLength:"100"`
+	PageQuery
 	filters map[string]string
 }
 
@@ -146,7 +142,7 @@ func (s *Server) createRecord(ctx context.Context, in *recordIn) (*created[wps.R
 }
 
 func (s *Server) listRecords(ctx context.Context, in *recordListIn) (*paged[wps.Record], error) {
-	page := wps.Page{Page: in.Page, PerPage: in.PerPage}
+	page := in.page()
 	list, total, err := s.svc.ListRecords(ctx, principal(ctx), in.ID, page, in.filters)
 	return pagedOf(list, page, total), err
 }

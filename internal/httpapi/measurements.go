@@ -38,8 +38,7 @@ func (s *Server) createSimplifiedMeasurement(ctx context.Context, in *simplified
 }
 
 type measurementListIn struct {
-	Page        int       `query:"page" minimum:"1" maximum:"10000000" default:"1" doc:"Page number, from 1"`
-	PerPage     int       `query:"perPage" minimum:"1" maximum:"100" default:"20" doc:"Items per page"`
+	PageQuery
 	ProcessID   string    `query:"processId" maxLength:"100"`
 	Status      string    `query:"status" enum:"OPEN,APPROVED,REPROVED,STAGE_OPEN,CONSENSUS,IN_CONSENSUS,PENDING"`
 	StepID      string    `query:"stepId" maxLength:"100" doc:"Only measurements where this step is open"`
@@ -49,7 +48,7 @@ type measurementListIn struct {
 }
 
 func (s *Server) listMeasurements(ctx context.Context, in *measurementListIn) (*paged[wps.MeasurementSummary], error) {
-	page := wps.Page{Page: in.Page, PerPage: in.PerPage}
+	page := in.page()
 	q := wps.MeasurementQuery{Page: page, ProcessID: in.ProcessID, Status: in.Status, OpenStepID: in.StepID, Overdue: in.Overdue}
 	if !in.CreatedFrom.IsZero() {
 		t := wps.At(in.CreatedFrom)

@@ -71,14 +71,13 @@ func (s *Server) rotateSecret(ctx context.Context, _ *empty) (*body[secretOut], 
 }
 
 type deliveryListIn struct {
-	Page    int    `query:"page" minimum:"1" maximum:"10000000" default:"1" doc:"Page number, from 1"`
-	PerPage int    `query:"perPage" minimum:"1" maximum:"100" default:"20" doc:"Items per page"`
+	PageQuery
 	Status  string `query:"status" enum:"PENDING,SUCCEEDED,GIVEN_UP"`
 	EventID string `query:"eventId" maxLength:"100"`
 }
 
 func (s *Server) listDeliveries(ctx context.Context, in *deliveryListIn) (*paged[wps.Delivery], error) {
-	page := wps.Page{Page: in.Page, PerPage: in.PerPage}
+	page := in.page()
 	l, total, err := s.svc.ListDeliveries(ctx, principal(ctx), wps.DeliveryQuery{Page: page, Status: in.Status, EventID: in.EventID})
 	return pagedOf(l, page, total), err
 }
