@@ -264,7 +264,7 @@ type exportIn struct {
 
 func (s *Server) exportRecords(ctx context.Context, in *exportIn) (*huma.StreamResponse, error) {
 	p := principal(ctx)
-	if _, err := s.svc.GetEntity(ctx, p, in.ID); err != nil {
+	if _, err := s.svc.RecordsEntity(ctx, p, in.ID); err != nil {
 		return nil, err
 	}
 	return &huma.StreamResponse{Body: func(hctx huma.Context) {

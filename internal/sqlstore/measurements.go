@@ -694,3 +694,37 @@ func (t *tx) LatestWithValue(orgID, processID, paramID string, value any) (strin
 		AND a.data LIKE `+asText+` ESCAPE '\' ORDER BY a.seq DESC`+limitN(1), orgID, processID, false, false, likePattern(needle)).Scan(&id)
 	return id, t.err(err, "measurement", "")
 }
+
+func (t *tx) AddAttachmentRefs(refs []wps.AttachmentRef) error {
+	for _, r := range refs {
+		_, err := t.exec(`INSERT INTO attachment_refs (org_id, attachment_id, parameter_id, measurement_id, entity_id, record_id)
+			VALUES (?, ?, ?, ?, ?, ?)`, r.OrgID, r.AttachmentID, r.ParameterID, r.MeasurementID, r.EntityID, r.RecordID)
+		if err != nil {
+			return t.err(err, "", "")
+		}
+	}
+	return nil
+}
+
+func (t *tx) DeleteRecordAttachmentRefs(orgID, recordID string) error {
+	_, err := t.exec(`DELETE FROM attachment_refs WHERE org_id = ? AND record_id = ?`, orgID, recordID)
+	return t.err(err, "", "")
+}
+
+func (t *tx) ListAttachmentRefs(orgID, attachmentID string) ([]wps.AttachmentRef, error) {
+	rows, err := t.query(`SELECT parameter_id, measurement_id, entity_id, record_id FROM attachment_refs
+		WHERE org_id = ? AND attachment_id = ?`+limitN(1000), orgID, attachmentID)
+	if err != nil {
+		return nil, t.err(err, "", "")
+	}
+	defer rows.Close()
+	var out []wps.AttachmentRef
+	for rows.Next() {
+		r := wps.AttachmentRef{OrgID: orgID, AttachmentID: attachmentID}
+		if err := rows.Scan(&r.ParameterID, &r.MeasurementID, &r.EntityID, &r.RecordID); err != nil {
+			return nil, t.err(err, "", "")
+		}
+		out = append(out, r)
+	}
+	return out, t.err(rows.Err(), "", "")
+}

@@ -30,9 +30,48 @@ type BlobStore interface {
 	Delete(ctx context.Context, key string) error
 }
 
-// Upload stores a file for the caller's org. Errors: CodeInvalid (empty
-// name), CodeTooLarge (over MaxAttachmentBytes).
+// AttachmentRef says that a value refers to an attachment: parameter
+// ParameterID of an action of MeasurementID, or of record RecordID of
+// EntityID.
+type AttachmentRef struct {
+	OrgID, AttachmentID, ParameterID string
+	MeasurementID                    string
+	EntityID, RecordID               string
+}
+
+// attachmentRefs lists the attachments that values (by parameter id) of
+// params refer to, TABLE cells included; ref fills in the rest.
+func attachmentRefs(params []Parameter, vals map[string]any, ref AttachmentRef) []AttachmentRef {
+	var out []AttachmentRef
+	for _, p := range params {
+		v := vals[p.ID]
+		switch {
+		case v == nil:
+		case p.Type == TypeAttachment:
+			for _, id := range itemStrings(v) {
+				r := ref
+				r.AttachmentID, r.ParameterID = id, p.ID
+				out = append(out, r)
+			}
+		case p.Type == TypeTable:
+			rows, _ := v.([]any)
+			for _, row := range rows {
+				if m, ok := row.(map[string]any); ok {
+					out = append(out, attachmentRefs(p.Parameters, m, ref)...)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Upload stores a file for the caller's org. Only writers (action:write or
+// entity:write) upload. Errors: CodeForbidden, CodeInvalid (empty name),
+// CodeTooLarge (over MaxAttachmentBytes).
 func (s *Service) Upload(ctx context.Context, p *Principal, blobs BlobStore, filename, contentType string, r io.Reader) (Attachment, error) {
+	if !p.Can(FnActionWrite) && !p.Can(FnEntityWrite) {
+		return Attachment{}, Errorf(CodeForbidden, "uploading needs a policy with function %q or %q", FnActionWrite, FnEntityWrite)
+	}
 	if filename == "" || len(filename) > 255 {
 		return Attachment{}, Invalid("file", "needs a file name of at most 255 characters")
 	}
@@ -49,16 +88,66 @@ func (s *Service) Upload(ctx context.Context, p *Principal, blobs BlobStore, fil
 	return a, nil
 }
 
-// OpenAttachment returns an attachment of the caller's org and its bytes.
-// Errors: CodeNotFound.
+// OpenAttachment returns an attachment of the caller's org and its bytes,
+// to its uploader, to ADMIN and to readers who see a value that refers to
+// it. Errors: CodeNotFound (for others too, so ids do not leak).
 func (s *Service) OpenAttachment(ctx context.Context, p *Principal, blobs BlobStore, id string) (Attachment, io.ReadCloser, error) {
 	var a Attachment
 	if err := s.store.Read(ctx, func(tx Tx) (err error) {
-		a, err = tx.GetAttachment(p.OrgID, id)
+		if a, err = tx.GetAttachment(p.OrgID, id); err != nil {
+			return err
+		}
+		ok, err := mayDownload(tx, p, a)
+		if err == nil && !ok {
+			err = NotFound("attachment")
+		}
 		return err
 	}); err != nil {
 		return a, nil, err
 	}
 	rc, err := blobs.Open(ctx, a.StorageKey)
 	return a, rc, err
+}
+
+// mayDownload applies section 9 to an attachment: its uploader, ADMIN, and
+// whoever sees a value that refers to it.
+func mayDownload(tx Tx, p *Principal, a Attachment) (bool, error) {
+	if a.CreatedBy == p.UserID || p.IsAdmin() {
+		return true, nil
+	}
+	refs, err := tx.ListAttachmentRefs(p.OrgID, a.ID)
+	if err != nil {
+		return false, err
+	}
+	getEntity := func(id string) (Entity, error) { return tx.GetEntity(p.OrgID, id) }
+	getProcess := func(id string) (Process, error) { return tx.GetProcess(p.OrgID, id, 0) }
+	for _, ref := range refs {
+		switch {
+		case ref.MeasurementID != "" && p.Can(FnMeasurementRead):
+			m, err := tx.GetMeasurement(p.OrgID, ref.MeasurementID)
+			if IsCode(err, CodeNotFound) {
+				continue
+			} else if err != nil {
+				return false, err
+			}
+			proc, err := tx.GetProcessVersion(p.OrgID, m.ProcessID, m.Version)
+			if err != nil {
+				return false, err
+			}
+			if !hiddenInProcess(p, proc.Steps, getEntity, getProcess)[ref.ParameterID] {
+				return true, nil
+			}
+		case ref.RecordID != "":
+			e, err := getEntity(ref.EntityID)
+			if IsCode(err, CodeNotFound) {
+				continue
+			} else if err != nil {
+				return false, err
+			}
+			if canReadRecords(p, e) && !hiddenInRecords(p, e)[ref.ParameterID] {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
 }

@@ -26,24 +26,7 @@ func computeFormulas(scope [][]Parameter, own []Parameter, cur, data map[string]
 	if len(params) == 0 {
 		return
 	}
-	// A name is the step's own parameter, or else the one parameter of
-	// another step that has it (as the definition was checked).
-	byName := map[string]Parameter{}
-	count := map[string]int{}
-	for _, group := range scope {
-		for _, p := range group {
-			count[p.Name]++
-			byName[p.Name] = p
-		}
-	}
-	for name, n := range count {
-		if n > 1 {
-			delete(byName, name)
-		}
-	}
-	for _, p := range own {
-		byName[p.Name] = p
-	}
+	byName := formulaScope(scope, own)
 	for range params {
 		vars := map[string]formula.Value{}
 		for name, p := range byName {

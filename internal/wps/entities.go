@@ -129,6 +129,15 @@ func (s *Service) checkEntityInput(tx Tx, orgID, selfID string, in *EntityInput,
 	if err := s.checkPolicyNames(tx, orgID, &v, "viewPolicyNames", in.ViewPolicyNames); err != nil {
 		return err
 	}
+	var err error
+	eachHiddenFrom("parameters", in.Parameters, func(field string, names []string) {
+		if err == nil {
+			err = s.checkPolicyNames(tx, orgID, &v, field, names)
+		}
+	})
+	if err != nil {
+		return err
+	}
 	in.ViewPolicyNames = normalize(in.ViewPolicyNames)
 	if err := resolveEntityRefs(tx, orgID, selfID, in.Name, &v, "parameters", in.Parameters); err != nil {
 		return err
@@ -415,6 +424,16 @@ func (s *Service) saveRecord(tx Tx, e Entity, r Record, create bool) error {
 	if err := tx.DeleteRecordIndex(e.OrgID, r.ID); err != nil {
 		return err
 	}
+	if !create {
+		if err := tx.DeleteRecordAttachmentRefs(e.OrgID, r.ID); err != nil {
+			return err
+		}
+	}
+	if refs := attachmentRefs(e.Parameters, r.Values, AttachmentRef{OrgID: e.OrgID, EntityID: e.ID, RecordID: r.ID}); len(refs) > 0 {
+		if err := tx.AddAttachmentRefs(refs); err != nil {
+			return err
+		}
+	}
 	for _, p := range e.Parameters {
 		for _, item := range itemStrings(r.Values[p.ID]) {
 			row := IndexRow{OrgID: e.OrgID, EntityID: e.ID, RecordID: r.ID, ParamID: p.ID, Value: indexKey(item), Unique: p.IsUnique}
@@ -438,14 +457,21 @@ func (s *Service) CreateRecord(ctx context.Context, p *Principal, entityID strin
 		if err != nil {
 			return err
 		}
-		out, err = s.createRecord(tx, e, values, "values")
-		return err
+		if err := requireRecords(p, e); err != nil {
+			return err
+		}
+		if out, err = s.createRecord(tx, e, values, "values"); err != nil {
+			return err
+		}
+		out = presentFor(p, e, out)
+		return nil
 	})
 	return out, err
 }
 
 // createRecord validates values (keyed by name) and writes them as a new
-// record of e, in the caller's transaction; it returns the record by name.
+// record of e, in the caller's transaction; it returns the record as stored
+// (values by parameter id).
 func (s *Service) createRecord(tx Tx, e Entity, values map[string]json.RawMessage, field string) (Record, error) {
 	vals, err := checkRecordValues(tx, e, values, nil, field, s.now())
 	if err != nil {
@@ -456,7 +482,7 @@ func (s *Service) createRecord(tx Tx, e Entity, values map[string]json.RawMessag
 	if err := s.saveRecord(tx, e, r, true); err != nil {
 		return Record{}, err
 	}
-	return present(e, r), nil
+	return r, nil
 }
 
 // findRecord returns the first record of e whose parameter equals value, or nil.
@@ -477,8 +503,11 @@ func (s *Service) GetRecord(ctx context.Context, p *Principal, entityID, id stri
 		if err != nil {
 			return err
 		}
+		if err := requireRecords(p, e); err != nil {
+			return err
+		}
 		r, err := tx.GetRecord(p.OrgID, e.ID, id)
-		out = present(e, r)
+		out = presentFor(p, e, r)
 		return err
 	})
 	return out, err
@@ -494,6 +523,10 @@ func (s *Service) ListRecords(ctx context.Context, p *Principal, entityID string
 		if err != nil {
 			return err
 		}
+		if err := requireRecords(p, e); err != nil {
+			return err
+		}
+		hidden := hiddenInRecords(p, e)
 		q := RecordQuery{Page: page}
 		var v Validator
 		keys := make([]string, 0, len(filters))
@@ -505,6 +538,10 @@ func (s *Service) ListRecords(ctx context.Context, p *Principal, entityID string
 			prm, ok := e.ParamByName(name)
 			if !ok {
 				v.Add("filter["+name+"]", "is not a parameter")
+				continue
+			}
+			if hidden[prm.ID] {
+				v.Add("filter["+name+"]", "is hidden from you")
 				continue
 			}
 			val, ok := convertValue(prm, filters[name])
@@ -523,7 +560,7 @@ func (s *Service) ListRecords(ctx context.Context, p *Principal, entityID string
 		}
 		list, n, err := tx.ListRecords(p.OrgID, e.ID, q)
 		for _, r := range list {
-			out = append(out, present(e, r))
+			out = append(out, presentFor(p, e, r))
 		}
 		total = n
 		return err
@@ -542,6 +579,9 @@ func (s *Service) PatchRecord(ctx context.Context, p *Principal, entityID, id st
 		if err != nil {
 			return err
 		}
+		if err := requireRecords(p, e); err != nil {
+			return err
+		}
 		r, err := tx.GetRecord(p.OrgID, e.ID, id)
 		if err != nil {
 			return err
@@ -553,7 +593,7 @@ func (s *Service) PatchRecord(ctx context.Context, p *Principal, entityID, id st
 		if err := s.saveRecord(tx, e, r, false); err != nil {
 			return err
 		}
-		out = present(e, r)
+		out = presentFor(p, e, r)
 		return nil
 	})
 	return out, err
@@ -566,7 +606,13 @@ func (s *Service) DeleteRecord(ctx context.Context, p *Principal, entityID, id s
 		if err != nil {
 			return err
 		}
+		if err := requireRecords(p, e); err != nil {
+			return err
+		}
 		if err := tx.DeleteRecordIndex(p.OrgID, id); err != nil {
+			return err
+		}
+		if err := tx.DeleteRecordAttachmentRefs(p.OrgID, id); err != nil {
 			return err
 		}
 		return tx.DeleteRecord(p.OrgID, e.ID, id)
@@ -583,6 +629,9 @@ func (s *Service) ImportRecords(ctx context.Context, p *Principal, entityID stri
 	err := s.store.Write(ctx, func(tx Tx) error {
 		e, err := tx.GetEntity(p.OrgID, entityID)
 		if err != nil {
+			return err
+		}
+		if err := requireRecords(p, e); err != nil {
 			return err
 		}
 		recs := make([]Record, 0, len(rows))
@@ -627,10 +676,20 @@ func prefixFields(prefix string, fields []FieldError) []FieldError {
 	return out
 }
 
+// RecordsEntity returns an entity whose records the caller may use.
+// Errors: CodeNotFound, CodeForbidden (the entity's view policies).
+func (s *Service) RecordsEntity(ctx context.Context, p *Principal, entityID string) (Entity, error) {
+	e, err := s.GetEntity(ctx, p, entityID)
+	if err == nil {
+		err = requireRecords(p, e)
+	}
+	return e, err
+}
+
 // ExportRecords calls fn with the entity and then each record, in creation
 // order, reading in pages so that no transaction stays open while fn writes.
 func (s *Service) ExportRecords(ctx context.Context, p *Principal, entityID string, fn func(e Entity, r *Record) error) error {
-	e, err := s.GetEntity(ctx, p, entityID)
+	e, err := s.RecordsEntity(ctx, p, entityID)
 	if err != nil {
 		return err
 	}
@@ -648,7 +707,7 @@ func (s *Service) ExportRecords(ctx context.Context, p *Principal, entityID stri
 			return err
 		}
 		for _, r := range page {
-			r := present(e, r)
+			r := presentFor(p, e, r)
 			if err := fn(e, &r); err != nil {
 				return err
 			}

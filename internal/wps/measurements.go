@@ -145,6 +145,7 @@ type run struct {
 	reads       []EntityRead         // values this run read from entity records
 	writes      []EntityData         // records this run wrote (entityManipulations)
 	answers     map[string]apiAnswer // API call answers fetched for this run
+	hiddenIDs   map[string]bool      // parameters hidden from the reader (hidden())
 }
 
 func (s *Service) loadRun(tx Tx, p *Principal, measurementID string) (*run, error) {
@@ -409,6 +410,9 @@ func (r *run) readFromEntities(st Step, data map[string]any) error {
 		if err != nil {
 			return err
 		}
+		if rec == nil && !canReadRecords(r.p, e) {
+			continue // a reader who may not read the records learns nothing of them, not even that none matches
+		}
 		if rec == nil {
 			_, op := paramByID(st.Parameters, rf.OriginParameterID)
 			return Invalid("parameters."+op.Name, "no %s record whose %s is %q", e.Name, rp.Name, origin)
@@ -443,6 +447,9 @@ func (r *run) readFromOtherMeasurements(st Step, data map[string]any) error {
 			continue
 		}
 		mid, err := r.tx.LatestWithValue(r.m.OrgID, rf.ProcessID, rf.SearchFieldID, data[p.ID])
+		if IsCode(err, CodeNotFound) && !r.sees(rf.ProcessID, rf.SearchFieldID) {
+			continue // a writer who could not see the searched field learns nothing of it, not even that no value matches
+		}
 		if IsCode(err, CodeNotFound) {
 			return Invalid("parameters."+p.Name, "no measurement of the linked process has %q", firstItem(data[p.ID]))
 		}
@@ -509,7 +516,7 @@ func (r *run) writeEntities(st Step, cur map[string]any) error {
 		if err != nil {
 			return err
 		}
-		r.writes = append(r.writes, EntityData{EntityID: e.ID, Data: []any{rec}})
+		r.writes = append(r.writes, EntityData{EntityID: e.ID, Data: []any{present(e, rec)}})
 	}
 	return nil
 }
@@ -610,8 +617,18 @@ func (r *run) save() error {
 	}
 	actions := make([]*Action, len(r.unsaved))
 	clients := make([]string, len(r.unsaved)) // the transactionHash each client sent
+	var refs []AttachmentRef
 	for k, i := range r.unsaved {
-		actions[k], clients[k] = &r.actions[i], r.actions[i].TransactionHash
+		a := &r.actions[i]
+		actions[k], clients[k] = a, a.TransactionHash
+		if _, st := stepByID(r.proc.Steps, a.StepID); st != nil && len(a.Data) > 0 {
+			refs = append(refs, attachmentRefs(st.Parameters, a.Data, AttachmentRef{OrgID: r.m.OrgID, MeasurementID: r.m.ID})...)
+		}
+	}
+	if len(refs) > 0 {
+		if err := r.tx.AddAttachmentRefs(refs); err != nil {
+			return err
+		}
 	}
 	r.unsaved = nil
 	return r.tx.AppendLedger(r.m.OrgID, actions, func(k int, seq int64, prev string) {

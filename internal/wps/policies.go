@@ -126,7 +126,15 @@ func (s *Service) DeletePolicy(ctx context.Context, p *Principal, id string) err
 
 func stepMentionsPolicy(st Step, name string) bool {
 	return slices.Contains(st.PolicyNames, name) || slices.Contains(st.OrderedPolicies, name) ||
-		slices.Contains(st.ViewPolicyNames, name) || slices.ContainsFunc(st.Roles, func(r StepRole) bool { return r.P == name })
+		slices.Contains(st.ViewPolicyNames, name) || slices.ContainsFunc(st.Roles, func(r StepRole) bool { return r.P == name }) ||
+		paramsMentionPolicy(st.Parameters, name)
+}
+
+// paramsMentionPolicy reports whether a hiddenFrom of params names the policy.
+func paramsMentionPolicy(params []Parameter, name string) bool {
+	found := false
+	eachHiddenFrom("", params, func(_ string, names []string) { found = found || slices.Contains(names, name) })
+	return found
 }
 
 // renamePolicyReferences makes every step (of every version, since running
@@ -155,6 +163,7 @@ func renamePolicyReferences(tx Tx, orgID, old, name string) error {
 			rename(st.PolicyNames)
 			rename(st.OrderedPolicies)
 			rename(st.ViewPolicyNames)
+			eachHiddenFrom("", st.Parameters, func(_ string, names []string) { rename(names) })
 			for j := range st.Roles {
 				if st.Roles[j].P == old {
 					st.Roles[j].P = name
@@ -172,9 +181,10 @@ func renamePolicyReferences(tx Tx, orgID, old, name string) error {
 		return err
 	}
 	for _, e := range entities {
-		if slices.Contains(e.ViewPolicyNames, old) {
+		if slices.Contains(e.ViewPolicyNames, old) || paramsMentionPolicy(e.Parameters, old) {
 			rename(e.ViewPolicyNames)
 			e.ViewPolicyNames = normalize(e.ViewPolicyNames)
+			eachHiddenFrom("", e.Parameters, func(_ string, names []string) { rename(names) })
 			if err := tx.UpdateEntity(e); err != nil {
 				return err
 			}

@@ -268,6 +268,11 @@ func (c *stepCheck) checkStep(i int, refs map[string]string) {
 	for j, name := range st.ViewPolicyNames {
 		v.Check(c.policies[name], fieldIndex(f+".viewPolicyNames", j), "no policy named %q", name)
 	}
+	eachHiddenFrom(f+".parameters", st.Parameters, func(field string, names []string) {
+		for j, name := range names {
+			v.Check(c.policies[name], fieldIndex(field, j), "no policy named %q", name)
+		}
+	})
 	for j, r := range st.Roles {
 		ff := fieldIndex(f+".roles", j)
 		switch {

@@ -150,6 +150,11 @@ type Tx interface {
 
 	CreateAttachment(a Attachment) error
 	GetAttachment(orgID, id string) (Attachment, error)
+	AddAttachmentRefs(refs []AttachmentRef) error
+	// DeleteRecordAttachmentRefs forgets what a record referred to.
+	DeleteRecordAttachmentRefs(orgID, recordID string) error
+	// ListAttachmentRefs lists (some of) the values that refer to an attachment.
+	ListAttachmentRefs(orgID, attachmentID string) ([]AttachmentRef, error)
 
 	InsertEvents(es []Event) error // in one statement
 	GetEvent(orgID, id string) (Event, error)

@@ -273,17 +273,9 @@ func derivedID(base string, parts ...string) string {
 	return id.String()
 }
 
-// canSee reports whether the caller may see a step's data.
-func canSee(p *Principal, st Step) bool {
-	if len(st.ViewPolicyNames) == 0 || p.IsAdmin() {
-		return true
-	}
-	return slices.ContainsFunc(st.ViewPolicyNames, p.HoldsPolicy)
-}
-
 // dataViews turns an action's stored values into Data and DataItems, in
-// the step's parameter order.
-func dataViews(a Action, st *Step) []DataView {
+// the step's parameter order, leaving out the values hidden from the reader.
+func dataViews(a Action, st *Step, hidden map[string]bool) []DataView {
 	out := []DataView{}
 	if st == nil {
 		return out
@@ -291,12 +283,12 @@ func dataViews(a Action, st *Step) []DataView {
 	for i := range st.Parameters {
 		p := &st.Parameters[i]
 		v, ok := a.Data[p.ID]
-		if !ok || v == nil {
+		if !ok || v == nil || hidden[p.ID] {
 			continue
 		}
 		dataID := derivedID(a.ID, p.ID)
 		d := DataView{ID: dataID, ActionID: a.ID, StepID: a.StepID, ParameterID: p.ID, HasGSheetKey: p.SheetData != nil && p.SheetData.SheetAPIID != "",
-			DataItems: items(dataID, p, v)}
+			DataItems: items(dataID, p, v, hidden)}
 		if p.AdvancedOptions != nil {
 			d.EntityParameterID = p.AdvancedOptions.EntityParameterID
 		}
@@ -308,7 +300,7 @@ func dataViews(a Action, st *Step) []DataView {
 // items shows one parameter's value as data items. They point at p (read
 // only: a view shares the version's steps), or for a TABLE at one copy of p
 // without its columns.
-func items(dataID string, p *Parameter, v any) []DataItemView {
+func items(dataID string, p *Parameter, v any, hidden map[string]bool) []DataItemView {
 	param := p
 	if len(p.Parameters) > 0 {
 		c := *p
@@ -324,8 +316,8 @@ func items(dataID string, p *Parameter, v any) []DataItemView {
 			item := DataItemView{ID: id, DataItemID: id, Label: p.Label, Type: p.Type, ParameterID: p.ID, DataID: dataID, Index: i, Param: param}
 			for j := range p.Parameters {
 				col := &p.Parameters[j]
-				if cv, ok := m[col.ID]; ok && cv != nil {
-					item.DataItems = append(item.DataItems, items(id, col, cv)...)
+				if cv, ok := m[col.ID]; ok && cv != nil && !hidden[col.ID] {
+					item.DataItems = append(item.DataItems, items(id, col, cv, hidden)...)
 				}
 			}
 			out = append(out, item)
@@ -443,9 +435,7 @@ func (r *run) actionViews() []MeasurementActionView {
 			Observation: a.Observation, TransactionHash: a.TransactionHash, UserAddress: a.UserID, Type: a.Type, Data: []DataView{},
 			CounterpartsPoliciesRoles: r.counterparts(st), PolicyName: a.PolicyName, LedgerHash: a.LedgerHash,
 			Reproved: a.Reproved, Superseded: a.Superseded, ReprovesActionID: a.ReprovesActionID}
-		if st != nil && canSee(r.p, *st) {
-			v.Data = dataViews(a, st)
-		}
+		v.Data = dataViews(a, st, r.hidden())
 		out = append(out, v)
 	}
 	return out
@@ -551,7 +541,7 @@ func (r *run) simplifiedView(a Action, consensed bool) SimplifiedView {
 	return SimplifiedView{IsStepConsensed: consensed, StepID: a.StepID, ActionID: a.ID, ID: r.m.ID, Name: r.m.Name, ProcessID: r.m.ProcessID,
 		OrgID: r.m.OrgID, Status: r.m.Status, CreatedAt: r.m.CreatedAt, UpdatedAt: r.m.UpdatedAt,
 		ReadFromEntityMapping: r.readMapping(a.ID), MeasurementDefinition: r.definition(),
-		EntityDataItems: r.entityDataItems(), EntityManipulations: append([]EntityData{}, r.writes...),
+		EntityDataItems: r.entityDataItems(), EntityManipulations: r.visibleWrites(),
 		EntitiesByID: r.entitiesByID(), Process: r.embed(), UnfilledPolicies: r.unfilled(), CurrentStep: r.currentStep(),
 		WebhookURLs: st.WebhookURLs, PendingPolicies: r.pending()}
 }
@@ -567,9 +557,7 @@ func (r *run) actionView(a Action, reproved *Action) ActionView {
 	if reproved != nil {
 		shown = *reproved
 	}
-	if canSee(r.p, *st) {
-		v.Data = dataViews(shown, st)
-	}
+	v.Data = dataViews(shown, st, r.hidden())
 	return v
 }
 
@@ -642,14 +630,21 @@ func (s *Service) ListMeasurements(ctx context.Context, p *Principal, q Measurem
 	return out, total, err
 }
 
-// readMapping says which parameters the action's data took from which records.
+// readMapping says which parameters the action's data took from which
+// records (of the entities whose records the reader may read).
 func (r *run) readMapping(actionID string) ReadMapping {
 	m := ReadMapping{Actions: map[string]any{}, Entity: map[string]any{}}
-	if len(r.reads) == 0 {
+	var reads []EntityRead
+	for _, rd := range r.reads {
+		if e, err := r.tx.GetEntity(r.m.OrgID, rd.EntityID); err == nil && canReadRecords(r.p, e) && !r.hidden()[rd.ParameterID] {
+			reads = append(reads, rd)
+		}
+	}
+	if len(reads) == 0 {
 		return m
 	}
-	m.Actions[actionID] = r.reads
-	for _, rd := range r.reads {
+	m.Actions[actionID] = reads
+	for _, rd := range reads {
 		ids, _ := m.Entity[rd.EntityID].([]string)
 		if !slices.Contains(ids, rd.RecordID) {
 			m.Entity[rd.EntityID] = append(ids, rd.RecordID)
@@ -658,10 +653,51 @@ func (r *run) readMapping(actionID string) ReadMapping {
 	return m
 }
 
-// entityDataItems lists the values written to each entity, by parameter name.
+// visibleWrites are the records this run wrote, as the reader may see
+// them: only those of entities whose records they may read, without the
+// values hidden from them there or in the step that wrote them.
+func (r *run) visibleWrites() []EntityData {
+	out := []EntityData{}
+	hiddenNames := map[string]bool{}
+	for _, st := range r.proc.Steps {
+		for _, p := range st.Parameters {
+			if r.hidden()[p.ID] {
+				hiddenNames[p.Name] = true
+			}
+		}
+	}
+	for _, w := range r.writes {
+		e, err := r.tx.GetEntity(r.m.OrgID, w.EntityID)
+		if err != nil || !canReadRecords(r.p, e) {
+			continue
+		}
+		inRecords := hiddenInRecords(r.p, e)
+		seen := EntityData{EntityID: w.EntityID}
+		for _, d := range w.Data {
+			rec, ok := d.(Record)
+			if !ok {
+				continue
+			}
+			vals := map[string]any{}
+			for name, v := range rec.Values {
+				ep, _ := e.ParamByName(name)
+				if !hiddenNames[name] && !inRecords[ep.ID] {
+					vals[name] = v
+				}
+			}
+			rec.Values = vals
+			seen.Data = append(seen.Data, rec)
+		}
+		out = append(out, seen)
+	}
+	return out
+}
+
+// entityDataItems lists the values written to each entity, by parameter
+// name, as the reader may see them.
 func (r *run) entityDataItems() []EntityData {
 	out := []EntityData{}
-	for _, w := range r.writes {
+	for _, w := range r.visibleWrites() {
 		items := EntityData{EntityID: w.EntityID}
 		for _, d := range w.Data {
 			if rec, ok := d.(Record); ok {

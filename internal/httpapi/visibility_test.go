@@ -1,0 +1,228 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"testing"
+
+	"wps/internal/sqlstore"
+	tu "wps/internal/testutil"
+)
+
+// seenValues are the values of every action of a measurement that key is
+// shown, by parameter name.
+func seenValues(t *testing.T, env *tu.Env, key, measurementID string) map[string]string {
+	t.Helper()
+	m := env.Call(get, "/v1/measurements/"+measurementID, key, nil, 200).JSON()
+	return actionValues(m)
+}
+
+// actionValues are the values in a measurement answer, by parameter name.
+func actionValues(m map[string]any) map[string]string {
+	got := map[string]string{}
+	for _, a := range m["process"].(map[string]any)["actions"].([]any) {
+		for _, d := range a.(map[string]any)["data"].([]any) {
+			item := d.(map[string]any)["dataItems"].([]any)[0].(map[string]any)
+			got[item["param"].(map[string]any)["name"].(string)] = item["value"].(string)
+		}
+	}
+	return got
+}
+
+// The rules of semantics section 9, each through the API, as readers
+// holding different policies see the same data.
+func TestVisibility(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := tu.NewEnv(t, engine)
+		work := []string{"measurement:read", "measurement:create", "action:write", "action:approve", "entity:read", "entity:write", "process:read"}
+		for _, pol := range []map[string]any{
+			{"name": "Inspector", "roles": []string{"INSPECTOR"}, "functions": work},
+			{"name": "HR", "roles": []string{"HR"}, "functions": work},
+			{"name": "Secret", "roles": []string{"SECRET"}, "functions": []string{"entity:read"}},
+			{"name": "Auditor", "roles": []string{"AUDITOR"}, "functions": []string{"measurement:read", "entity:read"}},
+		} {
+			env.Call(post, "/v1/users/policies", env.AdminKey, pol, 201)
+		}
+		_, insp := member(t, env, "insp@example.com", "INSPECTOR")
+		_, hr := member(t, env, "hr@example.com", "INSPECTOR", "HR")
+		_, hr2 := member(t, env, "hr2@example.com", "HR")
+		_, secret := member(t, env, "secret@example.com", "INSPECTOR", "SECRET")
+		_, aud := member(t, env, "aud@example.com", "AUDITOR")
+
+		payroll := env.Call(post, "/v1/entities/simplified", env.AdminKey, map[string]any{"n": "Payroll", "vp": []string{"Secret"},
+			"p": []map[string]any{{"n": "employee", "t": "TEXT", "isUnique": true}, {"n": "salary", "t": "NUMBER"}, {"n": "scan", "t": "ATTACHMENT"}}}, 201).JSON()
+		records := "/v1/entities/" + payroll["id"].(string) + "/records"
+		scan := upload(t, env, env.AdminKey, "file", "scan.pdf", []byte("%PDF-1.4 payroll")).JSON()["id"].(string)
+		rec := env.Call(post, records, env.AdminKey, map[string]any{"values": map[string]any{"employee": "Ana", "salary": 5000, "scan": scan}}, 201).JSON()
+
+		t.Run("an entity's view policies guard its records on every endpoint", func(t *testing.T) {
+			for _, r := range []tu.Request{
+				{Method: get, Path: records},
+				{Method: get, Path: records + "/" + rec["id"].(string)},
+				{Method: get, Path: "/v1/entities/" + payroll["id"].(string) + "/records:export"},
+				{Method: post, Path: records, Body: map[string]any{"values": map[string]any{"employee": "Bo"}}},
+				{Method: patch, Path: records + "/" + rec["id"].(string), Body: map[string]any{"values": map[string]any{"salary": 1}}},
+				{Method: del, Path: records + "/" + rec["id"].(string)},
+				{Method: post, Path: records + ":import", Body: []map[string]any{{"employee": "Cy"}}},
+			} {
+				r.Key = insp
+				tu.Problem(t, env.Do(r), 403, "")
+			}
+			list := env.Call(get, records, secret, nil, 200).JSON()["data"].([]any)
+			if len(list) != 1 || list[0].(map[string]any)["values"].(map[string]any)["salary"] != 5000.0 {
+				t.Fatalf("a holder of Secret reads: %v", list)
+			}
+			csv := env.Call(get, "/v1/entities/"+payroll["id"].(string)+"/records:export", secret, nil, 200)
+			if !bytes.Contains(csv.Body, []byte("5000")) {
+				t.Fatalf("export: %s", csv.Body)
+			}
+			if n := env.RawInt(`SELECT count(*) FROM entity_records`); n != 1 {
+				t.Fatalf("%d records after refused writes", n)
+			}
+		})
+
+		t.Run("hiddenFrom leaves a parameter's values out for holders of the policy", func(t *testing.T) {
+			p := env.Call(post, "/v1/process", env.AdminKey, map[string]any{"name": "Audit trail", "steps": []map[string]any{
+				{"label": "Note", "policyNames": []string{"Inspector"}, "parameters": []map[string]any{
+					{"name": "finding", "type": "TEXT"},
+					{"name": "remark", "type": "TEXT", "advancedOptions": map[string]any{"hiddenFrom": []string{"Auditor"}}},
+					{"name": "echo", "type": "FORMULA", "computedFormula": []string{"remark"}},
+				}},
+			}}, 201).JSON()
+			m := env.Call(post, "/v1/measurements/simplified", insp, map[string]any{"processUuid": p["id"],
+				"parameters": map[string]any{"finding": "crack", "remark": "supplier at fault"}}, 201).JSON()
+			if got := actionValues(m); got["remark"] != "supplier at fault" || got["echo"] != "supplier at fault" {
+				t.Fatalf("the writer sees: %v", got)
+			}
+			got := seenValues(t, env, aud, m["id"].(string))
+			if got["finding"] != "crack" || got["remark"] != "" || got["echo"] != "" {
+				t.Fatalf("an Auditor sees: %v", got)
+			}
+			if got := seenValues(t, env, env.AdminKey, m["id"].(string)); got["remark"] == "" {
+				t.Fatalf("ADMIN sees: %v", got)
+			}
+			// A renamed policy is followed by hiddenFrom, and still hides.
+			var auditor string
+			for _, pol := range env.Call(get, "/v1/users/policies", env.AdminKey, nil, 200).JSON()["data"].([]any) {
+				if pol := pol.(map[string]any); pol["name"] == "Auditor" {
+					auditor = pol["id"].(string)
+				}
+			}
+			env.Call(patch, "/v1/users/policies/"+auditor, env.AdminKey, map[string]any{"name": "Auditors"}, 200)
+			step := env.Call(get, "/v1/process/"+p["id"].(string), env.AdminKey, nil, 200).JSON()["steps"].([]any)[0].(map[string]any)
+			if hf := step["parameters"].([]any)[1].(map[string]any)["advancedOptions"].(map[string]any)["hiddenFrom"].([]any); len(hf) != 1 || hf[0] != "Auditors" {
+				t.Fatalf("hiddenFrom after the rename: %v", hf)
+			}
+			if got := seenValues(t, env, aud, m["id"].(string)); got["remark"] != "" {
+				t.Fatalf("after the rename an Auditor sees: %v", got)
+			}
+			tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/process", Key: env.AdminKey, Body: map[string]any{"name": "Typo", "steps": []map[string]any{
+				{"label": "S", "policyNames": []string{"Inspector"}, "parameters": []map[string]any{
+					{"name": "x", "type": "TEXT", "advancedOptions": map[string]any{"hiddenFrom": []string{"Ghost"}}}}}}}}),
+				422, "steps[0].parameters[0].advancedOptions.hiddenFrom[0]")
+		})
+
+		// Two steps: HR's salary (seen by HR only) and the inspector's check,
+		// whose formula reads the salary.
+		review := env.Call(post, "/v1/process", env.AdminKey, map[string]any{"name": "Review", "steps": []map[string]any{
+			{"label": "Pay", "policyNames": []string{"HR"}, "viewPolicyNames": []string{"HR"}, "parameters": []map[string]any{
+				{"name": "salary", "type": "NUMBER"}, {"name": "contract", "type": "ATTACHMENT"}}},
+			{"label": "Check", "policyNames": []string{"Inspector"}, "parameters": []map[string]any{
+				{"name": "note", "type": "TEXT"}, {"name": "bonus", "type": "FORMULA", "computedFormula": []string{"salary", "+", "0"}}}},
+		}}, 201).JSON()
+		contract := upload(t, env, hr, "file", "contract.pdf", []byte("%PDF-1.4 contract")).JSON()["id"].(string)
+		m := env.Call(post, "/v1/measurements/simplified", hr, map[string]any{"processUuid": review["id"],
+			"parameters": map[string]any{"salary": 5000, "contract": contract}}, 201).JSON()
+		mid := m["id"].(string)
+		check := m["process"].(map[string]any)["steps"].([]any)[1].(map[string]any)["id"].(string)
+		env.Call(post, "/v1/measurements/"+mid+"/actions", insp, map[string]any{"stepId": check, "type": "WRITE_DATA", "parameters": map[string]any{"note": "ok"}}, 201)
+
+		t.Run("a formula carries the visibility of its inputs", func(t *testing.T) {
+			got := seenValues(t, env, insp, mid)
+			if got["note"] != "ok" || got["salary"] != "" || got["bonus"] != "" {
+				t.Fatalf("the inspector sees: %v", got)
+			}
+			if got := seenValues(t, env, hr, mid); got["salary"] != "5000" || got["bonus"] != "5000" {
+				t.Fatalf("HR sees: %v", got)
+			}
+		})
+
+		t.Run("attachments go to their uploader and to readers who see a value referring to them", func(t *testing.T) {
+			download := func(key, id string) int {
+				return env.Do(tu.Request{Method: get, Path: "/v1/attachments/" + id, Key: key}).Status
+			}
+			for _, c := range []struct {
+				who, key, id string
+				want         int
+			}{
+				{"the uploader", hr, contract, 200},
+				{"another HR reader", hr2, contract, 200},
+				{"ADMIN", env.AdminKey, contract, 200},
+				{"a reader the step is hidden from", insp, contract, 404},
+				{"a reader of the payroll records", secret, scan, 200},
+				{"a reader who may not read the records", insp, scan, 404},
+			} {
+				if got := download(c.key, c.id); got != c.want {
+					t.Errorf("%s: %d, want %d", c.who, got, c.want)
+				}
+			}
+		})
+
+		t.Run("readFromOtherMeasurementData copies no value to a reader who could not see it, and is no oracle", func(t *testing.T) {
+			vendor := env.Call(post, "/v1/process", env.AdminKey, map[string]any{"name": "Vendor", "steps": []map[string]any{
+				{"label": "Register", "policyNames": []string{"HR"}, "viewPolicyNames": []string{"HR"}, "parameters": []map[string]any{
+					{"name": "taxId", "type": "TEXT"}, {"name": "bank", "type": "TEXT"}}},
+			}}, 201).JSON()
+			purchase := env.Call(post, "/v1/process", env.AdminKey, map[string]any{"name": "Purchase", "steps": []map[string]any{
+				{"label": "Order", "policyNames": []string{"Inspector"}, "parameters": []map[string]any{
+					{"name": "vendor", "type": "TEXT", "readFromOtherMeasurementData": map[string]any{"processId": "Vendor", "searchFieldId": "taxId",
+						"selectedFields": []map[string]any{{"readParameterId": "bank", "writeParameterId": "payTo"}}}},
+					{"name": "payTo", "type": "TEXT"},
+				}},
+			}}, 201).JSON()
+			env.Call(post, "/v1/measurements/simplified", hr, map[string]any{"processUuid": vendor["id"], "parameters": map[string]any{"taxId": "12.345", "bank": "Secret Bank"}}, 201)
+
+			hit := env.Call(post, "/v1/measurements/simplified", insp, map[string]any{"processUuid": purchase["id"], "parameters": map[string]any{"vendor": "12.345"}}, 201).JSON()
+			miss := env.Call(post, "/v1/measurements/simplified", insp, map[string]any{"processUuid": purchase["id"], "parameters": map[string]any{"vendor": "99"}}, 201).JSON()
+			for _, got := range []map[string]string{actionValues(hit), actionValues(miss), seenValues(t, env, insp, hit["id"].(string))} {
+				if got["payTo"] != "" {
+					t.Fatalf("the inspector sees the copied value: %v", got)
+				}
+			}
+			if got := seenValues(t, env, hr, hit["id"].(string)); got["payTo"] != "Secret Bank" {
+				t.Fatalf("HR sees: %v", got)
+			}
+			// One who sees the searched field still learns that nothing matches.
+			tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/measurements/simplified", Key: hr,
+				Body: map[string]any{"processUuid": purchase["id"], "parameters": map[string]any{"vendor": "99"}}}), 422, "parameters.vendor")
+		})
+
+		t.Run("readFromEntity values go to readers of the entity's records only", func(t *testing.T) {
+			slip := env.Call(post, "/v1/process", env.AdminKey, map[string]any{"name": "Slip", "steps": []map[string]any{
+				{"label": "Fill", "policyNames": []string{"Inspector"}, "parameters": []map[string]any{
+					{"name": "employee", "type": "TEXT", "readFromEntity": map[string]any{"entityId": "Payroll", "readParameterId": "employee", "targetParameterIds": []string{"salary"}}},
+					{"name": "salary", "type": "NUMBER"}}},
+			}}, 201).JSON()
+			m := env.Call(post, "/v1/measurements/simplified", insp, map[string]any{"processUuid": slip["id"], "parameters": map[string]any{"employee": "Ana"}}, 201).JSON()
+			if got := actionValues(m); got["employee"] != "Ana" || got["salary"] != "" {
+				t.Fatalf("the inspector sees: %v", got)
+			}
+			if mapping := m["readFromEntityMapping"].(map[string]any); len(mapping["entity"].(map[string]any)) != 0 {
+				t.Fatalf("the inspector is told which record matched: %v", mapping)
+			}
+			if got := seenValues(t, env, secret, m["id"].(string)); got["salary"] != "5000" {
+				t.Fatalf("a reader of Payroll sees: %v", got)
+			}
+			env.Call(post, "/v1/measurements/simplified", insp, map[string]any{"processUuid": slip["id"], "parameters": map[string]any{"employee": "Nobody"}}, 201)
+			tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/measurements/simplified", Key: secret,
+				Body: map[string]any{"processUuid": slip["id"], "parameters": map[string]any{"employee": "Nobody"}}}), 422, "parameters.employee")
+		})
+
+		t.Run("a user without roles can neither upload nor download others' files", func(t *testing.T) {
+			uid, bare := member(t, env, "bare@example.com", "INSPECTOR")
+			env.Call(post, "/v1/roles/revoke", env.AdminKey, map[string]any{"userId": uid, "role": "INSPECTOR"}, 200)
+			tu.Problem(t, upload(t, env, bare, "file", "x.txt", []byte("hi")), 403, "")
+			tu.Problem(t, env.Do(tu.Request{Method: get, Path: "/v1/attachments/" + scan, Key: bare}), 404, "")
+			tu.Problem(t, env.Do(tu.Request{Method: get, Path: "/v1/attachments/" + contract, Key: bare}), 404, "")
+		})
+	})
+}

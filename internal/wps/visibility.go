@@ -1,0 +1,266 @@
+package wps
+
+import (
+	"slices"
+
+	"wps/internal/formula"
+)
+
+// Who sees which value (semantics section 9), in one place. Every path
+// that shows values (measurement and action answers, record reads and
+// exports, attachments) asks these functions; values are always computed
+// and stored, only showing them is restricted.
+
+// canSee reports whether the reader may see a step's data: the step names
+// no view policy, or the reader holds one of them, or is ADMIN.
+func canSee(p *Principal, st Step) bool {
+	if len(st.ViewPolicyNames) == 0 || p.IsAdmin() {
+		return true
+	}
+	return slices.ContainsFunc(st.ViewPolicyNames, p.HoldsPolicy)
+}
+
+// hiddenFrom reports whether a parameter's advancedOptions.hiddenFrom
+// names a policy the reader holds (ADMIN is never hidden from).
+func hiddenFrom(p *Principal, prm Parameter) bool {
+	if prm.AdvancedOptions == nil || len(prm.AdvancedOptions.HiddenFrom) == 0 || p.IsAdmin() {
+		return false
+	}
+	return slices.ContainsFunc(prm.AdvancedOptions.HiddenFrom, p.HoldsPolicy)
+}
+
+// canReadRecords reports whether the reader may read an entity's records:
+// function entity:read, and one of the entity's view policies when it
+// names any (ADMIN may always).
+func canReadRecords(p *Principal, e Entity) bool {
+	if p.IsAdmin() {
+		return true
+	}
+	if !p.Can(FnEntityRead) {
+		return false
+	}
+	return len(e.ViewPolicyNames) == 0 || slices.ContainsFunc(e.ViewPolicyNames, p.HoldsPolicy)
+}
+
+// requireRecords answers 403 unless the reader may use the records
+// endpoints of e.
+func requireRecords(p *Principal, e Entity) error {
+	if p.IsAdmin() || len(e.ViewPolicyNames) == 0 || slices.ContainsFunc(e.ViewPolicyNames, p.HoldsPolicy) {
+		return nil
+	}
+	return Errorf(CodeForbidden, "the records of entity %q are shown only to holders of %v", e.Name, e.ViewPolicyNames)
+}
+
+// formulaScope resolves the names a formula of own may use: own's
+// parameters, else the one parameter of scope with that name (a name two
+// groups share is ambiguous and resolves to nothing, as definitions are
+// checked).
+func formulaScope(scope [][]Parameter, own []Parameter) map[string]Parameter {
+	byName := map[string]Parameter{}
+	count := map[string]int{}
+	for _, group := range scope {
+		for _, p := range group {
+			count[p.Name]++
+			byName[p.Name] = p
+		}
+	}
+	for name, n := range count {
+		if n > 1 {
+			delete(byName, name)
+		}
+	}
+	for _, p := range own {
+		byName[p.Name] = p
+	}
+	return byName
+}
+
+// hideDerived adds to hidden every formula of groups that reads a hidden
+// parameter, until nothing changes (formulas may read formulas).
+func hideDerived(groups [][]Parameter, hidden map[string]bool) {
+	type derived struct {
+		id     string
+		inputs []string
+	}
+	var formulas []derived
+	for _, own := range groups {
+		var names map[string]Parameter
+		for _, p := range own {
+			if len(p.ComputedFormula) == 0 {
+				continue
+			}
+			e, err := formula.ParseTokens(p.ComputedFormula)
+			if err != nil {
+				continue
+			}
+			if names == nil {
+				names = formulaScope(groups, own)
+			}
+			d := derived{id: p.ID}
+			for _, ref := range e.Refs() {
+				if in, ok := names[ref]; ok {
+					d.inputs = append(d.inputs, in.ID)
+				}
+			}
+			formulas = append(formulas, d)
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, f := range formulas {
+			if !hidden[f.id] && slices.ContainsFunc(f.inputs, func(id string) bool { return hidden[id] }) {
+				hidden[f.id], changed = true, true
+			}
+		}
+	}
+}
+
+// hiddenInRecords lists the parameters of e whose values the reader may
+// not see in its records: hiddenFrom, and formulas reading them.
+func hiddenInRecords(p *Principal, e Entity) map[string]bool {
+	hidden := map[string]bool{}
+	if p.IsAdmin() {
+		return hidden
+	}
+	for _, prm := range e.Parameters {
+		if hiddenFrom(p, prm) {
+			hidden[prm.ID] = true
+		}
+	}
+	if len(hidden) > 0 {
+		hideDerived([][]Parameter{e.Parameters}, hidden)
+	}
+	return hidden
+}
+
+// presentFor shows a record to the reader: values by name, without those
+// hidden from them.
+func presentFor(p *Principal, e Entity, r Record) Record {
+	hidden := hiddenInRecords(p, e)
+	if len(hidden) == 0 {
+		return present(e, r)
+	}
+	vals := make(map[string]any, len(r.Values))
+	for id, v := range r.Values {
+		if !hidden[id] {
+			vals[id] = v
+		}
+	}
+	r.Values = vals
+	return present(e, r)
+}
+
+// hiddenInProcess lists the parameters (by id) of a process version whose
+// values the reader may not see: the parameters of steps they cannot see,
+// those hidden from them, and the values derived from hidden ones:
+// formulas reading them, targets of readFromEntity of an entity whose
+// records they cannot read, and fields copied by readFromOtherMeasurementData
+// from a parameter they could not see in its own process. A value a client
+// typed into such a target carries the same visibility: it stands where
+// the derived value would. getProcess and getEntity look definitions up
+// (nil: unknown, so hidden).
+func hiddenInProcess(p *Principal, steps []Step, getEntity func(id string) (Entity, error), getProcess func(id string) (Process, error)) map[string]bool {
+	return hiddenIn(p, steps, getEntity, getProcess, 0)
+}
+
+// maxSourceDepth bounds how far readFromOtherMeasurementData sources are
+// followed (process A copying from B copying from C …); past it, copied
+// values are hidden.
+const maxSourceDepth = 4
+
+func hiddenIn(p *Principal, steps []Step, getEntity func(string) (Entity, error), getProcess func(string) (Process, error), depth int) map[string]bool {
+	hidden := map[string]bool{}
+	if p.IsAdmin() {
+		return hidden
+	}
+	groups := make([][]Parameter, len(steps))
+	for i, st := range steps {
+		groups[i] = st.Parameters
+		see := canSee(p, st)
+		for _, prm := range st.Parameters {
+			if !see || hiddenFrom(p, prm) {
+				hidden[prm.ID] = true
+				for _, col := range prm.Parameters {
+					hidden[col.ID] = true
+				}
+				continue
+			}
+			for _, col := range prm.Parameters {
+				if hiddenFrom(p, col) {
+					hidden[col.ID] = true
+				}
+			}
+		}
+	}
+	for _, st := range steps {
+		for _, prm := range st.Parameters {
+			if rf := prm.ReadFromEntity; rf != nil {
+				e, err := getEntity(rf.EntityID)
+				if err != nil || !canReadRecords(p, e) {
+					for _, id := range rf.TargetParameterIDs {
+						hidden[id] = true
+					}
+				}
+			}
+			if rf := prm.ReadFromOtherMeasurementData; rf != nil {
+				for _, sf := range rf.SelectedFields {
+					if !sourceVisible(p, rf.ProcessID, sf.ReadParameterID, getEntity, getProcess, depth) {
+						hidden[sf.WriteParameterID] = true
+					}
+				}
+			}
+		}
+	}
+	hideDerived(groups, hidden)
+	return hidden
+}
+
+// sourceVisible reports whether the reader could see parameter paramID of
+// process processID (its latest version) in a measurement of it.
+func sourceVisible(p *Principal, processID, paramID string, getEntity func(string) (Entity, error), getProcess func(string) (Process, error), depth int) bool {
+	if depth >= maxSourceDepth {
+		return false
+	}
+	src, err := getProcess(processID)
+	if err != nil {
+		return false
+	}
+	found := false
+	for _, st := range src.Steps {
+		if _, prm := paramByID(st.Parameters, paramID); prm.ID != "" {
+			found = true
+		}
+	}
+	return found && !hiddenIn(p, src.Steps, getEntity, getProcess, depth+1)[paramID]
+}
+
+// hidden returns the parameters of the run's process version hidden from
+// its reader, worked out once per run.
+func (r *run) hidden() map[string]bool {
+	if r.hiddenIDs == nil {
+		r.hiddenIDs = hiddenInProcess(r.p, r.proc.Steps, r.getEntity, r.getProcess)
+	}
+	return r.hiddenIDs
+}
+
+// sees reports whether the run's reader could see parameter paramID of
+// another process (its latest version).
+func (r *run) sees(processID, paramID string) bool {
+	return r.p.IsAdmin() || sourceVisible(r.p, processID, paramID, r.getEntity, r.getProcess, 0)
+}
+
+func (r *run) getEntity(id string) (Entity, error)   { return r.tx.GetEntity(r.m.OrgID, id) }
+func (r *run) getProcess(id string) (Process, error) { return r.tx.GetProcess(r.m.OrgID, id, 0) }
+
+// eachHiddenFrom calls fn with the field and the hiddenFrom list of every
+// parameter of params that has one, TABLE columns included.
+func eachHiddenFrom(field string, params []Parameter, fn func(field string, names []string)) {
+	for i := range params {
+		p := &params[i]
+		f := fieldIndex(field, i)
+		if p.AdvancedOptions != nil && len(p.AdvancedOptions.HiddenFrom) > 0 {
+			fn(f+".advancedOptions.hiddenFrom", p.AdvancedOptions.HiddenFrom)
+		}
+		eachHiddenFrom(f+".parameters", p.Parameters, fn)
+	}
+}
