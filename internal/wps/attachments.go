@@ -119,8 +119,7 @@ func mayDownload(tx Tx, p *Principal, a Attachment) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	getEntity := func(id string) (Entity, error) { return tx.GetEntity(p.OrgID, id) }
-	getProcess := func(id string) (Process, error) { return tx.GetProcess(p.OrgID, id, 0) }
+	sight := newSight(tx, p)
 	for _, ref := range refs {
 		switch {
 		case ref.MeasurementID != "" && p.Can(FnMeasurementRead):
@@ -134,17 +133,12 @@ func mayDownload(tx Tx, p *Principal, a Attachment) (bool, error) {
 			if err != nil {
 				return false, err
 			}
-			if !hiddenInProcess(p, proc.Steps, getEntity, getProcess)[ref.ParameterID] {
+			if !sight.hidden(proc.Steps)[ref.ParameterID] {
 				return true, nil
 			}
 		case ref.RecordID != "":
-			e, err := getEntity(ref.EntityID)
-			if IsCode(err, CodeNotFound) {
-				continue
-			} else if err != nil {
-				return false, err
-			}
-			if canReadRecords(p, e) && !hiddenInRecords(p, e)[ref.ParameterID] {
+			e := sight.entity(ref.EntityID)
+			if e != nil && canReadRecords(p, *e) && !hiddenInRecords(p, *e)[ref.ParameterID] {
 				return true, nil
 			}
 		}

@@ -150,25 +150,44 @@ func presentFor(p *Principal, e Entity, r Record) Record {
 	return present(e, r)
 }
 
-// hiddenInProcess lists the parameters (by id) of a process version whose
-// values the reader may not see: the parameters of steps they cannot see,
-// those hidden from them, and the values derived from hidden ones:
-// formulas reading them, targets of readFromEntity of an entity whose
-// records they cannot read, and fields copied by readFromOtherMeasurementData
-// from a parameter they could not see in its own process. A value a client
-// typed into such a target carries the same visibility: it stands where
-// the derived value would. getProcess and getEntity look definitions up
-// (nil: unknown, so hidden).
-func hiddenInProcess(p *Principal, steps []Step, getEntity func(id string) (Entity, error), getProcess func(id string) (Process, error)) map[string]bool {
-	return hiddenIn(p, steps, getEntity, getProcess, 0)
+// sight works out, for one reader, which parameters of process versions
+// are hidden from them. It looks definitions up through the transaction,
+// each once, and follows readFromOtherMeasurementData from process to
+// process; a process met again while its own answer is being worked out
+// (a cycle) counts as hidden.
+type sight struct {
+	p        *Principal
+	tx       Tx
+	entities map[string]*Entity         // nil: unknown
+	sources  map[string]map[string]bool // by process id (latest version); nil while being worked out
 }
 
-// maxSourceDepth bounds how far readFromOtherMeasurementData sources are
-// followed (process A copying from B copying from C …); past it, copied
-// values are hidden.
-const maxSourceDepth = 4
+func newSight(tx Tx, p *Principal) *sight {
+	return &sight{p: p, tx: tx, entities: map[string]*Entity{}, sources: map[string]map[string]bool{}}
+}
 
-func hiddenIn(p *Principal, steps []Step, getEntity func(string) (Entity, error), getProcess func(string) (Process, error), depth int) map[string]bool {
+func (s *sight) entity(id string) *Entity {
+	if e, ok := s.entities[id]; ok {
+		return e
+	}
+	var found *Entity
+	if e, err := s.tx.GetEntity(s.p.OrgID, id); err == nil {
+		found = &e
+	}
+	s.entities[id] = found
+	return found
+}
+
+// hidden lists the parameters (by id) of a process version whose values
+// the reader may not see: the parameters of steps they cannot see, those
+// hidden from them, and the values derived from hidden ones: formulas
+// reading them, targets of readFromEntity of an entity whose records they
+// cannot read, and fields copied by readFromOtherMeasurementData from a
+// parameter they could not see in its own process. A value a client typed
+// into such a target carries the same visibility: it stands where the
+// derived value would.
+func (s *sight) hidden(steps []Step) map[string]bool {
+	p := s.p
 	hidden := map[string]bool{}
 	if p.IsAdmin() {
 		return hidden
@@ -195,8 +214,7 @@ func hiddenIn(p *Principal, steps []Step, getEntity func(string) (Entity, error)
 	for _, st := range steps {
 		for _, prm := range st.Parameters {
 			if rf := prm.ReadFromEntity; rf != nil {
-				e, err := getEntity(rf.EntityID)
-				if err != nil || !canReadRecords(p, e) {
+				if e := s.entity(rf.EntityID); e == nil || !canReadRecords(p, *e) {
 					for _, id := range rf.TargetParameterIDs {
 						hidden[id] = true
 					}
@@ -204,7 +222,7 @@ func hiddenIn(p *Principal, steps []Step, getEntity func(string) (Entity, error)
 			}
 			if rf := prm.ReadFromOtherMeasurementData; rf != nil {
 				for _, sf := range rf.SelectedFields {
-					if !sourceVisible(p, rf.ProcessID, sf.ReadParameterID, getEntity, getProcess, depth) {
+					if !s.sees(rf.ProcessID, sf.ReadParameterID) {
 						hidden[sf.WriteParameterID] = true
 					}
 				}
@@ -215,30 +233,38 @@ func hiddenIn(p *Principal, steps []Step, getEntity func(string) (Entity, error)
 	return hidden
 }
 
-// sourceVisible reports whether the reader could see parameter paramID of
-// process processID (its latest version) in a measurement of it.
-func sourceVisible(p *Principal, processID, paramID string, getEntity func(string) (Entity, error), getProcess func(string) (Process, error), depth int) bool {
-	if depth >= maxSourceDepth {
-		return false
+// sees reports whether the reader could see parameter paramID of process
+// processID (its latest version) in a measurement of it.
+func (s *sight) sees(processID, paramID string) bool {
+	if s.p.IsAdmin() {
+		return true
 	}
-	src, err := getProcess(processID)
-	if err != nil {
-		return false
-	}
-	found := false
-	for _, st := range src.Steps {
-		if _, prm := paramByID(st.Parameters, paramID); prm.ID != "" {
-			found = true
+	hidden, seen := s.sources[processID]
+	if !seen {
+		s.sources[processID] = nil // a cycle back here finds nil: hidden
+		src, err := s.tx.GetProcess(s.p.OrgID, processID, 0)
+		if err != nil {
+			return false
 		}
+		hidden = s.hidden(src.Steps)
+		for _, st := range src.Steps {
+			for _, prm := range st.Parameters {
+				if _, ok := hidden[prm.ID]; !ok {
+					hidden[prm.ID] = false // present, shown
+				}
+			}
+		}
+		s.sources[processID] = hidden
 	}
-	return found && !hiddenIn(p, src.Steps, getEntity, getProcess, depth+1)[paramID]
+	shown, present := hidden[paramID]
+	return hidden != nil && present && !shown
 }
 
 // hidden returns the parameters of the run's process version hidden from
 // its reader, worked out once per run.
 func (r *run) hidden() map[string]bool {
 	if r.hiddenIDs == nil {
-		r.hiddenIDs = hiddenInProcess(r.p, r.proc.Steps, r.getEntity, r.getProcess)
+		r.hiddenIDs = newSight(r.tx, r.p).hidden(r.proc.Steps)
 	}
 	return r.hiddenIDs
 }
@@ -246,11 +272,8 @@ func (r *run) hidden() map[string]bool {
 // sees reports whether the run's reader could see parameter paramID of
 // another process (its latest version).
 func (r *run) sees(processID, paramID string) bool {
-	return r.p.IsAdmin() || sourceVisible(r.p, processID, paramID, r.getEntity, r.getProcess, 0)
+	return newSight(r.tx, r.p).sees(processID, paramID)
 }
-
-func (r *run) getEntity(id string) (Entity, error)   { return r.tx.GetEntity(r.m.OrgID, id) }
-func (r *run) getProcess(id string) (Process, error) { return r.tx.GetProcess(r.m.OrgID, id, 0) }
 
 // eachHiddenFrom calls fn with the field and the hiddenFrom list of every
 // parameter of params that has one, TABLE columns included.
