@@ -103,6 +103,12 @@ type Error struct {
 	Kind  ErrorKind
 	Field string
 	Msg   string
+	// Step is the step the message names as step "ID", so that the caller
+	// can name it better (by its label).
+	Step string
+	// Missing lists the required parameters without a value, when those
+	// keep the step from consensus.
+	Missing []string
 }
 
 func (e *Error) Error() string { return e.Msg }
@@ -245,7 +251,9 @@ func Apply(def Def, s State, act Action) (Result, error) {
 	s = s.Clone()
 	st := s.Steps[sd.ID]
 	if st.Status != Open {
-		return Result{}, refuse(Conflict, "stepId", "step %q is %s, not open", sd.ID, st.Status)
+		e := refuse(Conflict, "stepId", "step %q is %s, not open", sd.ID, st.Status)
+		e.Step = sd.ID
+		return Result{}, e
 	}
 	res := Result{}
 	switch act.Type {
@@ -369,10 +377,16 @@ func consensus(def Def, s *State, i int, act Action, res *Result) error {
 	if len(Unfilled(sd, st)) > 0 {
 		return nil
 	}
+	var missing []string
 	for _, p := range sd.Required {
 		if act.Provided == nil || !act.Provided(p) {
-			return refuse(Conflict, "parameters", "the step cannot reach consensus before every required parameter has a value")
+			missing = append(missing, p)
 		}
+	}
+	if len(missing) > 0 {
+		e := refuse(Conflict, "parameters", "step %q cannot reach consensus before every required parameter has a value", sd.ID)
+		e.Step, e.Missing = sd.ID, missing
+		return e
 	}
 	st.Status = Consensed
 	res.Consensed = true

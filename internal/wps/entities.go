@@ -396,7 +396,8 @@ func checkRecordValues(tx Tx, e Entity, in map[string]json.RawMessage, base map[
 		}
 		vals = merged
 		for _, p := range e.Parameters {
-			if p.IsRequired && vals[p.ID] == nil {
+			_, sent := in[p.Name]
+			if p.IsRequired && vals[p.ID] == nil && !sent { // a sent one was reported by values
 				v.Add(joinPath(field, p.Name), "is required")
 			}
 		}

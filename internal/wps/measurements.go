@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	gojson "github.com/goccy/go-json"
@@ -101,16 +102,32 @@ func countingRoles(st Step, pol Policy) []string {
 	return roles
 }
 
-// engineError maps a refusal of the engine to a domain error.
-func engineError(err error) error {
+// engineError maps a refusal of the engine to a domain error, naming a
+// step by its label and id, and each missing required parameter by name.
+func engineError(err error, steps []Step) error {
 	var e *engine.Error
 	if !errors.As(err, &e) {
 		return err
 	}
 	code := map[engine.ErrorKind]Code{engine.Conflict: CodeConflict, engine.Forbidden: CodeForbidden, engine.Invalid: CodeInvalid}[e.Kind]
-	out := &Error{Code: code, Message: e.Msg}
+	msg := e.Msg
+	_, st := stepByID(steps, e.Step)
+	if st != nil {
+		msg = strings.Replace(msg, fmt.Sprintf("step %q", st.ID), fmt.Sprintf("step %q (%s)", st.Label, st.ID), 1)
+	}
+	out := &Error{Code: code, Message: msg}
 	if e.Field != "" && code == CodeInvalid {
-		out.Fields = []FieldError{{Field: e.Field, Message: e.Msg}}
+		out.Fields = []FieldError{{Field: e.Field, Message: msg}}
+	}
+	if st != nil && len(e.Missing) > 0 {
+		var names []string
+		for _, id := range e.Missing {
+			if _, p := paramByID(st.Parameters, id); p.ID != "" {
+				names = append(names, p.Name)
+				out.Fields = append(out.Fields, FieldError{Field: "parameters." + p.Name, Message: "is required"})
+			}
+		}
+		out.Message = fmt.Sprintf("%s: %s", msg, strings.Join(names, ", "))
 	}
 	return out
 }
@@ -363,7 +380,7 @@ func (r *run) act(in ActInput) (Action, engine.Result, error) {
 	res, err := engine.Apply(r.def, r.m.State, engine.Action{ID: a.ID, Type: in.Type, StepID: st.ID, UserID: r.user.ID, Holds: holds,
 		Policy: in.PolicyName, Provided: func(id string) bool { return cur[id] != nil }, RouteValue: route, Now: r.now.Time})
 	if err != nil {
-		return Action{}, zero, engineError(err)
+		return Action{}, zero, engineError(err, r.proc.Steps)
 	}
 	if res.Consensed {
 		if err := r.writeEntities(*st, cur); err != nil {
@@ -892,7 +909,7 @@ func (s *Service) Reprove(ctx context.Context, p *Principal, actionID, observati
 		}
 		res, err := engine.Reprove(r.def, r.m.State, target.StepID, r.now.Time)
 		if err != nil {
-			return engineError(err)
+			return engineError(err, r.proc.Steps)
 		}
 		if err := tx.MarkReproved(p.OrgID, target.ID); err != nil {
 			return err

@@ -32,10 +32,18 @@ type valueCheck struct {
 	err  error // a lookup failure (internal), reported once
 }
 
-// isNull reports an absent value: missing, null, "" or [].
-func isNull(raw json.RawMessage) bool {
+// isNull reports an absent value of p: missing, null or "", and [] for
+// a parameter that takes a list (MULTI_SELECT, TABLE). [] for any other
+// is a value of the wrong type.
+func isNull(p Parameter, raw json.RawMessage) bool {
 	t := bytes.TrimSpace(raw)
-	return len(t) == 0 || string(t) == "null" || string(t) == `""` || string(t) == "[]"
+	switch string(t) {
+	case "", "null", `""`:
+		return true
+	case "[]":
+		return p.Type == TypeMultiSelect || p.Type == TypeTable
+	}
+	return false
 }
 
 // value validates raw for p and returns its canonical form: string,
@@ -277,7 +285,11 @@ func (c *valueCheck) values(params []Parameter, in map[string]json.RawMessage, f
 			ok = false
 			continue
 		}
-		if isNull(raw) {
+		if isNull(*p, raw) {
+			if partial && p.IsRequired {
+				c.v.Add(f, "is required; it cannot be emptied")
+				ok = false
+			}
 			out[p.ID] = nil
 			continue
 		}
