@@ -47,10 +47,11 @@ func benchMeasurement(b *testing.B) (*tu.Env, string, *wps.Principal) {
 	b.Helper()
 	env := tu.NewEnv(b, sqlstore.SQLite)
 	env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": "Admins", "roles": []string{"ADMIN"}}, 201)
+	env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": "Readers", "roles": []string{"READER"}, "functions": []string{"measurement:read"}}, 201)
 	proc := env.Call(post, "/v1/process", env.AdminKey, map[string]any{"name": "Bench", "steps": []map[string]any{
 		{"label": "Inspect", "policyNames": []string{"Admins"}, "parameters": []map[string]any{
 			{"name": "kind", "type": "SELECT", "optionItems": []map[string]any{{"value": "a"}, {"value": "b"}}},
-			{"name": "hours", "type": "NUMBER"}, {"name": "rate", "type": "NUMBER"},
+			{"name": "hours", "type": "NUMBER"}, {"name": "rate", "type": "NUMBER", "advancedOptions": map[string]any{"hiddenFrom": []string{"Readers"}}},
 			{"name": "cost", "type": "FORMULA", "computedFormula": []string{"hours", "*", "rate"}},
 			{"name": "notes", "type": "TEXT"}, {"name": "ok", "type": "BOOLEAN"}, {"name": "day", "type": "DATE"}, {"name": "asset", "type": "TEXT"},
 		}},
@@ -80,6 +81,22 @@ func BenchmarkGetMeasurement(b *testing.B) {
 		}
 	})
 	b.Run("handler", func(b *testing.B) { benchGet(b, env, "/v1/measurements/"+id) })
+	// A reader who is not ADMIN: the view works out what is hidden from
+	// them (here one value, and the formula reading it).
+	inv := env.Call(post, "/v1/invites", env.AdminKey, map[string]any{"email": "reader@example.com", "roles": []string{"READER"}}, 201).JSON()
+	key := env.Call(post, "/v1/invites/accept", "", map[string]any{"token": inv["token"]}, 201).JSON()["apiKey"].(map[string]any)["key"].(string)
+	reader, err := env.Service.Authenticate(context.Background(), key)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("service_reader", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := env.Service.GetMeasurement(context.Background(), reader, id); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
 
 // BenchmarkListMeasurements lists the measurements of a status through the
