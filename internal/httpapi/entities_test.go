@@ -105,6 +105,7 @@ func TestEntityDefinitions(t *testing.T) {
 				delete(m, "updatedAt")
 				for _, p := range m["parameters"].([]any) {
 					delete(p.(map[string]any), "id")
+					delete(p.(map[string]any), "parameterId")
 				}
 			}
 			if !reflect.DeepEqual(simple, full) {

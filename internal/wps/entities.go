@@ -108,7 +108,8 @@ type RecordQuery struct {
 	Filters []RecordFilter
 }
 
-func (s *Service) checkEntityInput(tx Tx, orgID, selfID string, in *EntityInput, keep map[string]bool) error {
+// old holds the entity's current parameters (none for a new entity).
+func (s *Service) checkEntityInput(tx Tx, orgID, selfID string, in *EntityInput, old []Parameter) error {
 	in.Name = strings.TrimSpace(in.Name)
 	if in.Label == "" {
 		in.Label = in.Name
@@ -116,7 +117,8 @@ func (s *Service) checkEntityInput(tx Tx, orgID, selfID string, in *EntityInput,
 	var v Validator
 	v.Check(validName(in.Name, 100), "name", "must be 1 to 100 printable characters")
 	v.Check(validName(in.Label, 200), "label", "must be 1 to 200 printable characters")
-	normalizeParams(&v, "parameters", in.Parameters, keep, 0)
+	normalizeParams(&v, "parameters", in.Parameters, paramIDs(old, nil), 0)
+	stamp(in.Parameters, paramsByID(old, nil), "", true, s.Now())
 	for j, p := range in.Parameters {
 		v.Check(len(p.APICalls) == 0, fieldIndex("parameters", j)+".apiCalls", "API calls fill step parameters only")
 	}
@@ -277,7 +279,7 @@ func (s *Service) UpdateEntity(ctx context.Context, p *Principal, id string, u E
 		if u.Label == nil && u.Name != nil && e.Label == e.Name {
 			in.Label = "" // the label followed the name; keep it so
 		}
-		if err := s.checkEntityInput(tx, p.OrgID, e.ID, &in, paramIDs(old.Parameters, nil)); err != nil {
+		if err := s.checkEntityInput(tx, p.OrgID, e.ID, &in, old.Parameters); err != nil {
 			return err
 		}
 		e.Name, e.Label, e.ViewPolicyNames, e.Parameters = in.Name, in.Label, in.ViewPolicyNames, in.Parameters

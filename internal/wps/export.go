@@ -131,25 +131,34 @@ func exportStep(st Step, labels map[string]string, entity func(string) (Entity, 
 	return m, nil
 }
 
-// stripIDs removes service-assigned ids from exported parameters.
+// stripIDs removes what the service assigns (ids, the links to the
+// parameter a part belongs to, timestamps) from exported parameters.
 func stripIDs(params []any) {
+	assigned := []string{"id", "parameterId", "entityParameterId", "createdAt", "updatedAt", "persisted", "parameter"}
+	strip := func(m map[string]any) {
+		for _, k := range assigned {
+			delete(m, k)
+		}
+	}
 	for _, p := range params {
 		pm, ok := p.(map[string]any)
 		if !ok {
 			continue
 		}
-		for _, k := range []string{"id", "stepId", "index"} {
+		for _, k := range []string{"id", "stepId", "index", "parameterId", "readFromOtherMeasurementDataId"} {
 			delete(pm, k)
 		}
-		for _, sub := range []string{"advancedOptions", "sheetData", "readFromOtherMeasurementData"} {
+		for _, sub := range []string{"advancedOptions", "sheetData", "readFromOtherMeasurementData", "readFromEntity"} {
 			if m, ok := pm[sub].(map[string]any); ok {
-				delete(m, "id")
+				strip(m)
 			}
 		}
-		if items, ok := pm["optionItems"].([]any); ok {
-			for _, it := range items {
-				if m, ok := it.(map[string]any); ok {
-					delete(m, "id")
+		for _, list := range []string{"optionItems", "apiCalls"} {
+			if items, ok := pm[list].([]any); ok {
+				for _, it := range items {
+					if m, ok := it.(map[string]any); ok {
+						strip(m)
+					}
 				}
 			}
 		}

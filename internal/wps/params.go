@@ -1,6 +1,7 @@
 package wps
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 )
@@ -128,6 +129,7 @@ type SheetData struct {
 // ReadParameterID equals the value of OriginParameterID.
 type ReadFromEntity struct {
 	ID                 string   `json:"id,omitempty"`
+	ParameterID        string   `json:"parameterId,omitempty" doc:"The parameter that holds this link"`
 	StepID             string   `json:"stepId,omitempty"`
 	ProcessID          string   `json:"processId,omitempty"`
 	EntityID           string   `json:"entityId,omitempty"`
@@ -166,8 +168,9 @@ type ContractTemplate struct {
 type APICallLink struct {
 	ID          string   `json:"id,omitempty"`
 	APICallID   string   `json:"apiCallId,omitempty"`
-	ParameterID string   `json:"parameterId,omitempty"`
-	APICall     *APICall `json:"apiCall,omitempty"`
+	ParameterID string    `json:"parameterId,omitempty"`
+	Parameter   *ParamRef `json:"parameter,omitempty" doc:"The parameter the call fills"`
+	APICall     *APICall  `json:"apiCall,omitempty"`
 	CreatedAt   *Time    `json:"createdAt,omitempty"`
 }
 
@@ -311,4 +314,108 @@ func decimalsOf(p Parameter) int32 {
 		return int32(*p.AdvancedOptions.Decimals)
 	}
 	return -1
+}
+
+// stamp fills what a saved definition says of its parameters' parts and
+// no client sets: parameterId (the parameter a part belongs to, and a
+// parameter's own id), entityParameterId for an entity's parameters, the
+// step of a step's parameters and columns, readFromOtherMeasurementDataId,
+// an option's persisted, an API call link's parameter, and createdAt and
+// updatedAt of each part: kept from prev (the definition's current
+// parameters, by id) while the part is unchanged, now otherwise.
+func stamp(params []Parameter, prev map[string]Parameter, stepID string, entity bool, now Time) {
+	for i := range params {
+		p := &params[i]
+		old := prev[p.ID]
+		p.ParameterID = p.ID
+		if stepID != "" {
+			p.StepID = stepID
+		}
+		entityParam := ""
+		if entity {
+			entityParam = p.ID
+		}
+		if a := p.AdvancedOptions; a != nil {
+			a.ParameterID = p.ID
+			if entity {
+				a.EntityParameterID = entityParam
+			}
+			a.CreatedAt, a.UpdatedAt = times(a, old.AdvancedOptions, now, func(x *AdvancedOptions) (*Time, *Time) { return x.CreatedAt, x.UpdatedAt },
+				func(x *AdvancedOptions) { x.CreatedAt, x.UpdatedAt = nil, nil })
+		}
+		if sd := p.SheetData; sd != nil {
+			sd.ParameterID = p.ID
+			if entity {
+				sd.EntityParameterID = entityParam
+			}
+		}
+		if rf := p.ReadFromEntity; rf != nil {
+			rf.ParameterID = p.ID
+			rf.CreatedAt, rf.UpdatedAt = times(rf, old.ReadFromEntity, now, func(x *ReadFromEntity) (*Time, *Time) { return x.CreatedAt, x.UpdatedAt },
+				func(x *ReadFromEntity) { x.CreatedAt, x.UpdatedAt = nil, nil })
+		}
+		p.ReadFromOtherMeasurementDataID = ""
+		if rf := p.ReadFromOtherMeasurementData; rf != nil {
+			rf.ParameterID = p.ID
+			p.ReadFromOtherMeasurementDataID = rf.ID
+		}
+		oldOptions := map[string]*OptionItem{}
+		for j := range old.OptionItems {
+			oldOptions[old.OptionItems[j].ID] = &old.OptionItems[j]
+		}
+		for j := range p.OptionItems {
+			o := &p.OptionItems[j]
+			o.ParameterID, o.EntityParameterID, o.Persisted = p.ID, entityParam, true
+			o.CreatedAt, o.UpdatedAt = times(o, oldOptions[o.ID], now, func(x *OptionItem) (*Time, *Time) { return x.CreatedAt, x.UpdatedAt },
+				func(x *OptionItem) { x.CreatedAt, x.UpdatedAt = nil, nil })
+		}
+		for j := range p.APICalls {
+			l := &p.APICalls[j]
+			l.ParameterID = p.ID
+			l.Parameter = &ParamRef{ID: p.ID, Name: p.Name, Label: p.Label, Type: p.Type}
+			if l.CreatedAt == nil {
+				l.CreatedAt = &now
+			}
+		}
+		stamp(p.Parameters, prev, stepID, entity, now)
+	}
+}
+
+// ParamRef names a parameter (in an API call link).
+type ParamRef struct {
+	ID    string `json:"id"`
+	Name  string `json:"name"`
+	Label string `json:"label"`
+	Type  string `json:"type"`
+}
+
+// times returns a part's createdAt and updatedAt: the old part's when it
+// is the same but for them, now for what is new or changed.
+func times[T any](cur, old *T, now Time, get func(*T) (*Time, *Time), clear func(*T)) (*Time, *Time) {
+	if old == nil {
+		return &now, &now
+	}
+	created, updated := get(old)
+	if created == nil {
+		created = &now
+	}
+	a, b := *cur, *old
+	clear(&a)
+	clear(&b)
+	if updated == nil || !reflect.DeepEqual(a, b) {
+		updated = &now
+	}
+	return created, updated
+}
+
+// paramsByID indexes params and their columns by id.
+func paramsByID(params []Parameter, into map[string]Parameter) map[string]Parameter {
+	if into == nil {
+		into = map[string]Parameter{}
+	}
+	for _, p := range params {
+		into[p.ID] = p
+		paramsByID(p.Parameters, into)
+	}
+	return into
 }

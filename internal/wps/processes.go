@@ -515,8 +515,13 @@ func (c *stepCheck) checkParams() error {
 			}
 		}
 	}
+	prev := map[string]Parameter{}
+	for _, st := range c.old {
+		paramsByID(st.Parameters, prev)
+	}
 	for i := range c.steps { // after every step's parameters have ids
 		st := &c.steps[i]
+		stamp(st.Parameters, prev, st.ID, false, c.now)
 		for j := range st.Parameters {
 			c.checkAPICalls(st, &st.Parameters[j], fieldIndex(fieldIndex("steps", i)+".parameters", j))
 		}

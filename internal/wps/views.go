@@ -298,15 +298,9 @@ func dataViews(a Action, st *Step, hidden map[string]bool) []DataView {
 }
 
 // items shows one parameter's value as data items. They point at p (read
-// only: a view shares the version's steps), or for a TABLE at one copy of p
-// without its columns.
+// only: a view shares the version's steps), a TABLE's with its columns.
 func items(dataID string, p *Parameter, v any, hidden map[string]bool) []DataItemView {
 	param := p
-	if len(p.Parameters) > 0 {
-		c := *p
-		c.Parameters = nil
-		param = &c
-	}
 	if p.Type == TypeTable {
 		rows, _ := v.([]any)
 		out := make([]DataItemView, 0, len(rows))
@@ -441,6 +435,20 @@ func (r *run) actionViews() []MeasurementActionView {
 	return out
 }
 
+// seatPermission is what a policy's seat may do at its step: APPROVE when
+// the policy grants action:approve or its role is ADMIN (approve or reject, and write data when
+// it grants action:write too), WRITE when it grants only action:write,
+// READ otherwise (the seat is filled by none of its holders' actions).
+func seatPermission(pol Policy) string {
+	switch {
+	case slices.Contains(pol.Functions, string(FnActionApprove)) || slices.Contains(pol.Roles, RoleAdmin):
+		return "APPROVE"
+	case slices.Contains(pol.Functions, string(FnActionWrite)):
+		return "WRITE"
+	}
+	return "READ"
+}
+
 // counterparts lists, for each policy of the step, the roles that fill its seat.
 func (r *run) counterparts(st *Step) []Counterpart {
 	out := []Counterpart{}
@@ -460,8 +468,9 @@ func (r *run) counterparts(st *Step) []Counterpart {
 			out = append(out, c)
 			continue
 		}
+		perm := seatPermission(pols[j])
 		for _, role := range countingRoles(*st, pols[j]) {
-			c.Data = append(c.Data, CounterpartSeat{Permission: "APPROVE", TokenID: st.TokenIDs[i], Role: role})
+			c.Data = append(c.Data, CounterpartSeat{Permission: perm, TokenID: st.TokenIDs[i], Role: role})
 		}
 		out = append(out, c)
 	}
