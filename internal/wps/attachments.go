@@ -54,11 +54,8 @@ func attachmentRefs(params []Parameter, vals map[string]any, ref AttachmentRef) 
 				out = append(out, r)
 			}
 		case p.Type == TypeTable:
-			rows, _ := v.([]any)
-			for _, row := range rows {
-				if m, ok := row.(map[string]any); ok {
-					out = append(out, attachmentRefs(p.Parameters, m, ref)...)
-				}
+			for _, row := range tableRows(v) {
+				out = append(out, attachmentRefs(p.Parameters, row, ref)...)
 			}
 		}
 	}

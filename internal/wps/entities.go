@@ -736,20 +736,12 @@ func byName(params []Parameter, vals map[string]any) map[string]any {
 			continue
 		}
 		if p.Type == TypeTable {
-			if rows, ok := v.([]any); ok {
-				named := make([]any, 0, len(rows))
-				for _, row := range rows {
-					m, _ := row.(map[string]any)
-					named = append(named, byName(p.Parameters, m))
-				}
-				v = named
-			} else if rows, ok := v.([]map[string]any); ok {
-				named := make([]any, 0, len(rows))
-				for _, row := range rows {
-					named = append(named, byName(p.Parameters, row))
-				}
-				v = named
+			rows := tableRows(v)
+			named := make([]any, 0, len(rows))
+			for _, row := range rows {
+				named = append(named, byName(p.Parameters, row))
 			}
+			v = named
 		}
 		out[p.Name] = v
 	}

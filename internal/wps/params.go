@@ -335,6 +335,20 @@ func stamp(params []Parameter, prev map[string]Parameter, stepID string, entity 
 		if entity {
 			entityParam = p.ID
 		}
+		// A parameter's single parts keep their ids (a client may send
+		// them without), its options theirs, matched by value.
+		if a, o := p.AdvancedOptions, old.AdvancedOptions; a != nil && o != nil {
+			a.ID = o.ID
+		}
+		if a, o := p.SheetData, old.SheetData; a != nil && o != nil {
+			a.ID = o.ID
+		}
+		if a, o := p.ReadFromEntity, old.ReadFromEntity; a != nil && o != nil {
+			a.ID = o.ID
+		}
+		if a, o := p.ReadFromOtherMeasurementData, old.ReadFromOtherMeasurementData; a != nil && o != nil {
+			a.ID = o.ID
+		}
 		if a := p.AdvancedOptions; a != nil {
 			a.ParameterID = p.ID
 			if entity {
@@ -360,11 +374,20 @@ func stamp(params []Parameter, prev map[string]Parameter, stepID string, entity 
 			p.ReadFromOtherMeasurementDataID = rf.ID
 		}
 		oldOptions := map[string]*OptionItem{}
+		byValue := map[string]*OptionItem{}
 		for j := range old.OptionItems {
 			oldOptions[old.OptionItems[j].ID] = &old.OptionItems[j]
+			byValue[old.OptionItems[j].Value] = &old.OptionItems[j]
+		}
+		used := map[string]bool{}
+		for _, o := range p.OptionItems {
+			used[o.ID] = true
 		}
 		for j := range p.OptionItems {
 			o := &p.OptionItems[j]
+			if prior := byValue[o.Value]; oldOptions[o.ID] == nil && prior != nil && !used[prior.ID] {
+				o.ID, used[prior.ID] = prior.ID, true
+			}
 			o.ParameterID, o.EntityParameterID, o.Persisted = p.ID, entityParam, true
 			o.CreatedAt, o.UpdatedAt = times(o, oldOptions[o.ID], now, func(x *OptionItem) (*Time, *Time) { return x.CreatedAt, x.UpdatedAt },
 				func(x *OptionItem) { x.CreatedAt, x.UpdatedAt = nil, nil })

@@ -380,3 +380,20 @@ func convertValue(p Parameter, old any) (any, bool) {
 	}
 	return nil, false
 }
+
+// tableRows reads a TABLE value's rows (cells by column id) in either form
+// it takes: as validated ([]map[string]any) or as read back ([]any).
+func tableRows(v any) []map[string]any {
+	switch rows := v.(type) {
+	case []map[string]any:
+		return rows
+	case []any:
+		out := make([]map[string]any, 0, len(rows))
+		for _, r := range rows {
+			m, _ := r.(map[string]any)
+			out = append(out, m)
+		}
+		return out
+	}
+	return nil
+}

@@ -302,10 +302,9 @@ func dataViews(a Action, st *Step, hidden map[string]bool) []DataView {
 func items(dataID string, p *Parameter, v any, hidden map[string]bool) []DataItemView {
 	param := p
 	if p.Type == TypeTable {
-		rows, _ := v.([]any)
+		rows := tableRows(v)
 		out := make([]DataItemView, 0, len(rows))
-		for i, row := range rows {
-			m, _ := row.(map[string]any)
+		for i, m := range rows {
 			id := derivedID(dataID, "row", strconv.Itoa(i))
 			item := DataItemView{ID: id, DataItemID: id, Label: p.Label, Type: p.Type, ParameterID: p.ID, DataID: dataID, Index: i, Param: param}
 			for j := range p.Parameters {
