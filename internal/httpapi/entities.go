@@ -230,7 +230,7 @@ func (s *Server) csvRows(ctx context.Context, entityID string, data []byte) ([]m
 				continue
 			}
 			p, _ := e.ParamByName(header[i])
-			v := csvCell(p.Type, cell)
+			v := csvCell(p, cell)
 			if path, bad := badTextAt(v); bad {
 				return nil, wps.Invalid(fmt.Sprintf("rows[%d].%s%s", len(rows), header[i], path), textMessage)
 			}
@@ -242,9 +242,13 @@ func (s *Server) csvRows(ctx context.Context, entityID string, data []byte) ([]m
 
 var exportOnly = map[string]bool{"id": true, "createdAt": true, "updatedAt": true}
 
-// csvCell is the JSON a CSV cell stands for, given the parameter's type.
-func csvCell(typ, cell string) json.RawMessage {
-	switch typ {
+// csvCell is the JSON a CSV cell stands for, given the parameter: a list
+// (MULTI_SELECT, TABLE, isMultiple) or a number is the JSON the cell holds.
+func csvCell(p wps.Parameter, cell string) json.RawMessage {
+	if p.Multiple() && strings.HasPrefix(strings.TrimSpace(cell), "[") && json.Valid([]byte(cell)) {
+		return json.RawMessage(cell)
+	}
+	switch p.Type {
 	case wps.TypeInt, wps.TypeNumber, wps.TypeMultiSelect, wps.TypeTable:
 		if json.Valid([]byte(cell)) {
 			return json.RawMessage(cell)

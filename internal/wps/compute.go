@@ -53,6 +53,9 @@ func toFormula(p Parameter, v any) formula.Value {
 	if v == nil || s == "" {
 		return formula.Value{}
 	}
+	if p.Multiple() { // a list reads as its items joined by commas, as MULTI_SELECT does
+		return formula.Str(strings.Join(itemStrings(v), ","))
+	}
 	switch p.Type {
 	case TypeInt, TypeNumber, TypeFormula:
 		if d, err := decimal.NewFromString(s); err == nil {

@@ -65,6 +65,15 @@ type Parameter struct {
 	Parameters                     []Parameter                   `json:"parameters,omitempty" doc:"The columns of a TABLE parameter"`
 }
 
+// multipleTypes are the types a parameter with advancedOptions.isMultiple
+// may have: it then takes a list of such values.
+var multipleTypes = []string{TypeText, TypeLongText, TypeEmail, TypeURL, TypeSelect, TypeAttachment, TypeEntity}
+
+// Multiple reports whether p takes a list of values (advancedOptions.isMultiple).
+func (p Parameter) Multiple() bool {
+	return p.AdvancedOptions != nil && p.AdvancedOptions.IsMultiple && slices.Contains(multipleTypes, p.Type)
+}
+
 // AdvancedOptions tunes validation and display of a parameter.
 type AdvancedOptions struct {
 	ID                     string   `json:"id,omitempty"`
@@ -232,6 +241,15 @@ func normalizeParams(v *Validator, field string, params []Parameter, keep map[st
 			}
 			if a.MinLength != nil && a.MaxLength != nil && *a.MinLength > *a.MaxLength {
 				v.Add(f+".advancedOptions.minLength", "must not be greater than maxLength")
+			}
+			if a.IsMultiple && !slices.Contains(multipleTypes, p.Type) {
+				v.Add(f+".advancedOptions.isMultiple", "a %s parameter cannot take several values (only %s)", p.Type, strings.Join(multipleTypes, ", "))
+			}
+			if a.IsMultiple && p.IsUnique {
+				v.Add(f+".advancedOptions.isMultiple", "a unique parameter cannot take several values")
+			}
+			if a.IsMultiple && (a.Min != nil && *a.Min < 0 || a.Max != nil && *a.Max < 0) {
+				v.Add(f+".advancedOptions.min", "counts of values cannot be negative")
 			}
 		}
 		if p.SheetData != nil {

@@ -41,7 +41,7 @@ func isNull(p Parameter, raw json.RawMessage) bool {
 	case "", "null", `""`:
 		return true
 	case "[]":
-		return p.Type == TypeMultiSelect || p.Type == TypeTable
+		return p.Type == TypeMultiSelect || p.Type == TypeTable || p.Multiple()
 	}
 	return false
 }
@@ -53,6 +53,9 @@ func (c *valueCheck) value(p Parameter, raw json.RawMessage, field string) (any,
 	fail := func(format string, args ...any) (any, bool) {
 		c.v.Add(field, format, args...)
 		return nil, false
+	}
+	if p.Multiple() {
+		return c.list(p, raw, field)
 	}
 	switch p.Type {
 	case TypeFormula:
@@ -110,6 +113,51 @@ func (c *valueCheck) value(p Parameter, raw json.RawMessage, field string) (any,
 		return out, ok
 	}
 	return fail("has an unknown type %q", p.Type)
+}
+
+// list validates the value of an isMultiple parameter: a list of values
+// (one value alone stands for a list of one), each valid for p, as many as
+// advancedOptions.min and max allow; attachments, records and options at
+// most once each. Its canonical form is []string.
+func (c *valueCheck) list(p Parameter, raw json.RawMessage, field string) (any, bool) {
+	var items []json.RawMessage
+	if t := bytes.TrimSpace(raw); len(t) > 0 && t[0] == '[' {
+		if json.Unmarshal(t, &items) != nil {
+			c.v.Add(field, "must be a list of values")
+			return nil, false
+		}
+	} else {
+		items = []json.RawMessage{raw}
+	}
+	a := p.AdvancedOptions
+	if a.Min != nil && float64(len(items)) < *a.Min {
+		c.v.Add(field, "must have at least %v values", *a.Min)
+		return nil, false
+	}
+	if a.Max != nil && float64(len(items)) > *a.Max {
+		c.v.Add(field, "must have at most %v values", *a.Max)
+		return nil, false
+	}
+	one := p
+	single := *a
+	single.IsMultiple, single.Min, single.Max = false, nil, nil
+	one.AdvancedOptions = &single
+	out := make([]string, 0, len(items))
+	seen := map[string]bool{}
+	ok := true
+	for i, item := range items {
+		f := fieldIndex(field, i)
+		val, good := c.value(one, item, f)
+		s, _ := val.(string)
+		if good && seen[s] && p.Type != TypeText && p.Type != TypeLongText {
+			c.v.Add(f, "%q is listed twice", s)
+			good = false
+		}
+		seen[s] = true
+		ok = ok && good
+		out = append(out, s)
+	}
+	return out, ok
 }
 
 // str validates a string value of a string-carried type.
