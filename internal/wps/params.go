@@ -175,12 +175,12 @@ type ContractTemplate struct {
 
 // APICallLink attaches an API call to a parameter.
 type APICallLink struct {
-	ID          string   `json:"id,omitempty"`
-	APICallID   string   `json:"apiCallId,omitempty"`
+	ID          string    `json:"id,omitempty"`
+	APICallID   string    `json:"apiCallId,omitempty"`
 	ParameterID string    `json:"parameterId,omitempty"`
 	Parameter   *ParamRef `json:"parameter,omitempty" doc:"The parameter the call fills"`
 	APICall     *APICall  `json:"apiCall,omitempty"`
-	CreatedAt   *Time    `json:"createdAt,omitempty"`
+	CreatedAt   *Time     `json:"createdAt,omitempty"`
 }
 
 // APICall is a configured HTTP call that fills a parameter.
