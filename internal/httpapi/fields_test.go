@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"fmt"
 	"testing"
 
 	"wps/internal/sqlstore"
@@ -88,4 +89,28 @@ func TestFilledFields(t *testing.T) {
 			t.Fatalf("times: before %v, kept %v, added %v", cao, kept, added)
 		}
 	})
+}
+
+// advancedOptions.sort orders a step's parameters in every answer.
+func TestParameterSort(t *testing.T) {
+	env := tu.NewEnv(t, sqlstore.SQLite)
+	env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": "Admins", "roles": []string{"ADMIN"}}, 201)
+	p := env.Call(post, "/v1/process", env.AdminKey, map[string]any{"name": "Sorted", "steps": []map[string]any{
+		{"label": "S", "policyNames": []string{"Admins"}, "parameters": []map[string]any{
+			{"name": "third", "type": "TEXT"},
+			{"name": "second", "type": "TEXT", "advancedOptions": map[string]any{"sort": 2}},
+			{"name": "first", "type": "TEXT", "advancedOptions": map[string]any{"sort": 1}}}}}}, 201).JSON()
+	m := env.Call(post, "/v1/measurements/simplified", env.AdminKey, map[string]any{"processUuid": p["id"],
+		"parameters": map[string]any{"first": "1", "second": "2", "third": "3"}}, 201).JSON()
+	var order []string
+	for _, prm := range m["process"].(map[string]any)["steps"].([]any)[0].(map[string]any)["parameters"].([]any) {
+		order = append(order, prm.(map[string]any)["name"].(string))
+	}
+	var data []string
+	for _, d := range m["process"].(map[string]any)["actions"].([]any)[0].(map[string]any)["data"].([]any) {
+		data = append(data, d.(map[string]any)["dataItems"].([]any)[0].(map[string]any)["value"].(string))
+	}
+	if fmt.Sprint(order) != "[first second third]" || fmt.Sprint(data) != "[1 2 3]" {
+		t.Fatalf("order %v, data %v", order, data)
+	}
 }

@@ -144,6 +144,9 @@ func (s *Service) checkEntityInput(tx Tx, orgID, selfID string, in *EntityInput,
 	if err := resolveEntityRefs(tx, orgID, selfID, in.Name, &v, "parameters", in.Parameters); err != nil {
 		return err
 	}
+	if v.Err() == nil {
+		sortParams(in.Parameters)
+	}
 	return v.Err()
 }
 

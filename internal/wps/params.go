@@ -1,8 +1,10 @@
 package wps
 
 import (
+	"cmp"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -459,4 +461,70 @@ func paramsByID(params []Parameter, into map[string]Parameter) map[string]Parame
 		paramsByID(p.Parameters, into)
 	}
 	return into
+}
+
+// sortParams puts parameters in the order of their advancedOptions.sort
+// (those without keep their place after the sorted ones, as sent), and
+// each parameter's API calls in the order of their sort (its first item,
+// as a number when it is one), then renumbers index. It runs once a
+// definition is valid, so that errors name parameters as sent.
+func sortParams(params []Parameter) {
+	slices.SortStableFunc(params, func(a, b Parameter) int {
+		return cmpSort(paramSort(a), paramSort(b))
+	})
+	for i := range params {
+		p := &params[i]
+		p.Index = i
+		slices.SortStableFunc(p.APICalls, func(a, b APICallLink) int { return cmpSort(callSort(a), callSort(b)) })
+		sortParams(p.Parameters)
+	}
+}
+
+// sortKey orders by a number, then by text; a missing key sorts last.
+type sortKey struct {
+	set  bool
+	num  *float64
+	text string
+}
+
+func paramSort(p Parameter) sortKey {
+	if p.AdvancedOptions == nil || p.AdvancedOptions.Sort == nil {
+		return sortKey{}
+	}
+	n := float64(*p.AdvancedOptions.Sort)
+	return sortKey{set: true, num: &n}
+}
+
+func callSort(l APICallLink) sortKey {
+	if l.APICall == nil || len(l.APICall.Sort) == 0 {
+		return sortKey{}
+	}
+	k := sortKey{set: true, text: l.APICall.Sort[0]}
+	if n, err := strconv.ParseFloat(k.text, 64); err == nil {
+		k.num = &n
+	}
+	return k
+}
+
+func cmpSort(a, b sortKey) int {
+	switch {
+	case !a.set || !b.set:
+		return cmpBool(b.set, a.set)
+	case a.num != nil && b.num != nil:
+		return cmp.Compare(*a.num, *b.num)
+	case a.num != nil || b.num != nil:
+		return cmpBool(b.num != nil, a.num != nil) // numbers before text
+	}
+	return strings.Compare(a.text, b.text)
+}
+
+// cmpBool orders false before true.
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case !a:
+		return -1
+	}
+	return 1
 }

@@ -188,6 +188,11 @@ func (s *Service) checkSteps(tx Tx, orgID, processID string, steps []Step, old [
 	if err := c.checkRouting(); err != nil {
 		return nil, err
 	}
+	if v.Err() == nil {
+		for i := range c.steps {
+			sortParams(c.steps[i].Parameters)
+		}
+	}
 	return c.steps, v.Err()
 }
 
