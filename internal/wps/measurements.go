@@ -354,6 +354,9 @@ func (r *run) act(in ActInput) (Action, engine.Result, error) {
 		if err := r.readFromEntities(*st, data); err != nil {
 			return Action{}, zero, err
 		}
+		if err := r.autoFill(*st, data); err != nil {
+			return Action{}, zero, err
+		}
 		if err := r.readFromOtherMeasurements(*st, data); err != nil {
 			return Action{}, zero, err
 		}
@@ -383,7 +386,7 @@ func (r *run) act(in ActInput) (Action, engine.Result, error) {
 		return Action{}, zero, engineError(err, r.proc.Steps)
 	}
 	if res.Consensed {
-		if err := r.writeEntities(*st, cur); err != nil {
+		if err := r.writeEntities(*st, cur, a.ID); err != nil {
 			return Action{}, zero, err
 		}
 	}
@@ -452,6 +455,42 @@ func (r *run) readFromEntities(st Step, data map[string]any) error {
 	return nil
 }
 
+// autoFill fills each parameter with an autoFillEntityRelation whose ENTITY
+// link gets a value in this action, from the linked record's field of the
+// same name, or the one its advancedOptions.entityParameterId names (a
+// value the caller sends wins; with several records linked, the first).
+func (r *run) autoFill(st Step, data map[string]any) error {
+	for _, p := range st.Parameters {
+		if p.AutoFillEntityRelation == "" || data[p.AutoFillEntityRelation] == nil {
+			continue
+		}
+		if _, given := data[p.ID]; given {
+			continue
+		}
+		_, link := paramByID(st.Parameters, p.AutoFillEntityRelation)
+		e, err := r.tx.GetEntity(r.m.OrgID, link.EntityID)
+		if err != nil {
+			return err
+		}
+		rec, err := r.tx.GetRecord(r.m.OrgID, e.ID, firstItem(data[link.ID]))
+		if err != nil {
+			return err // the link's value was checked to be a record
+		}
+		ep, ok := e.ParamByName(p.Name)
+		if a := p.AdvancedOptions; a != nil && a.EntityParameterID != "" {
+			ep, ok = e.Param(a.EntityParameterID)
+		}
+		if !ok || rec.Values[ep.ID] == nil {
+			continue
+		}
+		if v, ok := convertValue(p, rec.Values[ep.ID]); ok {
+			data[p.ID] = v
+			r.reads = append(r.reads, EntityRead{ParameterID: p.ID, EntityID: e.ID, RecordID: rec.ID})
+		}
+	}
+	return nil
+}
+
 // readFromOtherMeasurements fills, for each readFromOtherMeasurementData
 // whose parameter gets a value in this action, the selected fields from
 // the latest measurement of the other process whose search field holds
@@ -505,7 +544,7 @@ func paramByID(params []Parameter, id string) (int, Parameter) {
 // its parameters name in advancedOptions.insertOnEntity (or link to with
 // entityOperation WRITE): every step parameter whose name the entity has.
 // A value the entity refuses refuses the action (nothing is half written).
-func (r *run) writeEntities(st Step, cur map[string]any) error {
+func (r *run) writeEntities(st Step, cur map[string]any, actionID string) error {
 	var targets []string
 	for _, p := range st.Parameters {
 		a := p.AdvancedOptions
@@ -529,6 +568,7 @@ func (r *run) writeEntities(st Step, cur map[string]any) error {
 				values[p.Name], _ = json.Marshal(v)
 			}
 		}
+		r.addMetadata(st, actionID, cur, e, values)
 		rec, err := r.s.createRecord(r.tx, e, values, "parameters")
 		if err != nil {
 			return err
@@ -932,4 +972,53 @@ func (s *Service) Reprove(ctx context.Context, p *Principal, actionID, observati
 	}
 	target.Reproved = true
 	return out, s.present(ctx, r, func() { out = r.actionView(r.action(a.ID), &target) })
+}
+
+// MetadataFields are what advancedOptions.insertOnEntityMetadata may list:
+// facts of the consensus written with a record, into the entity's
+// parameters of the same names.
+var MetadataFields = []string{"measurementId", "processId", "stepId", "actionId", "userId", "username", "consensedAt"}
+
+// addMetadata adds to values (by name) of a record that step st writes to
+// entity e, at the consensus its action actionID reaches,
+// what its parameters ask for: the facts that the parameter naming
+// the entity lists in insertOnEntityMetadata, and with hasMetadata on a
+// SELECT or MULTI_SELECT parameter, the meta of its chosen options (by key).
+// Only fields the entity has are written; step values win.
+func (r *run) addMetadata(st Step, actionID string, cur map[string]any, e Entity, values map[string]json.RawMessage) {
+	set := func(name string, v any) {
+		if _, ok := e.ParamByName(name); !ok {
+			return
+		}
+		if _, taken := values[name]; !taken {
+			values[name], _ = json.Marshal(v)
+		}
+	}
+	for _, p := range st.Parameters {
+		a := p.AdvancedOptions
+		if a == nil {
+			continue
+		}
+		names := a.InsertOnEntity == e.ID || p.Type == TypeEntity && p.EntityID == e.ID
+		for _, f := range a.InsertOnEntityMetadata {
+			if !names {
+				break
+			}
+			facts := map[string]any{"measurementId": r.m.ID, "measurementName": r.m.Name, "processId": r.m.ProcessID,
+				"stepId": st.ID, "actionId": actionID, "userId": r.user.ID, "username": displayName(r.user), "consensedAt": r.now}
+			set(f, facts[f])
+		}
+		if a.HasMetadata && (p.Type == TypeSelect || p.Type == TypeMultiSelect) {
+			for _, v := range itemStrings(cur[p.ID]) {
+				for _, o := range p.OptionItems {
+					if o.Value != v {
+						continue
+					}
+					for k, mv := range o.Meta {
+						set(k, mv)
+					}
+				}
+			}
+		}
+	}
 }

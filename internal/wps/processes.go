@@ -559,6 +559,14 @@ func (c *stepCheck) resolveLinks(st *Step, j int, f string) error {
 	if err := c.resolveOtherMeasurement(st, p, f); err != nil {
 		return err
 	}
+	if err := c.resolveAutoFill(st, p, f); err != nil {
+		return err
+	}
+	if a := p.AdvancedOptions; a != nil {
+		for k, name := range a.InsertOnEntityMetadata {
+			c.v.Check(slices.Contains(MetadataFields, name), fieldIndex(f+".advancedOptions.insertOnEntityMetadata", k), "must be one of %s", strings.Join(MetadataFields, ", "))
+		}
+	}
 	r := p.ReadFromEntity
 	if r == nil {
 		return nil
@@ -591,6 +599,49 @@ func (c *stepCheck) resolveLinks(st *Step, j int, f string) error {
 		} else {
 			c.v.Add(fieldIndex(f+".readFromEntity.targetParameterIds", k), "no parameter %q in this step", t)
 		}
+	}
+	return nil
+}
+
+// resolveAutoFill checks an autoFillEntityRelation: it names an ENTITY
+// parameter of the same step (stored as its id), and the parameter's
+// advancedOptions.entityParameterId, when given, a field of that entity
+// (stored as its id); without it the field of the same name must exist.
+func (c *stepCheck) resolveAutoFill(st *Step, p *Parameter, f string) error {
+	if p.AutoFillEntityRelation == "" {
+		return nil
+	}
+	var link *Parameter
+	for k := range st.Parameters {
+		if sp := &st.Parameters[k]; sp.ID == p.AutoFillEntityRelation || sp.Name == p.AutoFillEntityRelation {
+			link = sp
+		}
+	}
+	if link == nil || link.Type != TypeEntity || link.ID == p.ID {
+		c.v.Add(f+".autoFillEntityRelation", "must name another ENTITY parameter of this step")
+		return nil
+	}
+	p.AutoFillEntityRelation = link.ID
+	e, err := findEntity(c.tx, c.orgID, link.EntityID)
+	if IsCode(err, CodeNotFound) {
+		return nil // the link's own check reports it
+	} else if err != nil {
+		return err
+	}
+	field := p.Name
+	if a := p.AdvancedOptions; a != nil && a.EntityParameterID != "" {
+		field = a.EntityParameterID
+	}
+	ep, ok := e.Param(field)
+	if !ok {
+		ep, ok = e.ParamByName(field)
+	}
+	if !ok {
+		c.v.Add(f+".autoFillEntityRelation", "entity %q has no parameter %q to fill %s from", e.Name, field, p.Name)
+		return nil
+	}
+	if p.AdvancedOptions != nil && p.AdvancedOptions.EntityParameterID != "" {
+		p.AdvancedOptions.EntityParameterID = ep.ID
 	}
 	return nil
 }

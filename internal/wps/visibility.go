@@ -181,8 +181,8 @@ func (s *sight) entity(id string) *Entity {
 // hidden lists the parameters (by id) of a process version whose values
 // the reader may not see: the parameters of steps they cannot see, those
 // hidden from them, and the values derived from hidden ones: formulas
-// reading them, targets of readFromEntity of an entity whose records they
-// cannot read, and fields copied by readFromOtherMeasurementData from a
+// reading them, targets of readFromEntity (and parameters filled through
+// autoFillEntityRelation) of an entity whose records they cannot read, and fields copied by readFromOtherMeasurementData from a
 // parameter they could not see in its own process. A value a client typed
 // into such a target carries the same visibility: it stands where the
 // derived value would.
@@ -218,6 +218,12 @@ func (s *sight) hidden(steps []Step) map[string]bool {
 					for _, id := range rf.TargetParameterIDs {
 						hidden[id] = true
 					}
+				}
+			}
+			if prm.AutoFillEntityRelation != "" {
+				_, link := paramByID(st.Parameters, prm.AutoFillEntityRelation)
+				if e := s.entity(link.EntityID); e == nil || !canReadRecords(p, *e) {
+					hidden[prm.ID] = true
 				}
 			}
 			if rf := prm.ReadFromOtherMeasurementData; rf != nil {
