@@ -32,6 +32,10 @@ type Config struct {
 	APICallPrivate   bool                         // WPS_API_CALL_ALLOW_PRIVATE: apiCalls may reach loopback/private addresses
 	APICallTimeout   time.Duration                // WPS_API_CALL_TIMEOUT: per call
 	APICallHeaders   map[string]map[string]string // WPS_API_CALL_HEADERS: JSON {host: {header: value}}
+	SessionIdle      time.Duration                // WPS_SESSION_IDLE: a session unused this long ends
+	SessionMaxAge    time.Duration                // WPS_SESSION_MAX_AGE: a session ends this long after sign-in
+	SignInPerAccount int                          // WPS_SIGNIN_FAILURES_PER_ACCOUNT: failed sign-ins before throttling, per email
+	SignInPerAddress int                          // WPS_SIGNIN_FAILURES_PER_ADDRESS: the same, per client address
 }
 
 // Load builds a Config from the environment, then applies flags from args.
@@ -84,6 +88,18 @@ func Load(getenv func(string) string, args []string, stderr io.Writer) (Config, 
 	if c.Background, err = strconv.ParseBool(env("WPS_BACKGROUND", "true")); err != nil {
 		return c, fmt.Errorf("WPS_BACKGROUND: %w", err)
 	}
+	if c.SessionIdle, err = time.ParseDuration(env("WPS_SESSION_IDLE", "12h")); err != nil {
+		return c, fmt.Errorf("WPS_SESSION_IDLE: %w", err)
+	}
+	if c.SessionMaxAge, err = time.ParseDuration(env("WPS_SESSION_MAX_AGE", "168h")); err != nil {
+		return c, fmt.Errorf("WPS_SESSION_MAX_AGE: %w", err)
+	}
+	if c.SignInPerAccount, err = strconv.Atoi(env("WPS_SIGNIN_FAILURES_PER_ACCOUNT", "5")); err != nil {
+		return c, fmt.Errorf("WPS_SIGNIN_FAILURES_PER_ACCOUNT: %w", err)
+	}
+	if c.SignInPerAddress, err = strconv.Atoi(env("WPS_SIGNIN_FAILURES_PER_ADDRESS", "20")); err != nil {
+		return c, fmt.Errorf("WPS_SIGNIN_FAILURES_PER_ADDRESS: %w", err)
+	}
 	fs.BoolVar(&c.AllowPrivate, "webhook-allow-private", c.AllowPrivate, "let webhooks target loopback and private addresses (WPS_WEBHOOK_ALLOW_PRIVATE)")
 	fs.StringVar(&c.APICallHosts, "api-call-hosts", env("WPS_API_CALL_HOSTS", ""), "hosts that apiCalls may call, comma-separated, *.example.com for subdomains; empty turns API calls off (WPS_API_CALL_HOSTS)")
 	fs.BoolVar(&c.APICallPrivate, "api-call-allow-private", c.APICallPrivate, "let apiCalls reach loopback and private addresses (WPS_API_CALL_ALLOW_PRIVATE)")
@@ -92,6 +108,10 @@ func Load(getenv func(string) string, args []string, stderr io.Writer) (Config, 
 	fs.Float64Var(&c.RateLimit, "rate-limit", c.RateLimit, "requests per second per API key, 0 turns it off (WPS_RATE_LIMIT)")
 	fs.IntVar(&c.RateBurst, "rate-burst", c.RateBurst, "burst per API key (WPS_RATE_BURST)")
 	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", c.MaxBodyBytes, "request body limit (WPS_MAX_BODY_BYTES)")
+	fs.DurationVar(&c.SessionIdle, "session-idle", c.SessionIdle, "a console session unused this long ends (WPS_SESSION_IDLE)")
+	fs.DurationVar(&c.SessionMaxAge, "session-max-age", c.SessionMaxAge, "a console session ends this long after sign-in (WPS_SESSION_MAX_AGE)")
+	fs.IntVar(&c.SignInPerAccount, "signin-failures-per-account", c.SignInPerAccount, "failed sign-ins per email before throttling; then one a minute (WPS_SIGNIN_FAILURES_PER_ACCOUNT)")
+	fs.IntVar(&c.SignInPerAddress, "signin-failures-per-address", c.SignInPerAddress, "failed sign-ins per client address before throttling; then one per 10 s (WPS_SIGNIN_FAILURES_PER_ADDRESS)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "how long in-flight requests may finish on SIGTERM (WPS_SHUTDOWN_TIMEOUT)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -115,6 +135,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("api call timeout must be positive")
 	case c.LogFormat != "text" && c.LogFormat != "json":
 		return fmt.Errorf("log format must be text or json")
+	case c.SessionIdle <= 0 || c.SessionMaxAge <= 0:
+		return fmt.Errorf("session idle time and max age must be positive")
+	case c.SignInPerAccount < 1 || c.SignInPerAddress < 1:
+		return fmt.Errorf("sign-in failures per account and per address must be at least 1")
 	}
 	return nil
 }

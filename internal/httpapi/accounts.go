@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"net/http"
 
 	"wps/internal/wps"
 )
@@ -133,6 +134,94 @@ func (s *Server) listUsers(ctx context.Context, in *PageQuery) (*paged[wps.User]
 	return pagedOf(users, in.page(), total), err
 }
 
+func (s *Server) getUser(ctx context.Context, in *idPath) (*body[wps.User], error) {
+	u, err := s.svc.GetUser(ctx, principal(ctx), in.ID)
+	return &body[wps.User]{u}, err
+}
+
+type userUpdateIn struct {
+	idPath
+	Body struct {
+		Name   *string `json:"name,omitempty" maxLength:"200"`
+		Status *string `json:"status,omitempty" enum:"ACTIVE,DEACTIVATED" doc:"DEACTIVATED revokes every API key and ends every session of the user"`
+	}
+}
+
+func (s *Server) updateUser(ctx context.Context, in *userUpdateIn) (*body[wps.User], error) {
+	u, err := s.svc.UpdateUser(ctx, principal(ctx), in.ID, wps.UserUpdate{Name: in.Body.Name, Status: in.Body.Status})
+	return &body[wps.User]{u}, err
+}
+
+func (s *Server) listUserAPIKeys(ctx context.Context, in *idPath) (*list[wps.APIKey], error) {
+	keys, err := s.svc.ListUserAPIKeys(ctx, principal(ctx), in.ID)
+	return listOf(keys), err
+}
+
+type userKeyPath struct {
+	ID    string `path:"id" maxLength:"100"`
+	KeyID string `path:"keyId" maxLength:"100"`
+}
+
+func (s *Server) deleteUserAPIKey(ctx context.Context, in *userKeyPath) (*empty, error) {
+	return nil, s.svc.RevokeUserAPIKey(ctx, principal(ctx), in.ID, in.KeyID)
+}
+
+type passwordIn struct {
+	Body struct {
+		CurrentPassword string `json:"currentPassword,omitempty" maxLength:"1024" doc:"Required once a password is set"`
+		NewPassword     string `json:"newPassword" required:"true" maxLength:"1024" doc:"At least 12 characters"`
+	}
+}
+
+func (s *Server) changePassword(ctx context.Context, in *passwordIn) (*empty, error) {
+	return nil, s.svc.ChangePassword(ctx, principal(ctx), in.Body.CurrentPassword, in.Body.NewPassword)
+}
+
+// Sessions.
+
+// sessionCookie names the cookie that carries a console session.
+const sessionCookie = "wps_session"
+
+type signInIn struct {
+	Body struct {
+		Email    string `json:"email" required:"true" maxLength:"320"`
+		Password string `json:"password" required:"true" maxLength:"1024"`
+		OrgID    string `json:"orgId,omitempty" maxLength:"100" doc:"The organization, when the email belongs to several (default: the most recently signed in)"`
+	}
+}
+
+type signedIn struct {
+	User      wps.User `json:"user"`
+	ExpiresAt wps.Time `json:"expiresAt" doc:"When the session ends at the latest (it also ends after 12 h unused)"`
+	CSRFToken string   `json:"csrfToken" doc:"Send it as X-CSRF-Token on every request of this session but GET and HEAD"`
+}
+
+type signInOut struct {
+	SetCookie http.Cookie `header:"Set-Cookie"`
+	Body      signedIn
+}
+
+func (s *Server) signIn(ctx context.Context, in *signInIn) (*signInOut, error) {
+	c := client(ctx)
+	out, err := s.svc.SignIn(ctx, wps.SignInInput{Email: in.Body.Email, Password: in.Body.Password, OrgID: in.Body.OrgID, Address: c.addr})
+	if err != nil {
+		return nil, err
+	}
+	cookie := http.Cookie{Name: sessionCookie, Value: out.Token, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode,
+		Secure: c.https, Expires: out.ExpiresAt.Time}
+	return &signInOut{SetCookie: cookie, Body: signedIn{User: out.User, ExpiresAt: out.ExpiresAt, CSRFToken: out.CSRFToken}}, nil
+}
+
+type signOutOut struct {
+	SetCookie http.Cookie `header:"Set-Cookie"`
+}
+
+func (s *Server) signOut(ctx context.Context, _ *empty) (*signOutOut, error) {
+	err := s.svc.SignOut(ctx, principal(ctx))
+	return &signOutOut{SetCookie: http.Cookie{Name: sessionCookie, Value: "", Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode,
+		Secure: client(ctx).https, MaxAge: -1}}, err
+}
+
 type apiKeyIn struct {
 	Body struct {
 		Name string `json:"name" required:"true" maxLength:"100"`
@@ -203,8 +292,9 @@ func (s *Server) deleteInvite(ctx context.Context, in *idPath) (*empty, error) {
 
 type acceptIn struct {
 	Body struct {
-		Token string `json:"token" required:"true"`
-		Name  string `json:"name,omitempty"`
+		Token    string `json:"token" required:"true"`
+		Name     string `json:"name,omitempty"`
+		Password string `json:"password,omitempty" maxLength:"1024" doc:"To sign in to the console: at least 12 characters; stored only as an argon2id hash"`
 	}
 }
 
@@ -214,7 +304,7 @@ type accepted struct {
 }
 
 func (s *Server) acceptInvite(ctx context.Context, in *acceptIn) (*created[accepted], error) {
-	a, err := s.svc.AcceptInvite(ctx, in.Body.Token, in.Body.Name)
+	a, err := s.svc.AcceptInvite(ctx, in.Body.Token, in.Body.Name, in.Body.Password)
 	return &created[accepted]{Location: "/v1/users/me", Body: accepted{a.User, a.APIKey}}, err
 }
 

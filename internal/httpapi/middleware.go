@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/hex"
 	"errors"
 	"io"
@@ -29,7 +30,19 @@ type ctxKey int
 const (
 	principalKey ctxKey = iota
 	requestIDKey
+	clientKey
 )
+
+// clientInfo is what handlers may need of the connection.
+type clientInfo struct {
+	addr  string // the client's IP address
+	https bool   // the request came over TLS
+}
+
+func client(ctx context.Context) clientInfo {
+	c, _ := ctx.Value(clientKey).(clientInfo)
+	return c
+}
 
 // principal returns the authenticated caller, or nil.
 func principal(ctx context.Context) *wps.Principal {
@@ -184,14 +197,40 @@ func (f *fallbackWriter) Write(b []byte) (int, error) {
 
 func (f *fallbackWriter) Unwrap() http.ResponseWriter { return f.ResponseWriter }
 
-// authenticate resolves a Bearer key to a principal. A request without a key
-// goes on anonymous (public routes serve it, others answer 401); a bad key
-// answers 401 at once.
+// authenticate resolves a Bearer key, or else the session cookie, to a
+// principal. A request with neither (or with a cookie of a session that
+// ended) goes on anonymous: public routes serve it, others answer 401. A
+// bad key answers 401 at once. A request the cookie authenticates must
+// carry the session's X-CSRF-Token unless its method is safe (else 403):
+// another site can make a browser send the cookie, not read the token.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r = r.WithContext(context.WithValue(r.Context(), clientKey, clientInfo{addr: clientAddr(r), https: r.TLS != nil}))
 		h := r.Header.Get("Authorization")
 		if h == "" {
-			next.ServeHTTP(w, r)
+			c, err := r.Cookie(sessionCookie)
+			if err != nil || c.Value == "" {
+				next.ServeHTTP(w, r)
+				return
+			}
+			p, err := s.svc.AuthenticateSession(r.Context(), c.Value)
+			if wps.IsCode(err, wps.CodeUnauthorized) {
+				next.ServeHTTP(w, r)
+				return
+			}
+			if err != nil {
+				writeProblem(w, problemFor(r.Context(), s.log, err))
+				return
+			}
+			switch r.Method {
+			case http.MethodGet, http.MethodHead, http.MethodOptions:
+			default:
+				if subtle.ConstantTimeCompare([]byte(r.Header.Get("X-CSRF-Token")), []byte(wps.CSRFToken(c.Value))) != 1 {
+					writeProblem(w, newProblem(http.StatusForbidden, "", "a request signed in by the session cookie needs its X-CSRF-Token header", nil))
+					return
+				}
+			}
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey, p)))
 			return
 		}
 		scheme, key, ok := strings.Cut(h, " ")
@@ -259,7 +298,7 @@ func (s *Server) rateLimit(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := "addr:" + clientAddr(r)
 		if p := principal(r.Context()); p != nil {
-			key = "key:" + p.KeyID
+			key = "key:" + p.KeyID + p.SessionID // one of them is set
 		}
 		if ok, wait := s.limiter.allow(key, time.Now()); !ok {
 			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
@@ -289,7 +328,9 @@ const idempotencyTTL = 24 * time.Hour
 func (s *Server) idempotency(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := r.Header.Get("Idempotency-Key")
-		if r.Method != http.MethodPost || key == "" {
+		// A sign-in answers a secret and a cookie, which are kept nowhere:
+		// it is never replayed (signing in twice is harmless).
+		if r.Method != http.MethodPost || key == "" || r.URL.Path == "/v1/sessions" {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -311,7 +352,7 @@ func (s *Server) idempotency(next http.Handler) http.Handler {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		scope := "public"
 		if p := principal(r.Context()); p != nil {
-			scope = p.KeyID
+			scope = p.KeyID + p.SessionID // one of them is set
 		}
 		sum := sha256.Sum256(append([]byte(r.Method+" "+r.URL.RequestURI()+"\n"), body...))
 		rec := wps.Idempotent{Scope: scope, Key: key, RequestHash: hex.EncodeToString(sum[:]), CreatedAt: wps.At(time.Now())}

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -21,7 +23,11 @@ type Problem struct {
 	Detail string           `json:"detail"`
 	Code   string           `json:"code" doc:"Stable machine-readable error code"`
 	Errors []wps.FieldError `json:"errors,omitempty" doc:"The offending fields"`
+	header http.Header
 }
+
+// GetHeaders gives huma the headers of a problem (Retry-After).
+func (p *Problem) GetHeaders() http.Header { return p.header }
 
 func (p *Problem) Error() string  { return p.Detail }
 func (p *Problem) GetStatus() int { return p.Status }
@@ -92,7 +98,11 @@ func problemFor(ctx context.Context, log *slog.Logger, err error) *Problem {
 	if status >= 500 {
 		log.WarnContext(ctx, "upstream failure", "err", err, "request_id", requestID(ctx))
 	}
-	return newProblem(status, string(e.Code), e.Message, e.Fields)
+	p = newProblem(status, string(e.Code), e.Message, e.Fields)
+	if e.RetryAfter > 0 {
+		p.header = http.Header{"Retry-After": {strconv.Itoa(int(math.Ceil(e.RetryAfter.Seconds())))}}
+	}
+	return p
 }
 
 // humaError replaces huma's error constructor so that its own errors
@@ -171,6 +181,9 @@ func jsonSyntaxHint(msg string) string {
 func writeProblem(w http.ResponseWriter, p *Problem) {
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
+	for k, v := range p.header {
+		w.Header()[k] = v
+	}
 	w.WriteHeader(p.Status)
 	_ = json.NewEncoder(w).Encode(p)
 }

@@ -8,7 +8,7 @@ import (
 
 // routes lists every route of the API, in one place.
 func (s *Server) routes() {
-	const get, post, patch, del = http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete
+	const get, post, put, patch, del = http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete
 
 	register(s, op(get, "/healthz", "healthz", "Liveness: the process answers", 200, public), s.healthz)
 	register(s, op(get, "/readyz", "readyz", "Readiness: the database answers", 200, public), s.readyz)
@@ -20,7 +20,15 @@ func (s *Server) routes() {
 	register(s, op(post, "/v1/users/me/api-keys", "createApiKey", "Create an API key for the caller", 201, member), s.createAPIKey)
 	register(s, op(get, "/v1/users/me/api-keys", "listApiKeys", "List the caller's API keys", 200, member), s.listAPIKeys)
 	register(s, op(del, "/v1/users/me/api-keys/{id}", "deleteApiKey", "Revoke one of the caller's API keys", 204, member), s.deleteAPIKey)
+	register(s, op(put, "/v1/users/me/password", "changePassword", "Set the caller's password (ends their other sessions)", 204, member), s.changePassword)
 	register(s, op(get, "/v1/users", "listUsers", "List the organization's users", 200, needs(wps.FnUsersRead)), s.listUsers)
+	register(s, op(get, "/v1/users/{id}", "getUser", "Get a user", 200, needs(wps.FnUsersRead)), s.getUser)
+	register(s, op(patch, "/v1/users/{id}", "updateUser", "Rename a user, or deactivate (every key and session stops) or reactivate them", 200, needs(wps.FnUsersManage)), s.updateUser)
+	register(s, op(get, "/v1/users/{id}/api-keys", "listUserApiKeys", "List a user's API keys (prefixes only)", 200, needs(wps.FnUsersManage)), s.listUserAPIKeys)
+	register(s, op(del, "/v1/users/{id}/api-keys/{keyId}", "deleteUserApiKey", "Revoke a user's API key", 204, needs(wps.FnUsersManage)), s.deleteUserAPIKey)
+
+	register(s, op(post, "/v1/sessions", "signIn", "Sign in with email and password: a session cookie and its CSRF token", 201, public), s.signIn)
+	register(s, op(del, "/v1/sessions/current", "signOut", "Sign out: end the caller's session", 204, member), s.signOut)
 
 	register(s, op(post, "/v1/invites", "createInvite", "Invite a user", 201, needs(wps.FnUsersInvite)), s.createInvite)
 	register(s, op(get, "/v1/invites", "listInvites", "List invites", 200, needs(wps.FnUsersInvite)), s.listInvites)

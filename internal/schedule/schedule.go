@@ -25,6 +25,7 @@ type Scheduler struct {
 	cfg    Config
 	cancel context.CancelFunc
 	done   chan struct{}
+	swept  time.Time
 }
 
 // New returns a Scheduler over svc.
@@ -38,11 +39,17 @@ func New(svc *wps.Service, cfg Config) *Scheduler {
 	return &Scheduler{svc: svc, cfg: cfg}
 }
 
-// RunOnce emits due overdue events and creates due occurrences.
+// RunOnce emits due overdue events, creates due occurrences and, at most
+// once a minute, sweeps what has expired (sessions, idempotency records).
 func (s *Scheduler) RunOnce(ctx context.Context) error {
 	_, err := s.svc.NotifyOverdue(ctx)
 	_, rerr := s.svc.RunRecurrences(ctx)
-	return errors.Join(err, rerr)
+	var serr error
+	if time.Since(s.swept) >= time.Minute {
+		_, serr = s.svc.Sweep(ctx)
+		s.swept = time.Now()
+	}
+	return errors.Join(err, rerr, serr)
 }
 
 // Start runs the loop until Stop or ctx ends.

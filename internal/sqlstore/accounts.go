@@ -87,24 +87,89 @@ func (t *tx) LockOrg(orgID string) error {
 	return t.err(err, "organization", "")
 }
 
-const userCols = `id, org_id, email, name, roles, created_at, updated_at`
+const userCols = `id, org_id, email, name, roles, status, password_hash, last_sign_in_at, created_at, updated_at`
 
 func scanUser(s interface{ Scan(...any) error }) (wps.User, error) {
 	var u wps.User
 	var roles string
-	var created, updated int64
-	if err := s.Scan(&u.ID, &u.OrgID, &u.Email, &u.Name, &roles, &created, &updated); err != nil {
+	var signIn, created, updated int64
+	if err := s.Scan(&u.ID, &u.OrgID, &u.Email, &u.Name, &roles, &u.Status, &u.PasswordHash, &signIn, &created, &updated); err != nil {
 		return u, err
 	}
 	fromJSON(roles, &u.Roles)
-	u.CreatedAt, u.UpdatedAt = wps.FromMillis(created), wps.FromMillis(updated)
+	u.LastSignInAt, u.CreatedAt, u.UpdatedAt = wps.FromMillis(signIn), wps.FromMillis(created), wps.FromMillis(updated)
 	return u, nil
 }
 
 func (t *tx) CreateUser(u wps.User) error {
-	_, err := t.exec(`INSERT INTO users (`+userCols+`) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		u.ID, u.OrgID, u.Email, u.Name, jsonText(u.Roles), u.CreatedAt.Millis(), u.UpdatedAt.Millis())
+	if u.Status == "" {
+		u.Status = wps.UserActive
+	}
+	_, err := t.exec(`INSERT INTO users (`+userCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		u.ID, u.OrgID, u.Email, u.Name, jsonText(u.Roles), u.Status, u.PasswordHash, u.LastSignInAt.Millis(), u.CreatedAt.Millis(), u.UpdatedAt.Millis())
 	return t.err(err, "user", "a user with this email exists")
+}
+
+func (t *tx) UpdateUser(u wps.User) error {
+	res, err := t.exec(`UPDATE users SET name = ?, status = ?, password_hash = ?, last_sign_in_at = ?, updated_at = ? WHERE org_id = ? AND id = ?`,
+		u.Name, u.Status, u.PasswordHash, u.LastSignInAt.Millis(), u.UpdatedAt.Millis(), u.OrgID, u.ID)
+	return t.err(affected(res, err, "user"), "user", "")
+}
+
+func (t *tx) FindUsersByEmail(email string) ([]wps.User, error) {
+	rows, err := t.query(`SELECT `+userCols+` FROM users WHERE email = ? AND email <> '' ORDER BY last_sign_in_at DESC, id`+limitN(100), email)
+	if err != nil {
+		return nil, t.err(err, "", "")
+	}
+	users, err := collect(rows, scanUser)
+	return users, t.err(err, "", "")
+}
+
+func (t *tx) RevokeUserAPIKeys(orgID, userID string, at wps.Time) error {
+	_, err := t.exec(`UPDATE api_keys SET revoked_at = ? WHERE org_id = ? AND user_id = ? AND revoked_at IS NULL`, at.Millis(), orgID, userID)
+	return t.err(err, "", "")
+}
+
+const sessionCols = `id, org_id, user_id, token_hash, created_at, last_seen_at, expires_at`
+
+func (t *tx) CreateSession(s wps.Session) error {
+	_, err := t.exec(`INSERT INTO sessions (`+sessionCols+`) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		s.ID, s.OrgID, s.UserID, s.TokenHash, s.CreatedAt.Millis(), s.LastSeenAt.Millis(), s.ExpiresAt.Millis())
+	return t.err(err, "session", "session exists")
+}
+
+func (t *tx) GetSessionByHash(hash string) (wps.Session, error) {
+	var s wps.Session
+	var created, seen, expires int64
+	err := t.queryRow(`SELECT `+sessionCols+` FROM sessions WHERE token_hash = ?`, hash).
+		Scan(&s.ID, &s.OrgID, &s.UserID, &s.TokenHash, &created, &seen, &expires)
+	s.CreatedAt, s.LastSeenAt, s.ExpiresAt = wps.FromMillis(created), wps.FromMillis(seen), wps.FromMillis(expires)
+	return s, t.err(err, "session", "")
+}
+
+func (t *tx) TouchSession(orgID, id string, at wps.Time) error {
+	_, err := t.exec(`UPDATE sessions SET last_seen_at = ? WHERE org_id = ? AND id = ?`, at.Millis(), orgID, id)
+	return t.err(err, "", "")
+}
+
+func (t *tx) DeleteSessions(orgID, userID, exceptID string) error {
+	_, err := t.exec(`DELETE FROM sessions WHERE org_id = ? AND user_id = ? AND id <> ?`, orgID, userID, exceptID)
+	return t.err(err, "", "")
+}
+
+func (t *tx) DeleteSession(orgID, id string) error {
+	_, err := t.exec(`DELETE FROM sessions WHERE org_id = ? AND id = ?`, orgID, id)
+	return t.err(err, "", "")
+}
+
+func (t *tx) DeleteExpiredSessions(expiredBefore, idleBefore wps.Time, limit int) (int, error) {
+	res, err := t.exec(`DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE expires_at < ? OR last_seen_at < ?`+limitN(limit)+`)`,
+		expiredBefore.Millis(), idleBefore.Millis())
+	if err != nil {
+		return 0, t.err(err, "", "")
+	}
+	n, err := res.RowsAffected()
+	return int(n), t.err(err, "", "")
 }
 
 func (t *tx) GetUser(orgID, userID string) (wps.User, error) {
@@ -140,7 +205,7 @@ func (t *tx) SetUserRoles(orgID, userID string, roles []string, at wps.Time) err
 // [A-Z0-9_] strings, so that the quoted name matches exactly one element.
 func (t *tx) CountUsersWithRole(orgID, role string) (int, error) {
 	var n int
-	err := t.queryRow(`SELECT count(*) FROM users WHERE org_id = ? AND roles LIKE `+asText, orgID, `%"`+role+`"%`).Scan(&n)
+	err := t.queryRow(`SELECT count(*) FROM users WHERE org_id = ? AND status = 'ACTIVE' AND roles LIKE `+asText, orgID, `%"`+role+`"%`).Scan(&n)
 	return n, t.err(err, "", "")
 }
 

@@ -193,7 +193,7 @@ func (e *Env) Replica() *Env {
 // serve starts a service and its API over db with opt's settings (Logger
 // and Blobs filled).
 func serve(t testing.TB, db *sqlstore.DB, clock *Clock, opt Options) (*wps.Service, *httptest.Server) {
-	sc := wps.ServiceConfig{Now: clock.Now, AllowPrivateWebhooks: true}
+	sc := wps.ServiceConfig{Now: clock.Now, AllowPrivateWebhooks: true, Sessions: opt.Sessions}
 	if opt.APICalls != nil {
 		sc.APICaller = apicall.New(*opt.APICalls)
 	}
@@ -261,6 +261,7 @@ func (e *Env) RawExec(query string, args ...any) {
 type Options struct {
 	API      httpapi.Options
 	APICalls *apicall.Config // nil: API calls off
+	Sessions wps.SessionConfig
 }
 
 // NewEnv starts an API on engine with a bootstrapped org.

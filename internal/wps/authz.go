@@ -3,6 +3,7 @@ package wps
 import (
 	"regexp"
 	"slices"
+	"time"
 )
 
 // RoleAdmin is allowed every function; it still fills seats only through policies.
@@ -15,6 +16,7 @@ type Function string
 const (
 	FnOrgUpdate         Function = "org:update"
 	FnUsersRead         Function = "users:read"
+	FnUsersManage       Function = "users:manage"
 	FnUsersInvite       Function = "users:invite"
 	FnRolesManage       Function = "roles:manage"
 	FnPoliciesManage    Function = "policies:manage"
@@ -33,7 +35,7 @@ const (
 
 // Functions is the whole catalogue, in documentation order.
 var Functions = []Function{
-	FnOrgUpdate, FnUsersRead, FnUsersInvite, FnRolesManage, FnPoliciesManage,
+	FnOrgUpdate, FnUsersRead, FnUsersManage, FnUsersInvite, FnRolesManage, FnPoliciesManage,
 	FnEntityRead, FnEntityWrite, FnProcessRead, FnProcessWrite,
 	FnMeasurementRead, FnMeasurementCreate, FnActionWrite, FnActionApprove,
 	FnActionReprove, FnWebhooksManage, FnLedgerRead,
@@ -54,7 +56,9 @@ func ValidRole(r string) bool { return roleRe.MatchString(r) }
 type Principal struct {
 	OrgID       string
 	UserID      string
-	KeyID       string
+	KeyID       string // the API key used, or ""
+	SessionID   string // the session used, or ""
+	sessionEnds time.Time
 	Roles       []string
 	User        User // as authentication read it (name, email, roles)
 	Policies    []Policy

@@ -3,6 +3,7 @@ package wps
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Code classifies an Error. The HTTP layer maps each code to one status.
@@ -36,6 +37,8 @@ type Error struct {
 	Message string
 	Fields  []FieldError
 	Err     error
+	// RetryAfter says when to try again (CodeRateLimited).
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string {

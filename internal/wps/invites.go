@@ -93,13 +93,38 @@ type Accepted struct {
 }
 
 // AcceptInvite turns a pending invite into a member with the invited roles
-// and a first API key. Errors: CodeNotFound for an unknown token, CodeGone
-// for one accepted, revoked, replaced or expired, CodeConflict when the email
-// became a member meanwhile.
-func (s *Service) AcceptInvite(ctx context.Context, token, name string) (Accepted, error) {
+// and a first API key, and the password (optional) they sign in with.
+// Errors: CodeNotFound for an unknown token, CodeGone for one accepted,
+// revoked, replaced or expired, CodeConflict when the email became a member
+// meanwhile, CodeInvalid for a name or password of the wrong length.
+func (s *Service) AcceptInvite(ctx context.Context, token, name, password string) (Accepted, error) {
 	var out Accepted
-	if len(name) > 200 {
-		return out, Invalid("name", "must be at most 200 characters")
+	var v Validator
+	v.Check(len(name) <= 200, "name", "must be at most 200 characters")
+	if password != "" {
+		checkPassword(&v, "password", password)
+	}
+	if err := v.Err(); err != nil {
+		return out, err
+	}
+	if !strings.HasPrefix(token, InvitePrefix) || len(token) > 128 {
+		return out, NotFound("invite")
+	}
+	hash := ""
+	if password != "" { // hashing costs: only for a token that can be accepted
+		err := s.store.Read(ctx, func(tx Tx) error {
+			inv, err := tx.GetInviteByTokenHash(HashSecret(token))
+			if err == nil && inviteStatus(inv, s.Now()) != InvitePending {
+				err = Errorf(CodeGone, "the invite is %s", strings.ToLower(inviteStatus(inv, s.Now())))
+			}
+			return err
+		})
+		if err == nil {
+			hash, err = s.hasher.hash(ctx, password)
+		}
+		if err != nil {
+			return out, err
+		}
 	}
 	if !strings.HasPrefix(token, InvitePrefix) || len(token) > 128 {
 		return out, NotFound("invite")
@@ -116,7 +141,8 @@ func (s *Service) AcceptInvite(ctx context.Context, token, name string) (Accepte
 		if name == "" {
 			name = inv.Name
 		}
-		u := User{ID: NewID(), OrgID: inv.OrgID, Email: inv.Email, Name: name, Roles: inv.Roles, CreatedAt: now, UpdatedAt: now}
+		u := User{ID: NewID(), OrgID: inv.OrgID, Email: inv.Email, Name: name, Roles: inv.Roles, Status: UserActive,
+			PasswordHash: hash, CreatedAt: now, UpdatedAt: now}
 		if err := tx.CreateUser(u); err != nil {
 			return err
 		}

@@ -20,6 +20,10 @@ type Service struct {
 	allowPrivate bool
 	calls        APICaller
 	keys         keyCache
+	sessions     SessionConfig
+	hasher       *hasher
+	byAccount    *throttle // failed sign-ins per email
+	byAddress    *throttle // failed sign-ins per client address
 }
 
 // keyCache remembers resolved API keys briefly: authentication would
@@ -77,6 +81,7 @@ type ServiceConfig struct {
 	AllowPrivateWebhooks bool
 	// APICaller makes the calls of parameters' apiCalls; nil: API calls are off.
 	APICaller APICaller
+	Sessions  SessionConfig
 }
 
 // NewService returns a Service over store.
@@ -87,7 +92,11 @@ func NewService(store Store, cfg ServiceConfig) *Service {
 	if cfg.InviteTTL == 0 {
 		cfg.InviteTTL = 7 * 24 * time.Hour
 	}
-	return &Service{store: store, now: cfg.Now, inviteTTL: cfg.InviteTTL, allowPrivate: cfg.AllowPrivateWebhooks, calls: cfg.APICaller}
+	cfg.Sessions.defaults()
+	return &Service{store: store, now: cfg.Now, inviteTTL: cfg.InviteTTL, allowPrivate: cfg.AllowPrivateWebhooks, calls: cfg.APICaller,
+		sessions: cfg.Sessions, hasher: newHasher(cfg.Sessions.Hashes),
+		byAccount: newThrottle(cfg.Sessions.AccountBurst, cfg.Sessions.AccountRefill),
+		byAddress: newThrottle(cfg.Sessions.AddressBurst, cfg.Sessions.AddressRefill)}
 }
 
 // Store returns the service's store, for the HTTP layer's idempotency records.
@@ -122,7 +131,7 @@ func newAPIKey(orgID, userID, name string, at Time) APIKey {
 }
 
 // Authenticate resolves an API key to its principal. An unknown, malformed
-// or revoked key is CodeUnauthorized.
+// or revoked key, or one of a deactivated user, is CodeUnauthorized.
 func (s *Service) Authenticate(ctx context.Context, key string) (*Principal, error) {
 	if !strings.HasPrefix(key, KeyPrefix) || len(key) > 128 {
 		return nil, Errorf(CodeUnauthorized, "invalid API key")
@@ -141,26 +150,39 @@ func (s *Service) Authenticate(ctx context.Context, key string) (*Principal, err
 		if err != nil {
 			return err
 		}
-		u, err := tx.GetUser(k.OrgID, k.UserID)
-		if err != nil {
+		if p, err = principalOf(tx, k.OrgID, k.UserID); err != nil {
 			return err
 		}
-		pols, err := tx.ListPolicies(k.OrgID)
-		if err != nil {
-			return err
+		if p.User.Status != UserActive {
+			return Errorf(CodeUnauthorized, "invalid API key")
 		}
-		p = &Principal{OrgID: k.OrgID, UserID: u.ID, KeyID: k.ID, Roles: u.Roles, User: u, OrgPolicies: pols}
-		for _, pol := range pols {
-			if Holds(u.Roles, pol) {
-				p.Policies = append(p.Policies, pol)
-			}
-		}
+		p.KeyID = k.ID
 		return nil
 	})
 	if err == nil {
 		s.keys.put(hash, p, now)
 	}
 	return p, err
+}
+
+// principalOf reads a user of an org as a principal: roles, and the org's
+// policies with those the user holds.
+func principalOf(tx Tx, orgID, userID string) (*Principal, error) {
+	u, err := tx.GetUser(orgID, userID)
+	if err != nil {
+		return nil, err
+	}
+	pols, err := tx.ListPolicies(orgID)
+	if err != nil {
+		return nil, err
+	}
+	p := &Principal{OrgID: orgID, UserID: u.ID, Roles: u.Roles, User: u, OrgPolicies: pols}
+	for _, pol := range pols {
+		if Holds(u.Roles, pol) {
+			p.Policies = append(p.Policies, pol)
+		}
+	}
+	return p, nil
 }
 
 // OrgAdmin is what creating an org hands back: the org, its first admin and
@@ -223,7 +245,7 @@ func (s *Service) createOrg(tx Tx, name, adminEmail string) (*OrgAdmin, error) {
 	now := s.Now()
 	org := Org{ID: NewID(), Name: name, Operations: []string{}, CreatedAt: now, UpdatedAt: now}
 	admin := User{ID: NewID(), OrgID: org.ID, Email: strings.ToLower(adminEmail), Name: "Administrator",
-		Roles: []string{RoleAdmin}, CreatedAt: now, UpdatedAt: now}
+		Roles: []string{RoleAdmin}, Status: UserActive, CreatedAt: now, UpdatedAt: now}
 	key := newAPIKey(org.ID, admin.ID, "bootstrap", now)
 	if err := tx.CreateOrg(org); err != nil {
 		return nil, err

@@ -35,7 +35,24 @@ type Tx interface {
 	FindUserByEmail(orgID, email string) (User, error)
 	ListUsers(orgID string, p Page) ([]User, int, error)
 	SetUserRoles(orgID, userID string, roles []string, at Time) error
+	// CountUsersWithRole counts the org's ACTIVE users holding role.
 	CountUsersWithRole(orgID, role string) (int, error)
+	// UpdateUser saves name, status, password hash and last sign-in.
+	UpdateUser(u User) error
+	// FindUsersByEmail finds the users with email in every org, the most
+	// recently signed in first.
+	FindUsersByEmail(email string) ([]User, error)
+	RevokeUserAPIKeys(orgID, userID string, at Time) error
+
+	CreateSession(s Session) error
+	GetSessionByHash(hash string) (Session, error)
+	TouchSession(orgID, id string, at Time) error
+	// DeleteSessions ends every session of a user but exceptID ("" for none).
+	DeleteSessions(orgID, userID, exceptID string) error
+	DeleteSession(orgID, id string) error
+	// DeleteExpiredSessions removes up to limit sessions that expired
+	// before expiredBefore or were last seen before idleBefore.
+	DeleteExpiredSessions(expiredBefore, idleBefore Time, limit int) (int, error)
 
 	CreateAPIKey(k APIKey) error
 	// GetAPIKeyByHash finds a live (not revoked) key by the hash of its secret.

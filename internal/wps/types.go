@@ -96,8 +96,29 @@ type User struct {
 	Email     string   `json:"email"`
 	Name      string   `json:"name"`
 	Roles     []string `json:"roles"`
+	Status    string   `json:"status" enum:"ACTIVE,DEACTIVATED"`
 	CreatedAt Time     `json:"createdAt"`
 	UpdatedAt Time     `json:"updatedAt"`
+	// PasswordHash is the argon2id hash of the user's password, "" for none.
+	PasswordHash string `json:"-"`
+	LastSignInAt Time   `json:"-"`
+}
+
+// User statuses.
+const (
+	UserActive      = "ACTIVE"
+	UserDeactivated = "DEACTIVATED"
+)
+
+// Session is a signed-in browser: only the SHA-256 of its token is stored.
+type Session struct {
+	ID         string
+	OrgID      string
+	UserID     string
+	TokenHash  string
+	CreatedAt  Time
+	LastSeenAt Time
+	ExpiresAt  Time // the absolute expiry
 }
 
 // APIKey is a credential of one user. Only its SHA-256 hash is stored; the

@@ -28,7 +28,12 @@ func (s *Service) ListUsers(ctx context.Context, p *Principal, page Page) ([]Use
 }
 
 // CreateAPIKey makes a new key for the caller; its secret is shown once.
+// A user who holds no policy (and is not ADMIN) may do nothing with a key,
+// so gets none: CodeForbidden.
 func (s *Service) CreateAPIKey(ctx context.Context, p *Principal, name string) (APIKey, error) {
+	if !p.IsAdmin() && len(p.Policies) == 0 {
+		return APIKey{}, Errorf(CodeForbidden, "you hold no policy; an API key would allow nothing")
+	}
 	name = strings.TrimSpace(name)
 	if name == "" || len(name) > 100 {
 		return APIKey{}, Invalid("name", "must be 1 to 100 characters")
@@ -51,6 +56,140 @@ func (s *Service) ListAPIKeys(ctx context.Context, p *Principal) ([]APIKey, erro
 func (s *Service) RevokeAPIKey(ctx context.Context, p *Principal, id string) error {
 	defer s.keys.forget(p.OrgID)
 	return s.store.Write(ctx, func(tx Tx) error { return tx.RevokeAPIKey(p.OrgID, p.UserID, id, s.Now()) })
+}
+
+// GetUser returns a user of the caller's org. Errors: CodeNotFound.
+func (s *Service) GetUser(ctx context.Context, p *Principal, id string) (User, error) {
+	var u User
+	err := s.store.Read(ctx, func(tx Tx) (err error) {
+		u, err = tx.GetUser(p.OrgID, id)
+		return err
+	})
+	return u, err
+}
+
+// UserUpdate is the body of PATCH /v1/users/{id}; nil fields stay.
+type UserUpdate struct {
+	Name   *string
+	Status *string
+}
+
+// UpdateUser renames a user or changes their status. DEACTIVATED revokes
+// every API key and ends every session of the user in the same
+// transaction (this replica forgets them at once, others within the key
+// cache's 2 s); ACTIVE again brings no key back. Errors: CodeInvalid,
+// CodeNotFound, CodeConflict for the org's last active ADMIN.
+func (s *Service) UpdateUser(ctx context.Context, p *Principal, id string, in UserUpdate) (User, error) {
+	var v Validator
+	if in.Name != nil {
+		*in.Name = strings.TrimSpace(*in.Name)
+		v.Check(len(*in.Name) <= 200, "name", "must be at most 200 characters")
+	}
+	if in.Status != nil {
+		v.Check(*in.Status == UserActive || *in.Status == UserDeactivated, "status", "must be ACTIVE or DEACTIVATED")
+	}
+	if err := v.Err(); err != nil {
+		return User{}, err
+	}
+	var u User
+	defer s.keys.forget(p.OrgID)
+	err := s.store.Write(ctx, func(tx Tx) (err error) {
+		u, err = s.updateUser(tx, p.OrgID, id, in)
+		return err
+	})
+	return u, err
+}
+
+func (s *Service) updateUser(tx Tx, orgID, id string, in UserUpdate) (User, error) {
+	if err := tx.LockOrg(orgID); err != nil {
+		return User{}, err
+	}
+	u, err := tx.GetUser(orgID, id)
+	if err != nil {
+		return User{}, err
+	}
+	now := s.Now()
+	if in.Name != nil {
+		u.Name = *in.Name
+	}
+	if in.Status != nil && *in.Status != u.Status {
+		if *in.Status == UserDeactivated {
+			if slices.Contains(u.Roles, RoleAdmin) {
+				n, err := tx.CountUsersWithRole(orgID, RoleAdmin)
+				if err != nil {
+					return User{}, err
+				}
+				if n <= 1 {
+					return User{}, Errorf(CodeConflict, "cannot deactivate the organization's last active ADMIN")
+				}
+			}
+			if err := tx.RevokeUserAPIKeys(orgID, id, now); err != nil {
+				return User{}, err
+			}
+			if err := tx.DeleteSessions(orgID, id, ""); err != nil {
+				return User{}, err
+			}
+		}
+		u.Status = *in.Status
+	}
+	u.UpdatedAt = now
+	return u, tx.UpdateUser(u)
+}
+
+// ListUserAPIKeys lists a user's live keys (prefixes only), for admins.
+// Errors: CodeNotFound.
+func (s *Service) ListUserAPIKeys(ctx context.Context, p *Principal, userID string) ([]APIKey, error) {
+	var keys []APIKey
+	err := s.store.Read(ctx, func(tx Tx) (err error) {
+		if _, err = tx.GetUser(p.OrgID, userID); err != nil {
+			return err
+		}
+		keys, err = tx.ListAPIKeys(p.OrgID, userID)
+		return err
+	})
+	return keys, err
+}
+
+// RevokeUserAPIKey revokes any user's key, for admins. Errors: CodeNotFound.
+func (s *Service) RevokeUserAPIKey(ctx context.Context, p *Principal, userID, keyID string) error {
+	defer s.keys.forget(p.OrgID)
+	return s.store.Write(ctx, func(tx Tx) error { return tx.RevokeAPIKey(p.OrgID, userID, keyID, s.Now()) })
+}
+
+// IssueKey is the operator's recovery: a new API key for the active user
+// with email in org (the last admin key lost). Errors: CodeNotFound,
+// CodeConflict for a deactivated user.
+func (s *Service) IssueKey(ctx context.Context, orgID, email string) (APIKey, error) {
+	var k APIKey
+	err := s.store.Write(ctx, func(tx Tx) error {
+		u, err := tx.FindUserByEmail(orgID, strings.ToLower(strings.TrimSpace(email)))
+		if err != nil {
+			return err
+		}
+		if u.Status != UserActive {
+			return Errorf(CodeConflict, "%s is deactivated", u.Email)
+		}
+		k = newAPIKey(orgID, u.ID, "operator", s.Now())
+		return tx.CreateAPIKey(k)
+	})
+	return k, err
+}
+
+// DeactivateByEmail is the operator's offboarding of a user by email, as
+// PATCH status DEACTIVATED. Errors: as UpdateUser.
+func (s *Service) DeactivateByEmail(ctx context.Context, orgID, email string) (User, error) {
+	var u User
+	st := UserDeactivated
+	defer s.keys.forget(orgID)
+	err := s.store.Write(ctx, func(tx Tx) error {
+		found, err := tx.FindUserByEmail(orgID, strings.ToLower(strings.TrimSpace(email)))
+		if err != nil {
+			return err
+		}
+		u, err = s.updateUser(tx, orgID, found.ID, UserUpdate{Status: &st})
+		return err
+	})
+	return u, err
 }
 
 // AssignRole gives a user a role (idempotent) and returns the user's roles.
