@@ -52,13 +52,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return db.Close()
 	case "org":
 		return orgCommand(ctx, args, getenv, stdout, stderr)
+	case "admin", "user":
+		return userCommand(ctx, cmd, args, getenv, stdout, stderr)
 	case "bench":
 		return benchCommand(ctx, args, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "wps", version)
 		return nil
 	}
-	return fmt.Errorf("unknown command %q (serve, migrate, org create, bench, version)", cmd)
+	return fmt.Errorf("unknown command %q (serve, migrate, org create, admin key, user deactivate, bench, version)", cmd)
 }
 
 func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
@@ -196,6 +198,48 @@ func orgCommand(ctx context.Context, args []string, getenv func(string) string, 
 	}
 	fmt.Fprintf(stdout, "Created organization %q (%s) with an ADMIN user.\nAdmin API key (shown once, keep it safe):\n%s\n",
 		out.Org.Name, out.Org.ID, out.Key.Key)
+	return nil
+}
+
+// userCommand implements the operator's commands on one user, by email:
+// "wps admin key --org ID --email EMAIL" prints a new API key for that
+// active user (when an org's last admin key is lost), and
+// "wps user deactivate --org ID --email EMAIL" offboards them.
+func userCommand(ctx context.Context, cmd string, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	usage := map[string]string{"admin": "key", "user": "deactivate"}[cmd]
+	if len(args) == 0 || args[0] != usage {
+		return fmt.Errorf("usage: wps %s %s --org ID --email EMAIL [--database-url URL]", cmd, usage)
+	}
+	fs := flag.NewFlagSet(cmd+" "+usage, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	org := fs.String("org", "", "the organization's id")
+	email := fs.String("email", "", "the user's email")
+	dbURL := fs.String("database-url", getenv("WPS_DATABASE_URL"), "database (WPS_DATABASE_URL)")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	if *org == "" || *email == "" {
+		return errors.New("--org and --email are required")
+	}
+	db, err := sqlstore.Open(ctx, *dbURL, sqlstore.Options{})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	svc := wps.NewService(db, wps.ServiceConfig{})
+	if cmd == "admin" {
+		k, err := svc.IssueKey(ctx, *org, *email)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "API key for %s (shown once, keep it safe):\n%s\n", *email, k.Key)
+		return nil
+	}
+	u, err := svc.DeactivateByEmail(ctx, *org, *email)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "Deactivated %s (%s): their API keys and sessions no longer work.\n", u.Email, u.ID)
 	return nil
 }
 

@@ -163,3 +163,71 @@ func TestVersionAndMigrate(t *testing.T) {
 		t.Fatal("an unknown command succeeded")
 	}
 }
+
+// The operator's commands on one user: a new key for an active user, and
+// deactivation, which stops that key at once.
+func TestUserCommands(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := map[string]string{"WPS_DATABASE_URL": tu.DatabaseURL(t, engine)}
+		getenv := func(k string) string { return env[k] }
+		var out bytes.Buffer
+		if err := run(context.Background(), []string{"org", "create", "--name", "Globex", "--admin-email", "boss@globex.example"}, getenv, &out, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		org := out.String()[strings.Index(out.String(), "(")+1 : strings.Index(out.String(), ")")]
+		addr, _, stop := start(t, env)
+		defer stop()
+
+		out.Reset()
+		if err := run(context.Background(), []string{"admin", "key", "--org", org, "--email", "BOSS@globex.example"}, getenv, &out, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		key := lines[len(lines)-1]
+		getMe(t, addr, key)
+
+		if err := run(context.Background(), []string{"user", "deactivate", "--org", org, "--email", "nobody@globex.example"}, getenv, io.Discard, io.Discard); err == nil {
+			t.Fatal("deactivated an unknown user")
+		}
+		// The org's only admin cannot be deactivated; the refusal says why.
+		err := run(context.Background(), []string{"user", "deactivate", "--org", org, "--email", "boss@globex.example"}, getenv, io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "last active ADMIN") {
+			t.Fatalf("deactivating the last admin: %v", err)
+		}
+		// A member invited over the API, deactivated by the operator: their
+		// key stops (this process's first use of it reads the database).
+		call := func(method, path, key string, body any) map[string]any {
+			b, _ := json.Marshal(body)
+			req, _ := http.NewRequest(method, "http://"+addr+path, bytes.NewReader(b))
+			req.Header.Set("Content-Type", "application/json")
+			if key != "" {
+				req.Header.Set("Authorization", "Bearer "+key)
+			}
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			var m map[string]any
+			_ = json.NewDecoder(res.Body).Decode(&m)
+			m["status"] = res.StatusCode
+			return m
+		}
+		inv := call("POST", "/v1/invites", key, map[string]any{"email": "ana@globex.example"})
+		acc := call("POST", "/v1/invites/accept", "", map[string]any{"token": inv["token"]})
+		anaKey := acc["apiKey"].(map[string]any)["key"].(string)
+		out.Reset()
+		if err := run(context.Background(), []string{"user", "deactivate", "--org", org, "--email", "ana@globex.example"}, getenv, &out, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		if me := call("GET", "/v1/users/me", anaKey, nil); me["status"] != 401 {
+			t.Fatalf("a deactivated user's key: %v", me)
+		}
+		if err := run(context.Background(), []string{"admin", "key", "--org", org, "--email", "ana@globex.example"}, getenv, io.Discard, io.Discard); err == nil {
+			t.Fatal("a key for a deactivated user")
+		}
+		if err := run(context.Background(), []string{"admin", "key", "--org", org}, getenv, io.Discard, io.Discard); err == nil {
+			t.Fatal("admin key without --email worked")
+		}
+	})
+}
