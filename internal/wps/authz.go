@@ -56,9 +56,10 @@ func ValidRole(r string) bool { return roleRe.MatchString(r) }
 type Principal struct {
 	OrgID       string
 	UserID      string
-	KeyID       string // the API key used, or ""
-	SessionID   string // the session used, or ""
-	sessionEnds time.Time
+	KeyID       string    // the API key used, or ""
+	SessionID   string    // the session used, or ""
+	sessionEnds time.Time // when the session ends unless used again
+	sessionSeen time.Time // when it was last recorded as used
 	Roles       []string
 	User        User // as authentication read it (name, email, roles)
 	Policies    []Policy

@@ -33,6 +33,9 @@ type Service struct {
 type keyCache struct {
 	mu sync.Mutex
 	m  map[string]cachedKey
+	// gen counts forgets: a principal whose reading began before a forget
+	// is not cached after it (it may predate the change that caused it).
+	gen uint64
 }
 
 type cachedKey struct {
@@ -51,9 +54,20 @@ func (c *keyCache) get(hash string, now time.Time) *Principal {
 	return nil
 }
 
-func (c *keyCache) put(hash string, p *Principal, now time.Time) {
+// generation is the forget count, taken before reading a principal.
+func (c *keyCache) generation() uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.gen
+}
+
+// put caches p unless something was forgotten since generation gen.
+func (c *keyCache) put(hash string, p *Principal, now time.Time, gen uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen != gen {
+		return
+	}
 	if c.m == nil || len(c.m) > 10000 {
 		c.m = map[string]cachedKey{}
 	}
@@ -61,10 +75,11 @@ func (c *keyCache) put(hash string, p *Principal, now time.Time) {
 }
 
 // forget drops every cached principal of an org, after a change to its
-// keys, roles or policies.
+// keys, users, roles or policies.
 func (c *keyCache) forget(orgID string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.gen++
 	for h, k := range c.m {
 		if k.p.OrgID == orgID {
 			delete(c.m, h)
@@ -142,6 +157,7 @@ func (s *Service) Authenticate(ctx context.Context, key string) (*Principal, err
 		return p, nil
 	}
 	var p *Principal
+	gen := s.keys.generation() // before the transaction reads anything
 	err := s.store.Read(ctx, func(tx Tx) error {
 		k, err := tx.GetAPIKeyByHash(hash)
 		if IsCode(err, CodeNotFound) {
@@ -160,7 +176,7 @@ func (s *Service) Authenticate(ctx context.Context, key string) (*Principal, err
 		return nil
 	})
 	if err == nil {
-		s.keys.put(hash, p, now)
+		s.keys.put(hash, p, now, gen)
 	}
 	return p, err
 }

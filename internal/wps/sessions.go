@@ -204,11 +204,12 @@ func (s *Service) AuthenticateSession(ctx context.Context, token string) (*Princ
 	}
 	hash := HashSecret(token)
 	now := s.Now()
-	if p := s.keys.get("session:"+hash, time.Now()); p != nil && now.Before(p.sessionEnds) {
+	if p := s.keys.get("session:"+hash, time.Now()); p != nil && now.Before(p.sessionEnds) && now.Sub(p.sessionSeen) <= time.Minute {
 		return p, nil
 	}
 	var p *Principal
 	var sess Session
+	gen := s.keys.generation() // before the transaction reads anything
 	err := s.store.Read(ctx, func(tx Tx) (err error) {
 		sess, err = tx.GetSessionByHash(hash)
 		if IsCode(err, CodeNotFound) {
@@ -232,13 +233,14 @@ func (s *Service) AuthenticateSession(ctx context.Context, token string) (*Princ
 			return nil, err
 		}
 		idleEnd = now.Add(s.sessions.Idle)
+		sess.LastSeenAt = now
 	}
-	p.SessionID = sess.ID
+	p.SessionID, p.sessionSeen = sess.ID, sess.LastSeenAt.Time
 	p.sessionEnds = sess.ExpiresAt.Time
 	if idleEnd.Before(p.sessionEnds) {
 		p.sessionEnds = idleEnd
 	}
-	s.keys.put("session:"+hash, p, time.Now())
+	s.keys.put("session:"+hash, p, time.Now(), gen)
 	return p, nil
 }
 
