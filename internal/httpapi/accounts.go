@@ -140,7 +140,7 @@ func (s *Server) getUser(ctx context.Context, in *idPath) (*body[wps.User], erro
 }
 
 type userUpdateIn struct {
-	idPath
+	ID   string `path:"id" maxLength:"100"`
 	Body struct {
 		Name   *string `json:"name,omitempty" maxLength:"200"`
 		Status *string `json:"status,omitempty" enum:"ACTIVE,DEACTIVATED" doc:"DEACTIVATED revokes every API key and ends every session of the user"`

@@ -1,0 +1,138 @@
+package httpapi_test
+
+import (
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"wps/internal/sqlstore"
+	tu "wps/internal/testutil"
+)
+
+// People: list, read, rename, deactivate and reactivate users; an admin's
+// view of anyone's keys (semantics section 8).
+func TestUsers(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := tu.NewEnv(t, engine)
+		env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": "Inspector", "roles": []string{"INSPECTOR"}, "functions": []string{"measurement:read", "users:read"}}, 201)
+		env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": "People", "roles": []string{"HR"}, "functions": []string{"users:manage"}}, 201)
+		anaID, anaKey := member(t, env, "ana@example.com", "INSPECTOR")
+		_, hrKey := member(t, env, "hr@example.com", "HR")
+		users := "/v1/users/"
+
+		t.Run("list and get show status", func(t *testing.T) {
+			list := env.Call(get, "/v1/users", env.AdminKey, nil, 200).JSON()["data"].([]any)
+			if len(list) != 3 || list[1].(map[string]any)["status"] != "ACTIVE" {
+				t.Fatalf("users: %v", list)
+			}
+			u := env.Call(get, users+anaID, anaKey, nil, 200).JSON()
+			if u["email"] != "ana@example.com" || u["status"] != "ACTIVE" || u["passwordHash"] != nil {
+				t.Fatalf("user: %v", u)
+			}
+			tu.Problem(t, env.Do(tu.Request{Method: get, Path: users + anaID, Key: env.NewOrg("Globex")}), 404, "")
+		})
+		t.Run("changes need users:manage and valid values", func(t *testing.T) {
+			tu.Problem(t, env.Do(tu.Request{Method: patch, Path: users + anaID, Key: anaKey, Body: map[string]any{"name": "X"}}), 403, "")
+			tu.Problem(t, env.Do(tu.Request{Method: patch, Path: users + anaID, Key: hrKey, Body: map[string]any{"status": "GONE"}}), 422, "status")
+			if u := env.Call(patch, users+anaID, hrKey, map[string]any{"name": "Ana Lima"}, 200).JSON(); u["name"] != "Ana Lima" {
+				t.Fatalf("renamed: %v", u)
+			}
+		})
+		t.Run("an admin sees and revokes anyone's keys", func(t *testing.T) {
+			second := env.Call(post, "/v1/users/me/api-keys", anaKey, map[string]any{"name": "ci"}, 201).JSON()
+			keys := env.Call(get, users+anaID+"/api-keys", hrKey, nil, 200).JSON()["data"].([]any)
+			if len(keys) != 2 || keys[0].(map[string]any)["key"] != nil || keys[0].(map[string]any)["prefix"] == nil {
+				t.Fatalf("keys: %v", keys)
+			}
+			tu.Problem(t, env.Do(tu.Request{Method: get, Path: users + anaID + "/api-keys", Key: anaKey}), 403, "")
+			env.Call(del, users+anaID+"/api-keys/"+second["id"].(string), hrKey, nil, 204)
+			tu.Problem(t, env.Do(tu.Request{Method: get, Path: "/v1/users/me", Key: second["key"].(string)}), 401, "")
+			env.Call(get, "/v1/users/me", anaKey, nil, 200)
+		})
+		t.Run("a user without policies gets no key", func(t *testing.T) {
+			_, bare := member(t, env, "bare@example.com")
+			tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/users/me/api-keys", Key: bare, Body: map[string]any{"name": "x"}}), 403, "")
+			env.Call(get, "/v1/users/me", bare, nil, 200)
+			env.Call(get, "/v1/users/me/api-keys", bare, nil, 200)
+		})
+		t.Run("deactivation stops every key at once; reactivation brings none back", func(t *testing.T) {
+			env.Call(get, "/v1/users/me", anaKey, nil, 200) // cached
+			u := env.Call(patch, users+anaID, hrKey, map[string]any{"status": "DEACTIVATED"}, 200).JSON()
+			if u["status"] != "DEACTIVATED" {
+				t.Fatalf("user: %v", u)
+			}
+			tu.Problem(t, env.Do(tu.Request{Method: get, Path: "/v1/users/me", Key: anaKey}), 401, "")
+			env.Call(patch, users+anaID, hrKey, map[string]any{"status": "ACTIVE"}, 200)
+			tu.Problem(t, env.Do(tu.Request{Method: get, Path: "/v1/users/me", Key: anaKey}), 401, "")
+			if n := len(env.Call(get, users+anaID+"/api-keys", hrKey, nil, 200).JSON()["data"].([]any)); n != 0 {
+				t.Fatalf("%d keys after reactivation", n)
+			}
+		})
+		t.Run("the last active ADMIN stays", func(t *testing.T) {
+			me := env.Call(get, "/v1/users/me", env.AdminKey, nil, 200).JSON()["id"].(string)
+			tu.Problem(t, env.Do(tu.Request{Method: patch, Path: users + me, Key: hrKey, Body: map[string]any{"status": "DEACTIVATED"}}), 409, "")
+			// A second admin, deactivated, does not count as one.
+			otherID, _ := member(t, env, "admin2@example.com", "ADMIN")
+			env.Call(patch, users+otherID, hrKey, map[string]any{"status": "DEACTIVATED"}, 200)
+			tu.Problem(t, env.Do(tu.Request{Method: patch, Path: users + me, Key: hrKey, Body: map[string]any{"status": "DEACTIVATED"}}), 409, "")
+			tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/roles/revoke", Key: env.AdminKey, Body: map[string]any{"userId": me, "role": "ADMIN"}}), 409, "")
+			env.Call(get, "/v1/users/me", env.AdminKey, nil, 200)
+		})
+	})
+}
+
+// Deactivation racing with a user's requests: once the PATCH has answered,
+// no request of that user succeeds, on this replica at once.
+func TestDeactivationRace(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := tu.NewEnv(t, engine)
+		env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": "Inspector", "roles": []string{"INSPECTOR"}, "functions": []string{"measurement:read"}}, 201)
+		id, key := member(t, env, "ana@example.com", "INSPECTOR")
+		var deactivated atomic.Bool
+		var late atomic.Int64 // successes of requests sent after the PATCH answered
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		var once sync.Once
+		halt := func() { once.Do(func() { close(stop) }) }
+		defer halt()
+		for range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					after := deactivated.Load()
+					r := env.Do(tu.Request{Method: get, Path: "/v1/users/me", Key: key})
+					if after && r.Status == 200 {
+						late.Add(1)
+					}
+					if r.Status != 200 && r.Status != 401 && r.Status != 429 {
+						t.Errorf("status %d: %s", r.Status, r.Body)
+					}
+				}
+			}()
+		}
+		for range 20 { // let requests run, warm the key cache
+			env.Call(get, "/v1/users", env.AdminKey, nil, 200)
+		}
+		env.Call(patch, "/v1/users/"+id, env.AdminKey, map[string]any{"status": "DEACTIVATED"}, 200)
+		deactivated.Store(true)
+		for range 20 {
+			env.Call(get, "/v1/users", env.AdminKey, nil, 200)
+		}
+		halt()
+		wg.Wait()
+		if n := late.Load(); n > 0 {
+			t.Fatalf("%d requests sent after the deactivation answered succeeded", n)
+		}
+		if !strings.Contains(string(env.Do(tu.Request{Method: get, Path: "/v1/users/me", Key: key}).Body), "invalid API key") {
+			t.Fatal("the key still works")
+		}
+	})
+}
