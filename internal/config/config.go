@@ -36,6 +36,7 @@ type Config struct {
 	SessionMaxAge    time.Duration                // WPS_SESSION_MAX_AGE: a session ends this long after sign-in
 	SignInPerAccount int                          // WPS_SIGNIN_FAILURES_PER_ACCOUNT: failed sign-ins before throttling, per email
 	SignInPerAddress int                          // WPS_SIGNIN_FAILURES_PER_ADDRESS: the same, per client address
+	IdempotencyLease time.Duration                // WPS_IDEMPOTENCY_LEASE: a pending Idempotency-Key is held this long unrenewed
 }
 
 // Load builds a Config from the environment, then applies flags from args.
@@ -94,6 +95,9 @@ func Load(getenv func(string) string, args []string, stderr io.Writer) (Config, 
 	if c.SessionMaxAge, err = time.ParseDuration(env("WPS_SESSION_MAX_AGE", "168h")); err != nil {
 		return c, fmt.Errorf("WPS_SESSION_MAX_AGE: %w", err)
 	}
+	if c.IdempotencyLease, err = time.ParseDuration(env("WPS_IDEMPOTENCY_LEASE", "30s")); err != nil {
+		return c, fmt.Errorf("WPS_IDEMPOTENCY_LEASE: %w", err)
+	}
 	if c.SignInPerAccount, err = strconv.Atoi(env("WPS_SIGNIN_FAILURES_PER_ACCOUNT", "5")); err != nil {
 		return c, fmt.Errorf("WPS_SIGNIN_FAILURES_PER_ACCOUNT: %w", err)
 	}
@@ -108,6 +112,7 @@ func Load(getenv func(string) string, args []string, stderr io.Writer) (Config, 
 	fs.Float64Var(&c.RateLimit, "rate-limit", c.RateLimit, "requests per second per API key, 0 turns it off (WPS_RATE_LIMIT)")
 	fs.IntVar(&c.RateBurst, "rate-burst", c.RateBurst, "burst per API key (WPS_RATE_BURST)")
 	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", c.MaxBodyBytes, "request body limit (WPS_MAX_BODY_BYTES)")
+	fs.DurationVar(&c.IdempotencyLease, "idempotency-lease", c.IdempotencyLease, "how long a pending Idempotency-Key is held unless its request renews it; after a crash the key frees this long after (WPS_IDEMPOTENCY_LEASE)")
 	fs.DurationVar(&c.SessionIdle, "session-idle", c.SessionIdle, "a console session unused this long ends (WPS_SESSION_IDLE)")
 	fs.DurationVar(&c.SessionMaxAge, "session-max-age", c.SessionMaxAge, "a console session ends this long after sign-in (WPS_SESSION_MAX_AGE)")
 	fs.IntVar(&c.SignInPerAccount, "signin-failures-per-account", c.SignInPerAccount, "failed sign-ins per email before throttling; then one a minute (WPS_SIGNIN_FAILURES_PER_ACCOUNT)")
@@ -135,6 +140,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("api call timeout must be positive")
 	case c.LogFormat != "text" && c.LogFormat != "json":
 		return fmt.Errorf("log format must be text or json")
+	case c.IdempotencyLease < 3*time.Millisecond:
+		return fmt.Errorf("idempotency lease must be positive")
 	case c.SessionIdle <= 0 || c.SessionMaxAge <= 0:
 		return fmt.Errorf("session idle time and max age must be positive")
 	case c.SignInPerAccount < 1 || c.SignInPerAddress < 1:

@@ -1,11 +1,16 @@
 package httpapi_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"sync"
 	"testing"
+	"time"
 
 	"wps/internal/sqlstore"
 	tu "wps/internal/testutil"
+	"wps/internal/wps"
 )
 
 func TestIdempotencyKey(t *testing.T) {
@@ -66,6 +71,110 @@ func TestIdempotencyKey(t *testing.T) {
 			}
 			if n := count(); n != 2 {
 				t.Fatalf("%d policies, want 2", n)
+			}
+		})
+	})
+}
+
+// The defects found under kill -9 (issue: people and access, item 5).
+func TestIdempotencyRecovery(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := tu.NewEnv(t, engine)
+		admin, err := env.Service.Authenticate(t.Context(), env.AdminKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		send := func(key, idem, path string, body any) *tu.Response {
+			return env.Do(tu.Request{Method: post, Path: path, Key: key, Body: body, Header: map[string]string{"Idempotency-Key": idem}})
+		}
+		requestHash := func(path string, body any) string {
+			b, _ := json.Marshal(body)
+			sum := sha256.Sum256(append([]byte("POST "+path+"\n"), b...))
+			return hex.EncodeToString(sum[:])
+		}
+
+		t.Run("a key held by a request that died is free once its lease runs out", func(t *testing.T) {
+			body := map[string]any{"name": "After crash"}
+			now := env.Service.Now()
+			// What a request killed with its server leaves: a pending record.
+			err := env.Service.Store().Write(t.Context(), func(tx wps.Tx) error {
+				return tx.ReserveIdempotent(wps.Idempotent{Scope: admin.KeyID, Key: "crash", RequestHash: requestHash("/v1/users/policies", body),
+					CreatedAt: now, LeaseUntil: wps.At(now.Add(30 * time.Second))})
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tu.Problem(t, send(env.AdminKey, "crash", "/v1/users/policies", body), 409, "")
+			env.Clock.Advance(31 * time.Second)
+			first := send(env.AdminKey, "crash", "/v1/users/policies", body)
+			again := send(env.AdminKey, "crash", "/v1/users/policies", body)
+			if first.Status != 201 || again.Status != 201 || string(first.Body) != string(again.Body) || again.Header.Get("Idempotent-Replayed") != "true" {
+				t.Fatalf("after the lease: %d %s, then %d %s", first.Status, first.Body, again.Status, again.Body)
+			}
+		})
+		t.Run("answers with a secret are kept without it; a replay answers the rest", func(t *testing.T) {
+			for _, c := range []struct {
+				path   string
+				body   map[string]any
+				secret func(m map[string]any) any
+			}{
+				{"/v1/users/me/api-keys", map[string]any{"name": "ci"}, func(m map[string]any) any { return m["key"] }},
+				{"/v1/invites", map[string]any{"email": "ana@example.com"}, func(m map[string]any) any { return m["token"] }},
+				{"/v1/webhooks", map[string]any{"url": "http://127.0.0.1:9/hook"}, func(m map[string]any) any { return m["secret"] }},
+				{"/v1/webhooks/secret:rotate", map[string]any{}, func(m map[string]any) any { return m["secret"] }},
+			} {
+				first := send(env.AdminKey, "secret"+c.path, c.path, c.body)
+				if first.Status >= 300 {
+					t.Fatalf("%s: %d %s", c.path, first.Status, first.Body)
+				}
+				secret, _ := c.secret(first.JSON()).(string)
+				if secret == "" {
+					t.Fatalf("%s answered no secret: %s", c.path, first.Body)
+				}
+				if n := env.RawInt(`SELECT count(*) FROM idempotency WHERE body LIKE ?`, "%"+secret+"%"); n != 0 {
+					t.Fatalf("%s: the secret is stored", c.path)
+				}
+				again := send(env.AdminKey, "secret"+c.path, c.path, c.body)
+				if again.Status != first.Status || again.Header.Get("Idempotent-Replayed") != "true" || c.secret(again.JSON()) != nil ||
+					again.JSON()["id"] != first.JSON()["id"] {
+					t.Fatalf("%s replay: %d %s", c.path, again.Status, again.Body)
+				}
+			}
+		})
+		t.Run("a replayed accept neither makes a second user nor shows the key again", func(t *testing.T) {
+			inv := env.Call(post, "/v1/invites", env.AdminKey, map[string]any{"email": "bo@example.com"}, 201).JSON()
+			body := map[string]any{"token": inv["token"]}
+			first := send("", "accept", "/v1/invites/accept", body)
+			again := send("", "accept", "/v1/invites/accept", body)
+			if first.Status != 201 || first.JSON()["apiKey"].(map[string]any)["key"] == nil {
+				t.Fatalf("accept: %d %s", first.Status, first.Body)
+			}
+			if again.Status != 201 || again.JSON()["apiKey"].(map[string]any)["key"] != nil {
+				t.Fatalf("replay: %d %s", again.Status, again.Body)
+			}
+			if n := env.RawInt(`SELECT count(*) FROM users WHERE email = ?`, "bo@example.com"); n != 1 {
+				t.Fatalf("%d users", n)
+			}
+			tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/invites/accept", Body: body}), 410, "")
+		})
+		t.Run("anonymous callers do not share one key space", func(t *testing.T) {
+			for _, email := range []string{"cy@example.com", "di@example.com"} {
+				inv := env.Call(post, "/v1/invites", env.AdminKey, map[string]any{"email": email}, 201).JSON()
+				if r := send("", "same-key", "/v1/invites/accept", map[string]any{"token": inv["token"]}); r.Status != 201 {
+					t.Fatalf("%s: %d %s", email, r.Status, r.Body)
+				}
+			}
+		})
+		t.Run("records past their day are swept", func(t *testing.T) {
+			if env.RawInt(`SELECT count(*) FROM idempotency`) == 0 {
+				t.Fatal("nothing to sweep")
+			}
+			env.Clock.Advance(wps.IdempotencyTTL + time.Minute)
+			if _, err := env.Service.Sweep(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			if n := env.RawInt(`SELECT count(*) FROM idempotency`); n != 0 {
+				t.Fatalf("%d records after the sweep", n)
 			}
 		})
 	})

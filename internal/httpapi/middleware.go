@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -317,14 +318,23 @@ func clientAddr(r *http.Request) string {
 	return host
 }
 
-// idempotencyTTL is how long a first answer is replayed.
-const idempotencyTTL = 24 * time.Hour
+// idemState carries, from the operation that serves a request to the
+// idempotency middleware, the fields of its answer that hold a secret.
+type idemState struct{ secrets []string }
+
+const idemKey ctxKey = 100
 
 // idempotency replays the first answer to a POST with the same
 // Idempotency-Key and body, so that a retried request never acts twice.
 // The same key with another body answers 422; while the first request is
-// still running, 409. Answers of 5xx, 401 and 429 are not kept, so such a
-// request can be retried with the same key.
+// still running, 409. A pending record is leased to its request, which
+// renews the lease while it runs: one whose request died with its server
+// is released when the lease runs out, and the key claimed anew (the
+// request's transaction was rolled back, so redoing it is safe). Answers of
+// 5xx, 401 and 429 are not kept, so such a request can be retried with the
+// same key. Fields of an answer that hold a secret (an API key, a token)
+// are not kept either: a replay answers the rest. Anonymous requests are
+// scoped by their body, which carries their credential.
 func (s *Server) idempotency(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := r.Header.Get("Idempotency-Key")
@@ -350,12 +360,14 @@ func (s *Server) idempotency(next http.Handler) http.Handler {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		scope := "public"
+		sum := sha256.Sum256(append([]byte(r.Method+" "+r.URL.RequestURI()+"\n"), body...))
+		hash := hex.EncodeToString(sum[:])
+		scope := "anonymous:" + hash
 		if p := principal(r.Context()); p != nil {
 			scope = p.KeyID + p.SessionID // one of them is set
 		}
-		sum := sha256.Sum256(append([]byte(r.Method+" "+r.URL.RequestURI()+"\n"), body...))
-		rec := wps.Idempotent{Scope: scope, Key: key, RequestHash: hex.EncodeToString(sum[:]), CreatedAt: wps.At(time.Now())}
+		now := s.svc.Now()
+		rec := wps.Idempotent{Scope: scope, Key: key, RequestHash: hash, CreatedAt: now, LeaseUntil: wps.At(now.Add(s.idemLease))}
 
 		prior, err := s.reserve(r.Context(), rec)
 		if err != nil {
@@ -380,17 +392,20 @@ func (s *Server) idempotency(next http.Handler) http.Handler {
 			return
 		}
 
+		stopLease := s.renewLease(r.Context(), scope, key)
+		state := &idemState{}
 		out := &recorder{ResponseWriter: w, body: &bytes.Buffer{}}
 		completed := false
 		defer func() {
 			// Runs after a panic too, so the key is never left in progress.
+			stopLease()
 			ctx := context.WithoutCancel(r.Context())
 			keep := completed && out.status < 500 && out.status != http.StatusUnauthorized && out.status != http.StatusTooManyRequests
 			err := s.svc.Store().Write(ctx, func(tx wps.Tx) error {
 				if !keep {
 					return tx.DeleteIdempotent(scope, key)
 				}
-				rec.Done, rec.Status, rec.Body = true, out.status, out.body.Bytes()
+				rec.Done, rec.Status, rec.Body = true, out.status, withoutSecrets(out.body.Bytes(), state.secrets)
 				rec.Header = map[string]string{}
 				for _, h := range []string{"Content-Type", "Location"} {
 					if v := out.Header().Get(h); v != "" {
@@ -403,20 +418,72 @@ func (s *Server) idempotency(next http.Handler) http.Handler {
 				s.log.ErrorContext(ctx, "idempotency record", "err", err, "request_id", requestID(ctx))
 			}
 		}()
-		next.ServeHTTP(out, r)
+		next.ServeHTTP(out, r.WithContext(context.WithValue(r.Context(), idemKey, state)))
 		completed = true
 	})
 }
 
+// renewLease extends a pending record's lease while its request runs, a
+// third of the lease before it would run out; it stops when the returned
+// function is called.
+func (s *Server) renewLease(ctx context.Context, scope, key string) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(s.idemLease / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				until := wps.At(s.svc.Now().Add(s.idemLease))
+				err := s.svc.Store().Write(context.WithoutCancel(ctx), func(tx wps.Tx) error { return tx.ExtendIdempotent(scope, key, until) })
+				if err != nil {
+					s.log.WarnContext(ctx, "idempotency lease", "err", err, "request_id", requestID(ctx))
+				}
+			}
+		}
+	}()
+	var once sync.Once
+	return func() { once.Do(func() { close(done) }) }
+}
+
+// withoutSecrets removes the named fields (dot paths) from a JSON answer.
+func withoutSecrets(body []byte, paths []string) []byte {
+	if len(paths) == 0 {
+		return body
+	}
+	var doc map[string]any
+	if json.Unmarshal(body, &doc) != nil {
+		return body // not an object: no field to remove
+	}
+	for _, path := range paths {
+		m := doc
+		parts := strings.Split(path, ".")
+		for _, part := range parts[:len(parts)-1] {
+			m, _ = m[part].(map[string]any)
+		}
+		if m != nil {
+			delete(m, parts[len(parts)-1])
+		}
+	}
+	out, err := json.Marshal(doc)
+	if err != nil {
+		return nil
+	}
+	return append(out, '\n')
+}
+
 // reserve claims the key for this request, or returns the record that holds
-// it. A record past its time to live is dropped and the key claimed anew.
+// it. A record past its time to live, or pending past its lease, is dropped
+// and the key claimed anew.
 func (s *Server) reserve(ctx context.Context, rec wps.Idempotent) (*wps.Idempotent, error) {
 	var prior *wps.Idempotent
 	err := s.svc.Store().Write(ctx, func(tx wps.Tx) error {
 		prior = nil
 		old, err := tx.GetIdempotent(rec.Scope, rec.Key)
 		switch {
-		case err == nil && old.CreatedAt.Add(idempotencyTTL).After(rec.CreatedAt.Time):
+		case err == nil && old.CreatedAt.Add(wps.IdempotencyTTL).After(rec.CreatedAt.Time) && (old.Done || old.LeaseUntil.After(rec.CreatedAt.Time)):
 			prior = &old
 			return nil
 		case err == nil:

@@ -17,7 +17,7 @@ func (s *Server) routes() {
 	register(s, op(post, "/v1/organizations", "updateOrganization", "Update org", 200, needs(wps.FnOrgUpdate)), s.updateOrg)
 
 	register(s, op(get, "/v1/users/me", "getMe", "The caller's user", 200, member), s.getMe)
-	register(s, op(post, "/v1/users/me/api-keys", "createApiKey", "Create an API key for the caller", 201, member), s.createAPIKey)
+	register(s, withSecrets(op(post, "/v1/users/me/api-keys", "createApiKey", "Create an API key for the caller", 201, member), "key"), s.createAPIKey)
 	register(s, op(get, "/v1/users/me/api-keys", "listApiKeys", "List the caller's API keys", 200, member), s.listAPIKeys)
 	register(s, op(del, "/v1/users/me/api-keys/{id}", "deleteApiKey", "Revoke one of the caller's API keys", 204, member), s.deleteAPIKey)
 	register(s, op(put, "/v1/users/me/password", "changePassword", "Set the caller's password (ends their other sessions)", 204, member), s.changePassword)
@@ -30,10 +30,10 @@ func (s *Server) routes() {
 	register(s, op(post, "/v1/sessions", "signIn", "Sign in with email and password: a session cookie and its CSRF token", 201, public), s.signIn)
 	register(s, op(del, "/v1/sessions/current", "signOut", "Sign out: end the caller's session", 204, member), s.signOut)
 
-	register(s, op(post, "/v1/invites", "createInvite", "Invite a user", 201, needs(wps.FnUsersInvite)), s.createInvite)
+	register(s, withSecrets(op(post, "/v1/invites", "createInvite", "Invite a user", 201, needs(wps.FnUsersInvite)), "token"), s.createInvite)
 	register(s, op(get, "/v1/invites", "listInvites", "List invites", 200, needs(wps.FnUsersInvite)), s.listInvites)
 	register(s, op(del, "/v1/invites/{id}", "deleteInvite", "Revoke an invite", 204, needs(wps.FnUsersInvite)), s.deleteInvite)
-	register(s, op(post, "/v1/invites/accept", "acceptInvite", "Accept an invite: the token is the credential", 201, public), s.acceptInvite)
+	register(s, withSecrets(op(post, "/v1/invites/accept", "acceptInvite", "Accept an invite: the token is the credential", 201, public), "apiKey.key"), s.acceptInvite)
 
 	register(s, op(post, "/v1/roles/assign", "assignRole", "Assign a role to a user", 200, needs(wps.FnRolesManage)), s.assignRole)
 	register(s, op(post, "/v1/roles/revoke", "revokeRole", "Revoke a role from a user", 200, needs(wps.FnRolesManage)), s.revokeRole)
@@ -77,10 +77,10 @@ func (s *Server) routes() {
 	register(s, op(post, "/v1/actions/{id}/reprove", "reproveAction", "Reprove an action", 201, needs(wps.FnActionReprove)), s.reprove)
 	register(s, op(get, "/v1/ledger/verify", "verifyLedger", "Verify the organization's action ledger", 200, needs(wps.FnLedgerRead)), s.verifyLedger)
 
-	register(s, op(post, "/v1/webhooks", "createWebhook", "Subscribe a URL to events", 201, needs(wps.FnWebhooksManage)), s.createWebhook)
+	register(s, withSecrets(op(post, "/v1/webhooks", "createWebhook", "Subscribe a URL to events", 201, needs(wps.FnWebhooksManage)), "secret"), s.createWebhook)
 	register(s, op(get, "/v1/webhooks", "listWebhooks", "List webhook subscriptions", 200, needs(wps.FnWebhooksManage)), s.listWebhooks)
 	register(s, op(get, "/v1/webhooks/secret", "getWebhookSecret", "Show the signing secret", 200, needs(wps.FnWebhooksManage)), s.getSecret)
-	register(s, op(post, "/v1/webhooks/secret:rotate", "rotateWebhookSecret", "Rotate the signing secret (the old one signs too for 24 h)", 200, needs(wps.FnWebhooksManage)), s.rotateSecret)
+	register(s, withSecrets(op(post, "/v1/webhooks/secret:rotate", "rotateWebhookSecret", "Rotate the signing secret (the old one signs too for 24 h)", 200, needs(wps.FnWebhooksManage)), "secret", "previous"), s.rotateSecret)
 	register(s, op(patch, "/v1/webhooks/{id}", "updateWebhook", "Update a webhook subscription", 200, needs(wps.FnWebhooksManage)), s.updateWebhook)
 	register(s, op(del, "/v1/webhooks/{id}", "deleteWebhook", "Delete a webhook subscription", 204, needs(wps.FnWebhooksManage)), s.deleteWebhook)
 	register(s, op(get, "/v1/webhook-deliveries", "listWebhookDeliveries", "List deliveries with their attempts", 200, needs(wps.FnWebhooksManage)), s.listDeliveries)

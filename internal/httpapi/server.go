@@ -34,6 +34,10 @@ type Options struct {
 	Version      string
 	// Blobs keeps attachment bytes; without it uploads answer 500.
 	Blobs wps.BlobStore
+	// IdempotencyLease is how long a pending Idempotency-Key stays held
+	// without its request renewing it (default 30 s): after a crash, the
+	// key is free again this long after.
+	IdempotencyLease time.Duration
 }
 
 // Server is the HTTP API. It is an http.Handler.
@@ -43,7 +47,9 @@ type Server struct {
 	log     *slog.Logger
 	maxBody int64
 	limiter *limiter
-	api     huma.API
+	// idemLease is how long a pending Idempotency-Key is held unrenewed.
+	idemLease time.Duration
+	api       huma.API
 	handler http.Handler
 }
 
@@ -58,7 +64,10 @@ func New(svc *wps.Service, opt Options) *Server {
 	if opt.Version == "" {
 		opt.Version = "dev"
 	}
-	s := &Server{svc: svc, log: opt.Logger, maxBody: opt.MaxBodyBytes, blobs: opt.Blobs}
+	if opt.IdempotencyLease <= 0 {
+		opt.IdempotencyLease = 30 * time.Second
+	}
+	s := &Server{svc: svc, log: opt.Logger, maxBody: opt.MaxBodyBytes, blobs: opt.Blobs, idemLease: opt.IdempotencyLease}
 	if opt.RateLimit > 0 {
 		if opt.RateBurst <= 0 {
 			opt.RateBurst = int(2 * opt.RateLimit)
@@ -146,8 +155,12 @@ func register[I, O any](s *Server, o huma.Operation, fn func(context.Context, *I
 	})
 }
 
-// authorize enforces each operation's access before its body is read.
+// authorize enforces each operation's access before its body is read, and
+// tells the idempotency middleware which fields of the answer are secret.
 func (s *Server) authorize(ctx huma.Context, next func(huma.Context)) {
+	if st, _ := ctx.Context().Value(idemKey).(*idemState); st != nil {
+		st.secrets, _ = ctx.Operation().Metadata["secrets"].([]string)
+	}
 	a, _ := ctx.Operation().Metadata["access"].(access)
 	if !a.public {
 		p := principal(ctx.Context())
@@ -214,6 +227,13 @@ func (s *Server) bodyLimit(path string) int64 {
 		return uploadLimit
 	}
 	return s.maxBody
+}
+
+// withSecrets names the fields of an operation's answer that hold a secret
+// shown once (dot paths): they are never kept for an Idempotency-Key replay.
+func withSecrets(o huma.Operation, paths ...string) huma.Operation {
+	o.Metadata["secrets"] = paths
+	return o
 }
 
 // withBodyLimit raises an operation's body limit above the default.

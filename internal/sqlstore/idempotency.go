@@ -5,21 +5,26 @@ import "wps/internal/wps"
 func (t *tx) GetIdempotent(scope, key string) (wps.Idempotent, error) {
 	r := wps.Idempotent{Scope: scope, Key: key}
 	var header string
-	var created int64
-	err := t.queryRow(`SELECT request_hash, done, status, header, body, created_at FROM idempotency WHERE scope = ? AND key = ?`,
-		scope, key).Scan(&r.RequestHash, &r.Done, &r.Status, &header, &r.Body, &created)
+	var created, lease int64
+	err := t.queryRow(`SELECT request_hash, done, status, header, body, created_at, lease_until FROM idempotency WHERE scope = ? AND key = ?`,
+		scope, key).Scan(&r.RequestHash, &r.Done, &r.Status, &header, &r.Body, &created, &lease)
 	if err != nil {
 		return r, t.err(err, "idempotency key", "")
 	}
 	fromJSON(header, &r.Header)
-	r.CreatedAt = wps.FromMillis(created)
+	r.CreatedAt, r.LeaseUntil = wps.FromMillis(created), wps.FromMillis(lease)
 	return r, nil
 }
 
 func (t *tx) ReserveIdempotent(r wps.Idempotent) error {
-	_, err := t.exec(`INSERT INTO idempotency (scope, key, request_hash, done, created_at) VALUES (?, ?, ?, ?, ?)`,
-		r.Scope, r.Key, r.RequestHash, false, r.CreatedAt.Millis())
+	_, err := t.exec(`INSERT INTO idempotency (scope, key, request_hash, done, created_at, lease_until) VALUES (?, ?, ?, ?, ?, ?)`,
+		r.Scope, r.Key, r.RequestHash, false, r.CreatedAt.Millis(), r.LeaseUntil.Millis())
 	return t.err(err, "", "idempotency key in use")
+}
+
+func (t *tx) ExtendIdempotent(scope, key string, until wps.Time) error {
+	_, err := t.exec(`UPDATE idempotency SET lease_until = ? WHERE scope = ? AND key = ? AND done = ?`, until.Millis(), scope, key, false)
+	return t.err(err, "", "")
 }
 
 func (t *tx) CompleteIdempotent(r wps.Idempotent) error {
@@ -31,4 +36,14 @@ func (t *tx) CompleteIdempotent(r wps.Idempotent) error {
 func (t *tx) DeleteIdempotent(scope, key string) error {
 	_, err := t.exec(`DELETE FROM idempotency WHERE scope = ? AND key = ?`, scope, key)
 	return t.err(err, "", "")
+}
+
+func (t *tx) DeleteIdempotentBefore(before wps.Time, limit int) (int, error) {
+	res, err := t.exec(`DELETE FROM idempotency WHERE (scope, key) IN (SELECT scope, key FROM idempotency WHERE created_at < ?`+limitN(limit)+`)`,
+		before.Millis())
+	if err != nil {
+		return 0, t.err(err, "", "")
+	}
+	n, err := res.RowsAffected()
+	return int(n), t.err(err, "", "")
 }

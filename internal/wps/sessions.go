@@ -293,14 +293,24 @@ func (s *Service) ChangePassword(ctx context.Context, p *Principal, current, nex
 	})
 }
 
+// IdempotencyTTL is how long the first answer to a POST with an
+// Idempotency-Key is replayed.
+const IdempotencyTTL = 24 * time.Hour
+
 // Sweep deletes what has expired: sessions past their end and idempotency
-// records past their time to live, each in bounded batches. Several
-// replicas may sweep at once.
+// records past IdempotencyTTL, each in a bounded batch (a run that deleted
+// a full batch is followed by another). It returns how many rows went.
+// Several replicas may sweep at once.
 func (s *Service) Sweep(ctx context.Context) (int, error) {
 	now := s.Now()
 	n := 0
-	err := s.store.Write(ctx, func(tx Tx) (err error) {
-		n, err = tx.DeleteExpiredSessions(now, At(now.Add(-s.sessions.Idle)), 1000)
+	err := s.store.Write(ctx, func(tx Tx) error {
+		sessions, err := tx.DeleteExpiredSessions(now, At(now.Add(-s.sessions.Idle)), 1000)
+		if err != nil {
+			return err
+		}
+		records, err := tx.DeleteIdempotentBefore(At(now.Add(-IdempotencyTTL)), 1000)
+		n = sessions + records
 		return err
 	})
 	return n, err

@@ -213,8 +213,12 @@ type Tx interface {
 	GetIdempotent(scope, key string) (Idempotent, error)
 	// ReserveIdempotent inserts a pending record; a conflict means the key is taken.
 	ReserveIdempotent(r Idempotent) error
+	// ExtendIdempotent renews a pending record's lease.
+	ExtendIdempotent(scope, key string, until Time) error
 	CompleteIdempotent(r Idempotent) error
 	DeleteIdempotent(scope, key string) error
+	// DeleteIdempotentBefore removes up to limit records created before.
+	DeleteIdempotentBefore(before Time, limit int) (int, error)
 }
 
 // MentioningVersion is a stored process version found by text, with the
@@ -227,10 +231,11 @@ type MentioningVersion struct {
 
 // Idempotent is the stored first answer to a POST with an Idempotency-Key.
 type Idempotent struct {
-	Scope       string // the API key id, or "public"
+	Scope       string // the API key or session id, or "anonymous:" and the request hash
 	Key         string
 	RequestHash string // SHA-256 of method, path and body
 	Done        bool   // false while the first request is in flight
+	LeaseUntil  Time   // a pending record whose lease ran out was abandoned
 	Status      int
 	Header      map[string]string
 	Body        []byte
