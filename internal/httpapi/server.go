@@ -50,7 +50,7 @@ type Server struct {
 	// idemLease is how long a pending Idempotency-Key is held unrenewed.
 	idemLease time.Duration
 	api       huma.API
-	handler http.Handler
+	handler   http.Handler
 }
 
 // New builds the API over svc.
