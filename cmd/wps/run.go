@@ -113,7 +113,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return fmt.Errorf("attachments: %w", err)
 	}
 	api := httpapi.New(svc, httpapi.Options{Logger: log, MaxBodyBytes: cfg.MaxBodyBytes,
-		RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst, Version: version, Blobs: blobs, IdempotencyLease: cfg.IdempotencyLease})
+		RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst, Version: version, Blobs: blobs, IdempotencyLease: cfg.IdempotencyLease,
+		SecureCookies: cfg.SecureCookies})
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	log.Info("serving", "addr", ln.Addr().String(), "database", string(db.Engine()), "version", version)

@@ -37,6 +37,7 @@ type Config struct {
 	SignInPerAccount int                          // WPS_SIGNIN_FAILURES_PER_ACCOUNT: failed sign-ins before throttling, per email
 	SignInPerAddress int                          // WPS_SIGNIN_FAILURES_PER_ADDRESS: the same, per client address
 	IdempotencyLease time.Duration                // WPS_IDEMPOTENCY_LEASE: a pending Idempotency-Key is held this long unrenewed
+	SecureCookies    bool                         // WPS_SECURE_COOKIES: session cookies Secure behind a TLS-terminating proxy
 }
 
 // Load builds a Config from the environment, then applies flags from args.
@@ -95,6 +96,9 @@ func Load(getenv func(string) string, args []string, stderr io.Writer) (Config, 
 	if c.SessionMaxAge, err = time.ParseDuration(env("WPS_SESSION_MAX_AGE", "168h")); err != nil {
 		return c, fmt.Errorf("WPS_SESSION_MAX_AGE: %w", err)
 	}
+	if c.SecureCookies, err = strconv.ParseBool(env("WPS_SECURE_COOKIES", "false")); err != nil {
+		return c, fmt.Errorf("WPS_SECURE_COOKIES: %w", err)
+	}
 	if c.IdempotencyLease, err = time.ParseDuration(env("WPS_IDEMPOTENCY_LEASE", "30s")); err != nil {
 		return c, fmt.Errorf("WPS_IDEMPOTENCY_LEASE: %w", err)
 	}
@@ -112,6 +116,7 @@ func Load(getenv func(string) string, args []string, stderr io.Writer) (Config, 
 	fs.Float64Var(&c.RateLimit, "rate-limit", c.RateLimit, "requests per second per API key, 0 turns it off (WPS_RATE_LIMIT)")
 	fs.IntVar(&c.RateBurst, "rate-burst", c.RateBurst, "burst per API key (WPS_RATE_BURST)")
 	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", c.MaxBodyBytes, "request body limit (WPS_MAX_BODY_BYTES)")
+	fs.BoolVar(&c.SecureCookies, "secure-cookies", c.SecureCookies, "mark session cookies Secure although requests arrive over plain HTTP (TLS ends at a proxy) (WPS_SECURE_COOKIES)")
 	fs.DurationVar(&c.IdempotencyLease, "idempotency-lease", c.IdempotencyLease, "how long a pending Idempotency-Key is held unless its request renews it; after a crash the key frees this long after (WPS_IDEMPOTENCY_LEASE)")
 	fs.DurationVar(&c.SessionIdle, "session-idle", c.SessionIdle, "a console session unused this long ends (WPS_SESSION_IDLE)")
 	fs.DurationVar(&c.SessionMaxAge, "session-max-age", c.SessionMaxAge, "a console session ends this long after sign-in (WPS_SESSION_MAX_AGE)")

@@ -208,7 +208,7 @@ func (s *Server) signIn(ctx context.Context, in *signInIn) (*signInOut, error) {
 		return nil, err
 	}
 	cookie := http.Cookie{Name: sessionCookie, Value: out.Token, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode,
-		Secure: c.https, Expires: out.ExpiresAt.Time}
+		Secure: c.https || s.secureCookies, Expires: out.ExpiresAt.Time}
 	return &signInOut{SetCookie: cookie, Body: signedIn{User: out.User, ExpiresAt: out.ExpiresAt, CSRFToken: out.CSRFToken}}, nil
 }
 
@@ -219,7 +219,7 @@ type signOutOut struct {
 func (s *Server) signOut(ctx context.Context, _ *empty) (*signOutOut, error) {
 	err := s.svc.SignOut(ctx, principal(ctx))
 	return &signOutOut{SetCookie: http.Cookie{Name: sessionCookie, Value: "", Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode,
-		Secure: client(ctx).https, MaxAge: -1}}, err
+		Secure: client(ctx).https || s.secureCookies, MaxAge: -1}}, err
 }
 
 type apiKeyIn struct {

@@ -38,6 +38,9 @@ type Options struct {
 	// without its request renewing it (default 30 s): after a crash, the
 	// key is free again this long after.
 	IdempotencyLease time.Duration
+	// SecureCookies marks session cookies Secure even when the request
+	// reached wps over plain HTTP (TLS ends at a proxy in front).
+	SecureCookies bool
 }
 
 // Server is the HTTP API. It is an http.Handler.
@@ -48,9 +51,10 @@ type Server struct {
 	maxBody int64
 	limiter *limiter
 	// idemLease is how long a pending Idempotency-Key is held unrenewed.
-	idemLease time.Duration
-	api       huma.API
-	handler   http.Handler
+	idemLease     time.Duration
+	secureCookies bool
+	api           huma.API
+	handler       http.Handler
 }
 
 // New builds the API over svc.
@@ -67,7 +71,8 @@ func New(svc *wps.Service, opt Options) *Server {
 	if opt.IdempotencyLease <= 0 {
 		opt.IdempotencyLease = 30 * time.Second
 	}
-	s := &Server{svc: svc, log: opt.Logger, maxBody: opt.MaxBodyBytes, blobs: opt.Blobs, idemLease: opt.IdempotencyLease}
+	s := &Server{svc: svc, log: opt.Logger, maxBody: opt.MaxBodyBytes, blobs: opt.Blobs, idemLease: opt.IdempotencyLease,
+		secureCookies: opt.SecureCookies}
 	if opt.RateLimit > 0 {
 		if opt.RateBurst <= 0 {
 			opt.RateBurst = int(2 * opt.RateLimit)
