@@ -95,7 +95,7 @@ func TestAPICallsFillParameters(t *testing.T) {
 
 		m := env.Call(post, "/v1/measurements/simplified", env.AdminKey, map[string]any{"processUuid": p["id"],
 			"parameters": map[string]any{"currency": "USD", "amount": 100}}, 201).JSON()
-		if got := firstValues(m); got["rate"] != "5.25" || got["total"] != "525" {
+		if got := actionValues(m); got["rate"] != "5.25" || got["total"] != "525" {
 			t.Fatalf("filled: %v", got)
 		}
 		sent := rs.bodies[0]
@@ -137,7 +137,7 @@ func TestAPICallsFillParameters(t *testing.T) {
 		pg := env.Call(post, "/v1/process", env.AdminKey, quoteProcess("Quote by GET", call(rs.URL+"/down"), call(rs.URL+"/rate-get", "type", "GET")), 201).JSON()
 		mg := env.Call(post, "/v1/measurements/simplified", env.AdminKey, map[string]any{"processUuid": pg["id"],
 			"parameters": map[string]any{"currency": "USD", "amount": 2}}, 201).JSON()
-		if got := firstValues(mg); got["rate"] != "5.25" || got["total"] != "10.5" || rs.gets[0] != "currency=USD" {
+		if got := actionValues(mg); got["rate"] != "5.25" || got["total"] != "10.5" || rs.gets[0] != "currency=USD" {
 			t.Fatalf("GET fallback: %v, query %q", got, rs.gets)
 		}
 

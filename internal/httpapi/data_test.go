@@ -35,16 +35,6 @@ func upload(t *testing.T, env *tu.Env, key, field, name string, content []byte) 
 	return &tu.Response{Status: res.StatusCode, Header: res.Header, Body: b}
 }
 
-// firstValues are the values of a measurement's first action, by parameter name.
-func firstValues(m map[string]any) map[string]string {
-	got := map[string]string{}
-	for _, d := range m["process"].(map[string]any)["actions"].([]any)[0].(map[string]any)["data"].([]any) {
-		item := d.(map[string]any)["dataItems"].([]any)[0].(map[string]any)
-		got[item["param"].(map[string]any)["name"].(string)] = item["value"].(string)
-	}
-	return got
-}
-
 func TestAttachments(t *testing.T) {
 	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
 		env := tu.NewEnv(t, engine)
@@ -134,7 +124,7 @@ func TestEntityReadAndWrite(t *testing.T) {
 
 		m := env.Call(post, "/v1/measurements/simplified", env.AdminKey, map[string]any{"processUuid": p["id"],
 			"parameters": map[string]any{"serial": "A-1", "result": "ok"}}, 201).JSON()
-		values := firstValues(m)
+		values := actionValues(m)
 		if values["location"] != "Hall 3" || values["rating"] != "12.5" {
 			t.Fatalf("read from the entity: %v", values)
 		}
@@ -201,7 +191,7 @@ func TestReadFromOtherMeasurement(t *testing.T) {
 			env.Call(post, "/v1/measurements/simplified", env.AdminKey, map[string]any{"processUuid": vendor["id"], "parameters": map[string]any{"taxId": "12.345", "bank": bank}}, 201)
 		}
 		m := env.Call(post, "/v1/measurements/simplified", env.AdminKey, map[string]any{"processUuid": purchase["id"], "parameters": map[string]any{"vendor": "12.345"}}, 201).JSON()
-		got := firstValues(m)
+		got := actionValues(m)
 		if got["payTo"] != "New Bank" {
 			t.Fatalf("filled: %v", got)
 		}

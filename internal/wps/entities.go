@@ -117,8 +117,9 @@ func (s *Service) checkEntityInput(tx Tx, orgID, selfID string, in *EntityInput,
 	var v Validator
 	v.Check(validName(in.Name, 100), "name", "must be 1 to 100 printable characters")
 	v.Check(validName(in.Label, 200), "label", "must be 1 to 200 printable characters")
-	normalizeParams(&v, "parameters", in.Parameters, paramIDs(old, nil), 0)
-	stamp(in.Parameters, paramsByID(old, nil), "", true, s.Now())
+	prev := paramsByID(old, nil)
+	normalizeParams(&v, "parameters", in.Parameters, prev, 0)
+	stamp(in.Parameters, prev, "", true, s.Now())
 	for j, p := range in.Parameters {
 		v.Check(len(p.APICalls) == 0, fieldIndex("parameters", j)+".apiCalls", "API calls fill step parameters only")
 	}

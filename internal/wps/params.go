@@ -209,7 +209,7 @@ const (
 // list in the request ("parameters", "steps[0].parameters"). keep holds the
 // ids that may be kept (the definition's current ones); other ids are
 // replaced. depth counts TABLE nesting.
-func normalizeParams(v *Validator, field string, params []Parameter, keep map[string]bool, depth int) {
+func normalizeParams(v *Validator, field string, params []Parameter, keep map[string]Parameter, depth int) {
 	v.Check(len(params) <= MaxParamsPerOwner, field, "must have at most %d parameters", MaxParamsPerOwner)
 	seen := map[string]bool{}
 	for i := range params {
@@ -231,7 +231,7 @@ func normalizeParams(v *Validator, field string, params []Parameter, keep map[st
 		if p.IsUnique && !slices.Contains(uniqueTypes, p.Type) {
 			v.Add(f+".isUnique", "a %s parameter cannot be unique", p.Type)
 		}
-		if p.ID == "" || !keep[p.ID] {
+		if _, kept := keep[p.ID]; p.ID == "" || !kept {
 			p.ID = NewID()
 		}
 		p.Index = i
@@ -310,18 +310,6 @@ func setID(id *string) {
 	if *id == "" {
 		*id = NewID()
 	}
-}
-
-// paramIDs collects the ids of params and their nested parameters.
-func paramIDs(params []Parameter, into map[string]bool) map[string]bool {
-	if into == nil {
-		into = map[string]bool{}
-	}
-	for _, p := range params {
-		into[p.ID] = true
-		paramIDs(p.Parameters, into)
-	}
-	return into
 }
 
 // decimalsOf is the rounding of a NUMBER: the parameter's own, else its

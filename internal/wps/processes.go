@@ -500,9 +500,9 @@ func (c *stepCheck) checkRouting() error {
 
 // checkParams normalizes each step's parameters and resolves their links.
 func (c *stepCheck) checkParams() error {
-	keep := map[string]bool{}
+	keep := map[string]Parameter{} // the current parameters, by id
 	for _, st := range c.old {
-		paramIDs(st.Parameters, keep)
+		paramsByID(st.Parameters, keep)
 	}
 	for i := range c.steps {
 		st := &c.steps[i]
@@ -520,13 +520,9 @@ func (c *stepCheck) checkParams() error {
 			}
 		}
 	}
-	prev := map[string]Parameter{}
-	for _, st := range c.old {
-		paramsByID(st.Parameters, prev)
-	}
 	for i := range c.steps { // after every step's parameters have ids
 		st := &c.steps[i]
-		stamp(st.Parameters, prev, st.ID, false, c.now)
+		stamp(st.Parameters, keep, st.ID, false, c.now)
 		for j := range st.Parameters {
 			c.checkAPICalls(st, &st.Parameters[j], fieldIndex(fieldIndex("steps", i)+".parameters", j))
 		}

@@ -57,7 +57,7 @@ func TestIndexKey(t *testing.T) {
 func TestNormalizeParams(t *testing.T) {
 	params := []Parameter{{ID: "keep", Name: " a ", Type: TypeText}, {ID: "forged", Name: "b", Type: TypeSelect, OptionItems: []OptionItem{{Value: "x"}}}}
 	var v Validator
-	normalizeParams(&v, "parameters", params, map[string]bool{"keep": true}, 0)
+	normalizeParams(&v, "parameters", params, map[string]Parameter{"keep": {}}, 0)
 	if err := v.Err(); err != nil {
 		t.Fatal(err)
 	}
