@@ -197,5 +197,24 @@ func TestReadFromOtherMeasurement(t *testing.T) {
 		}
 		tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/measurements/simplified", Key: env.AdminKey,
 			Body: map[string]any{"processUuid": purchase["id"], "parameters": map[string]any{"vendor": "99"}}}), 422, "parameters.vendor")
+
+		// readParameterId: copy that field into this step's field of the same name.
+		short := env.Call(post, "/v1/process", env.AdminKey, map[string]any{"name": "Payment", "steps": []map[string]any{
+			{"label": "Pay", "policyNames": []string{"Admins"}, "parameters": []map[string]any{
+				{"name": "vendor", "type": "TEXT", "readFromOtherMeasurementData": map[string]any{"processId": "Vendor onboarding", "searchFieldId": "taxId", "readParameterId": "bank"}},
+				{"name": "bank", "type": "TEXT"}}}}}, 201).JSON()
+		m = env.Call(post, "/v1/measurements/simplified", env.AdminKey, map[string]any{"processUuid": short["id"], "parameters": map[string]any{"vendor": "12.345"}}, 201).JSON()
+		if got := actionValues(m); got["bank"] != "New Bank" {
+			t.Fatalf("shorthand: %v", got)
+		}
+		tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/process", Key: env.AdminKey, Body: map[string]any{"name": "Bad2", "steps": []map[string]any{
+			{"label": "Pay", "policyNames": []string{"Admins"}, "parameters": []map[string]any{
+				{"name": "vendor", "type": "TEXT", "readFromOtherMeasurementData": map[string]any{"processId": "Vendor onboarding", "searchFieldId": "taxId", "readParameterId": "bank"}}}}}}}),
+			422, "steps[0].parameters[0].readFromOtherMeasurementData.readParameterId")
+		tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/process", Key: env.AdminKey, Body: map[string]any{"name": "Bad3", "steps": []map[string]any{
+			{"label": "Pay", "policyNames": []string{"Admins"}, "parameters": []map[string]any{
+				{"name": "rows", "type": "TABLE", "parameters": []map[string]any{{"name": "v", "type": "TEXT",
+					"readFromOtherMeasurementData": map[string]any{"processId": "Vendor onboarding", "searchFieldId": "taxId"}}}}}}}}}),
+			422, "steps[0].parameters[0].parameters[0].readFromOtherMeasurementData")
 	})
 }

@@ -134,7 +134,7 @@ func exportStep(st Step, labels map[string]string, entity func(string) (Entity, 
 // stripIDs removes what the service assigns (ids, the links to the
 // parameter a part belongs to, timestamps) from exported parameters.
 func stripIDs(params []any) {
-	assigned := []string{"id", "parameterId", "entityParameterId", "createdAt", "updatedAt", "persisted", "parameter"}
+	assigned := []string{"id", "parameterId", "entityParameterId", "createdAt", "updatedAt", "deletedAt", "persisted", "parameter"}
 	strip := func(m map[string]any) {
 		for _, k := range assigned {
 			delete(m, k)
@@ -145,7 +145,7 @@ func stripIDs(params []any) {
 		if !ok {
 			continue
 		}
-		for _, k := range []string{"id", "stepId", "index", "parameterId", "readFromOtherMeasurementDataId"} {
+		for _, k := range []string{"id", "stepId", "index", "parameterId", "readFromOtherMeasurementDataId", "createdAt", "updatedAt"} {
 			delete(pm, k)
 		}
 		for _, sub := range []string{"advancedOptions", "sheetData", "readFromOtherMeasurementData", "readFromEntity"} {

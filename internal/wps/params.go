@@ -65,6 +65,8 @@ type Parameter struct {
 	ReadFromOtherMeasurementDataID string                        `json:"readFromOtherMeasurementDataId,omitempty"`
 	APICalls                       []APICallLink                 `json:"apiCalls,omitempty"`
 	Parameters                     []Parameter                   `json:"parameters,omitempty" doc:"The columns of a TABLE parameter"`
+	CreatedAt                      *Time                         `json:"createdAt,omitempty"`
+	UpdatedAt                      *Time                         `json:"updatedAt,omitempty"`
 }
 
 // multipleTypes are the types a parameter with advancedOptions.isMultiple
@@ -91,12 +93,12 @@ type AdvancedOptions struct {
 	Currency               string   `json:"currency,omitempty"`
 	Locale                 string   `json:"locale,omitempty"`
 	DateFormat             string   `json:"dateFormat,omitempty"`
-	IsHidden               bool     `json:"isHidden,omitempty"`
-	RightFreeze            bool     `json:"rightFreeze,omitempty"`
-	LeftFreeze             bool     `json:"leftFreeze,omitempty"`
-	HasCustomColor         bool     `json:"hasCustomColor,omitempty"`
-	HasMetadata            bool     `json:"hasMetadata,omitempty"`
-	IsMultiple             bool     `json:"isMultiple,omitempty"`
+	IsHidden               bool     `json:"isHidden"`
+	RightFreeze            bool     `json:"rightFreeze"`
+	LeftFreeze             bool     `json:"leftFreeze"`
+	HasCustomColor         bool     `json:"hasCustomColor"`
+	HasMetadata            bool     `json:"hasMetadata"`
+	IsMultiple             bool     `json:"isMultiple"`
 	HiddenFrom             []string `json:"hiddenFrom,omitempty"`
 	InsertOnEntity         string   `json:"insertOnEntity,omitempty"`
 	InsertOnEntityMetadata []string `json:"insertOnEntityMetadata,omitempty"`
@@ -105,7 +107,7 @@ type AdvancedOptions struct {
 	EntityParameterID      string   `json:"entityParameterId,omitempty"`
 	CreatedAt              *Time    `json:"createdAt,omitempty"`
 	UpdatedAt              *Time    `json:"updatedAt,omitempty"`
-	DeletedAt              *Time    `json:"deletedAt,omitempty"`
+	DeletedAt              *Time    `json:"deletedAt" nullable:"true"`
 }
 
 // OptionItem is one allowed value of a SELECT or MULTI_SELECT parameter.
@@ -120,7 +122,7 @@ type OptionItem struct {
 	Persisted         bool           `json:"persisted,omitempty"`
 	CreatedAt         *Time          `json:"createdAt,omitempty"`
 	UpdatedAt         *Time          `json:"updatedAt,omitempty"`
-	DeletedAt         *Time          `json:"deletedAt,omitempty"`
+	DeletedAt         *Time          `json:"deletedAt" nullable:"true"`
 }
 
 // SheetData links a parameter to a spreadsheet cell.
@@ -266,8 +268,11 @@ func normalizeParams(v *Validator, field string, params []Parameter, keep map[st
 		for j := range p.APICalls {
 			setID(&p.APICalls[j].ID)
 		}
-		if len(p.APICalls) > 0 && depth > 0 {
-			v.Add(f+".apiCalls", "a TABLE column cannot be filled by an API call")
+		if depth > 0 { // what fills a step's parameters works on them, not on the cells of a row
+			v.Check(len(p.APICalls) == 0, f+".apiCalls", "a TABLE column cannot be filled by an API call")
+			v.Check(p.ReadFromEntity == nil, f+".readFromEntity", "a TABLE column cannot be filled from an entity")
+			v.Check(p.ReadFromOtherMeasurementData == nil, f+".readFromOtherMeasurementData", "a TABLE column cannot be filled from another measurement")
+			v.Check(p.AutoFillEntityRelation == "", f+".autoFillEntityRelation", "a TABLE column cannot be filled from a linked record")
 		}
 		switch p.Type {
 		case TypeSelect, TypeMultiSelect:
@@ -409,6 +414,12 @@ func stamp(params []Parameter, prev map[string]Parameter, stepID string, entity 
 			}
 		}
 		stamp(p.Parameters, prev, stepID, entity, now)
+		var before *Parameter
+		if _, ok := prev[p.ID]; ok {
+			before = &old
+		}
+		p.CreatedAt, p.UpdatedAt = times(p, before, now, func(x *Parameter) (*Time, *Time) { return x.CreatedAt, x.UpdatedAt },
+			func(x *Parameter) { x.CreatedAt, x.UpdatedAt, x.Index = nil, nil, 0 })
 	}
 }
 

@@ -673,6 +673,34 @@ func (c *stepCheck) resolveOtherMeasurement(st *Step, p *Parameter, f string) er
 		}
 		return "", false
 	}
+	// readParameterId is a shorthand: copy that parameter of the other
+	// process into this step's parameter of the same name.
+	if r.ReadParameterID != "" {
+		id, ok := find(r.ReadParameterID)
+		var name string
+		for _, os := range other.Steps {
+			if _, op := paramByID(os.Parameters, id); op.ID != "" {
+				name = op.Name
+			}
+		}
+		_, target := paramByID(st.Parameters, "")
+		for _, sp := range st.Parameters {
+			if sp.Name == name && sp.ID != p.ID {
+				target = sp
+			}
+		}
+		switch {
+		case !ok:
+			c.v.Add(f+".readParameterId", "no parameter %q in process %q", r.ReadParameterID, other.Label)
+		case target.ID == "":
+			c.v.Add(f+".readParameterId", "no other parameter named %q in this step to copy it into", name)
+		default:
+			r.ReadParameterID = id
+			if !slices.ContainsFunc(r.SelectedFields, func(sf SelectedField) bool { return sf.ReadParameterID == id || sf.ReadParameterID == name }) {
+				r.SelectedFields = append(r.SelectedFields, SelectedField{ReadParameterID: id, WriteParameterID: target.ID})
+			}
+		}
+	}
 	if id, ok := find(r.SearchFieldID); ok {
 		r.SearchFieldID = id
 	} else {
