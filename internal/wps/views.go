@@ -435,9 +435,9 @@ func (r *run) actionViews() []MeasurementActionView {
 }
 
 // seatPermission is what a policy's seat may do at its step: APPROVE when
-// the policy grants action:approve or its role is ADMIN (approve or reject, and write data when
-// it grants action:write too), WRITE when it grants only action:write,
-// READ otherwise (the seat is filled by none of its holders' actions).
+// the policy grants action:approve or names role ADMIN (approve or reject,
+// and write data too when it grants action:write), WRITE when it grants
+// only action:write, READ otherwise (none of its holders' actions fill it).
 func seatPermission(pol Policy) string {
 	switch {
 	case slices.Contains(pol.Functions, string(FnActionApprove)) || slices.Contains(pol.Roles, RoleAdmin):
