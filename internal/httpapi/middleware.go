@@ -32,7 +32,12 @@ const (
 	principalKey ctxKey = iota
 	requestIDKey
 	clientKey
+	callerKey
 )
+
+// caller is where authentication leaves who called, for the access log
+// (which wraps it, and so cannot see the principal in the request's context).
+type caller struct{ p *wps.Principal }
 
 // clientInfo is what handlers may need of the connection.
 type clientInfo struct {
@@ -101,6 +106,8 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 		}
 		w.Header().Set("X-Request-Id", id)
 		ctx := context.WithValue(r.Context(), requestIDKey, id)
+		who := &caller{}
+		ctx = context.WithValue(ctx, callerKey, who)
 		rec := &recorder{ResponseWriter: w}
 		defer func() {
 			if v := recover(); v != nil {
@@ -117,8 +124,8 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 			}
 			attrs := []any{"method", r.Method, "path", r.URL.Path, "status", rec.status,
 				"ms", float64(time.Since(start).Microseconds()) / 1000, "request_id", id}
-			if p := principal(ctx); p != nil {
-				attrs = append(attrs, "org", p.OrgID, "user", p.UserID)
+			if who.p != nil {
+				attrs = append(attrs, "org", who.p.OrgID, "user", who.p.UserID)
 			}
 			s.log.LogAttrs(ctx, slog.LevelInfo, "request", slogAttrs(attrs)...)
 		}()
@@ -223,6 +230,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 				writeProblem(w, problemFor(r.Context(), s.log, err))
 				return
 			}
+			setCaller(r.Context(), p)
 			switch r.Method {
 			case http.MethodGet, http.MethodHead, http.MethodOptions:
 			default:
@@ -244,8 +252,16 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			writeProblem(w, problemFor(r.Context(), s.log, err))
 			return
 		}
+		setCaller(r.Context(), p)
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey, p)))
 	})
+}
+
+// setCaller tells the access log who called.
+func setCaller(ctx context.Context, p *wps.Principal) {
+	if c, _ := ctx.Value(callerKey).(*caller); c != nil {
+		c.p = p
+	}
 }
 
 func unauthorized(detail string) *Problem {

@@ -1,0 +1,46 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"wps/internal/httpapi"
+	"wps/internal/sqlstore"
+	tu "wps/internal/testutil"
+)
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// The access log names the caller's org and user.
+func TestAccessLogNamesTheCaller(t *testing.T) {
+	var buf lockedBuffer
+	env := tu.NewEnv(t, sqlstore.SQLite, tu.Options{API: httpapi.Options{Logger: slog.New(slog.NewTextHandler(&buf, nil))}})
+	me := env.Call(get, "/v1/users/me", env.AdminKey, nil, 200).JSON()
+	line := ""
+	for _, l := range strings.Split(buf.String(), "\n") {
+		if strings.Contains(l, "path=/v1/users/me") {
+			line = l
+		}
+	}
+	if !strings.Contains(line, "org="+env.OrgID) || !strings.Contains(line, "user="+me["id"].(string)) {
+		t.Fatalf("access log line: %q", line)
+	}
+}
