@@ -45,9 +45,9 @@ func (s *Scheduler) RunOnce(ctx context.Context) error {
 	_, err := s.svc.NotifyOverdue(ctx)
 	_, rerr := s.svc.RunRecurrences(ctx)
 	var serr error
-	if time.Since(s.swept) >= time.Minute {
+	if now := s.svc.Now().Time; now.Sub(s.swept) >= time.Minute || now.Before(s.swept) {
 		_, serr = s.svc.Sweep(ctx)
-		s.swept = time.Now()
+		s.swept = now
 	}
 	return errors.Join(err, rerr, serr)
 }

@@ -200,3 +200,43 @@ func TestCatchUpIsBounded(t *testing.T) {
 		}
 	})
 }
+
+// Idempotency records past their day are swept by the scheduler, all of
+// them however many there are, in bounded batches; younger ones stay.
+func TestSweepIdempotencyBacklog(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := tu.NewEnv(t, engine)
+		const old = 2500 // more than one batch
+		created := env.Clock.Now()
+		err := env.Service.Store().Write(context.Background(), func(tx wps.Tx) error {
+			for i := range old + 1 {
+				at := created
+				if i == old {
+					at = created.Add(2 * time.Hour) // younger than a day when the sweep runs
+				}
+				rec := wps.Idempotent{Scope: "key", Key: fmt.Sprint(i), RequestHash: "h", CreatedAt: wps.At(at), LeaseUntil: wps.At(at)}
+				if err := tx.ReserveIdempotent(rec); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sched := schedule.New(env.Service, schedule.Config{})
+		if err := sched.RunOnce(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if n := env.RawInt(`SELECT count(*) FROM idempotency`); n != old+1 {
+			t.Fatalf("%d records swept before their day", old+1-n)
+		}
+		env.Clock.Advance(wps.IdempotencyTTL + time.Hour)
+		if err := sched.RunOnce(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if n := env.RawInt(`SELECT count(*) FROM idempotency`); n != 1 {
+			t.Fatalf("%d records left after a sweep, want the 1 younger than a day", n)
+		}
+	})
+}

@@ -297,21 +297,39 @@ func (s *Service) ChangePassword(ctx context.Context, p *Principal, current, nex
 // Idempotency-Key is replayed.
 const IdempotencyTTL = 24 * time.Hour
 
+// sweepBatch and sweepBatches bound a sweep: each transaction deletes at
+// most sweepBatch rows of a table, and one run at most sweepBatches
+// transactions per table, so a backlog drains within a few runs while no
+// lock is held long.
+const sweepBatch, sweepBatches = 1000, 100
+
 // Sweep deletes what has expired: sessions past their end and idempotency
-// records past IdempotencyTTL, each in a bounded batch (a run that deleted
-// a full batch is followed by another). It returns how many rows went.
-// Several replicas may sweep at once.
+// records past IdempotencyTTL, in batches of sweepBatch rows, each in its
+// own transaction, until a batch is not full (or sweepBatches ran). It
+// returns how many rows went. Several replicas may sweep at once.
 func (s *Service) Sweep(ctx context.Context) (int, error) {
 	now := s.Now()
-	n := 0
-	err := s.store.Write(ctx, func(tx Tx) error {
-		sessions, err := tx.DeleteExpiredSessions(now, At(now.Add(-s.sessions.Idle)), 1000)
-		if err != nil {
-			return err
+	total := 0
+	for _, del := range []func(Tx) (int, error){
+		func(tx Tx) (int, error) {
+			return tx.DeleteExpiredSessions(now, At(now.Add(-s.sessions.Idle)), sweepBatch)
+		},
+		func(tx Tx) (int, error) { return tx.DeleteIdempotentBefore(At(now.Add(-IdempotencyTTL)), sweepBatch) },
+	} {
+		for range sweepBatches {
+			n := 0
+			err := s.store.Write(ctx, func(tx Tx) (err error) {
+				n, err = del(tx)
+				return err
+			})
+			if err != nil {
+				return total, err
+			}
+			total += n
+			if n < sweepBatch {
+				break
+			}
 		}
-		records, err := tx.DeleteIdempotentBefore(At(now.Add(-IdempotencyTTL)), 1000)
-		n = sessions + records
-		return err
-	})
-	return n, err
+	}
+	return total, nil
 }
