@@ -4,10 +4,15 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"wps/internal/apicall"
+	"wps/internal/httpapi"
 	"wps/internal/sqlstore"
 	tu "wps/internal/testutil"
 	"wps/internal/wps"
@@ -178,4 +183,86 @@ func TestIdempotencyRecovery(t *testing.T) {
 			}
 		})
 	})
+}
+
+// The lease of a pending key: renewed by its running request, and assumed
+// for records written before leases existed.
+func TestIdempotencyLease(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		const lease = 90 * time.Millisecond
+		release := make(chan struct{})
+		var calls atomic.Int32
+		slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			calls.Add(1)
+			<-release
+			_ = json.NewEncoder(w).Encode(map[string]any{"rate": 2})
+		}))
+		t.Cleanup(slow.Close)
+		t.Cleanup(func() { closeOnce(release) })
+		env := tu.NewEnv(t, engine, tu.Options{
+			API:      httpapi.Options{IdempotencyLease: lease},
+			APICalls: &apicall.Config{Hosts: []string{"127.0.0.1"}, AllowPrivate: true, Timeout: 3 * time.Second},
+		})
+		admin, err := env.Service.Authenticate(t.Context(), env.AdminKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": "Admins", "roles": []string{"ADMIN"}}, 201)
+		p := env.Call(post, "/v1/process", env.AdminKey, quoteProcess("Quote", call(slow.URL+"/rate", "resultPath", "rate")), 201).JSON()
+
+		t.Run("a running request keeps its key past the lease by renewing it", func(t *testing.T) {
+			body := map[string]any{"processUuid": p["id"], "parameters": map[string]any{"currency": "USD", "amount": 3}}
+			send := func() *tu.Response {
+				return env.Do(tu.Request{Method: post, Path: "/v1/measurements/simplified", Key: env.AdminKey, Body: body,
+					Header: map[string]string{"Idempotency-Key": "slow"}})
+			}
+			first := make(chan *tu.Response)
+			go func() { first <- send() }()
+			for calls.Load() == 0 { // the first request is running, waiting on the API call
+				time.Sleep(time.Millisecond)
+			}
+			env.Clock.Advance(time.Hour) // far past the lease it was given
+			time.Sleep(3 * lease)        // several renewals
+			tu.Problem(t, send(), 409, "")
+			closeOnce(release)
+			r := <-first
+			again := send()
+			if r.Status != 201 || again.Status != 201 || again.Header.Get("Idempotent-Replayed") != "true" || calls.Load() != 1 {
+				t.Fatalf("first %d %s, replay %d %s, %d calls", r.Status, r.Body, again.Status, again.Body, calls.Load())
+			}
+			if n := env.RawInt(`SELECT count(*) FROM measurements`); n != 1 {
+				t.Fatalf("%d measurements", n)
+			}
+		})
+		t.Run("a pending record without a lease is held for one lease from its creation", func(t *testing.T) {
+			// What a replica older than leases leaves while its request runs.
+			body := map[string]any{"name": "Old replica"}
+			b, _ := json.Marshal(body)
+			sum := sha256.Sum256(append([]byte("POST /v1/users/policies\n"), b...))
+			err := env.Service.Store().Write(t.Context(), func(tx wps.Tx) error {
+				return tx.ReserveIdempotent(wps.Idempotent{Scope: admin.KeyID, Key: "no-lease", RequestHash: hex.EncodeToString(sum[:]),
+					CreatedAt: env.Service.Now(), LeaseUntil: wps.FromMillis(0)})
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			send := func() *tu.Response {
+				return env.Do(tu.Request{Method: post, Path: "/v1/users/policies", Key: env.AdminKey, Body: body,
+					Header: map[string]string{"Idempotency-Key": "no-lease"}})
+			}
+			tu.Problem(t, send(), 409, "")
+			env.Clock.Advance(2 * lease)
+			if r := send(); r.Status != 201 {
+				t.Fatalf("after its lease: %d %s", r.Status, r.Body)
+			}
+		})
+	})
+}
+
+func closeOnce(c chan struct{}) {
+	select {
+	case <-c:
+	default:
+		close(c)
+	}
 }

@@ -498,8 +498,14 @@ func (s *Server) reserve(ctx context.Context, rec wps.Idempotent) (*wps.Idempote
 	err := s.svc.Store().Write(ctx, func(tx wps.Tx) error {
 		prior = nil
 		old, err := tx.GetIdempotent(rec.Scope, rec.Key)
+		// A record written before leases existed has none (0): its request
+		// holds the key for one lease from its start.
+		held := old.LeaseUntil.Time
+		if floor := old.CreatedAt.Add(s.idemLease); held.Before(floor) {
+			held = floor
+		}
 		switch {
-		case err == nil && old.CreatedAt.Add(wps.IdempotencyTTL).After(rec.CreatedAt.Time) && (old.Done || old.LeaseUntil.After(rec.CreatedAt.Time)):
+		case err == nil && old.CreatedAt.Add(wps.IdempotencyTTL).After(rec.CreatedAt.Time) && (old.Done || held.After(rec.CreatedAt.Time)):
 			prior = &old
 			return nil
 		case err == nil:
