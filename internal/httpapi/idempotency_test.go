@@ -190,15 +190,15 @@ func TestIdempotencyRecovery(t *testing.T) {
 func TestIdempotencyLease(t *testing.T) {
 	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
 		const lease = 90 * time.Millisecond
-		release := make(chan struct{})
+		gate := make(chan struct{}) // each call of the slow API waits for a value
 		var calls atomic.Int32
 		slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			calls.Add(1)
-			<-release
+			<-gate
 			_ = json.NewEncoder(w).Encode(map[string]any{"rate": 2})
 		}))
 		t.Cleanup(slow.Close)
-		t.Cleanup(func() { closeOnce(release) })
+		t.Cleanup(func() { close(gate) })
 		env := tu.NewEnv(t, engine, tu.Options{
 			API:      httpapi.Options{IdempotencyLease: lease},
 			APICalls: &apicall.Config{Hosts: []string{"127.0.0.1"}, AllowPrivate: true, Timeout: 3 * time.Second},
@@ -224,7 +224,7 @@ func TestIdempotencyLease(t *testing.T) {
 			env.Clock.Advance(time.Hour) // far past the lease it was given
 			time.Sleep(3 * lease)        // several renewals
 			tu.Problem(t, send(), 409, "")
-			closeOnce(release)
+			gate <- struct{}{}
 			r := <-first
 			again := send()
 			if r.Status != 201 || again.Status != 201 || again.Header.Get("Idempotent-Replayed") != "true" || calls.Load() != 1 {
@@ -233,6 +233,43 @@ func TestIdempotencyLease(t *testing.T) {
 			if n := env.RawInt(`SELECT count(*) FROM measurements`); n != 1 {
 				t.Fatalf("%d measurements", n)
 			}
+		})
+		t.Run("a request whose key was claimed anew leaves the new claim alone", func(t *testing.T) {
+			body := map[string]any{"processUuid": p["id"], "parameters": map[string]any{"currency": "EUR", "amount": 4}}
+			send := func() *tu.Response {
+				return env.Do(tu.Request{Method: post, Path: "/v1/measurements/simplified", Key: env.AdminKey, Body: body,
+					Header: map[string]string{"Idempotency-Key": "taken-over"}})
+			}
+			before := calls.Load()
+			first := make(chan *tu.Response)
+			go func() { first <- send() }()
+			for calls.Load() == before {
+				time.Sleep(time.Millisecond)
+			}
+			// As if its lease had run out (renewals failing) and a second
+			// request had claimed the key and were running.
+			var hash string
+			err := env.Service.Store().Write(t.Context(), func(tx wps.Tx) error {
+				old, err := tx.GetIdempotent(admin.KeyID, "taken-over")
+				if err != nil {
+					return err
+				}
+				hash = old.RequestHash
+				if err := tx.DeleteIdempotent(old.Scope, old.Key, old.CreatedAt); err != nil {
+					return err
+				}
+				later := old.CreatedAt.Add(time.Minute)
+				return tx.ReserveIdempotent(wps.Idempotent{Scope: old.Scope, Key: old.Key, RequestHash: hash,
+					CreatedAt: wps.At(later), LeaseUntil: wps.At(later.Add(time.Hour))})
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			gate <- struct{}{}
+			if r := <-first; r.Status != 201 {
+				t.Fatalf("first: %d %s", r.Status, r.Body)
+			}
+			tu.Problem(t, send(), 409, "") // the second claim still holds the key
 		})
 		t.Run("a pending record without a lease is held for one lease from its creation", func(t *testing.T) {
 			// What a replica older than leases leaves while its request runs.
@@ -257,12 +294,4 @@ func TestIdempotencyLease(t *testing.T) {
 			}
 		})
 	})
-}
-
-func closeOnce(c chan struct{}) {
-	select {
-	case <-c:
-	default:
-		close(c)
-	}
 }

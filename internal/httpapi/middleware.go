@@ -408,7 +408,7 @@ func (s *Server) idempotency(next http.Handler) http.Handler {
 			return
 		}
 
-		stopLease := s.renewLease(r.Context(), scope, key)
+		stopLease := s.renewLease(r.Context(), rec)
 		state := &idemState{}
 		out := &recorder{ResponseWriter: w, body: &bytes.Buffer{}}
 		completed := false
@@ -419,7 +419,7 @@ func (s *Server) idempotency(next http.Handler) http.Handler {
 			keep := completed && out.status < 500 && out.status != http.StatusUnauthorized && out.status != http.StatusTooManyRequests
 			err := s.svc.Store().Write(ctx, func(tx wps.Tx) error {
 				if !keep {
-					return tx.DeleteIdempotent(scope, key)
+					return tx.DeleteIdempotent(scope, key, rec.CreatedAt)
 				}
 				rec.Done, rec.Status, rec.Body = true, out.status, withoutSecrets(out.body.Bytes(), state.secrets)
 				rec.Header = map[string]string{}
@@ -439,13 +439,16 @@ func (s *Server) idempotency(next http.Handler) http.Handler {
 	})
 }
 
-// renewLease extends a pending record's lease while its request runs, a
-// third of the lease before it would run out; it stops when the returned
-// function is called.
-func (s *Server) renewLease(ctx context.Context, scope, key string) (stop func()) {
-	done := make(chan struct{})
+// renewLease extends the lease of the pending record rec while its request
+// runs, a third of the lease before it would run out; the returned function
+// stops it and returns once no renewal is under way. Only requests that run
+// that long write anything.
+func (s *Server) renewLease(ctx context.Context, rec wps.Idempotent) (stop func()) {
+	ctx = context.WithoutCancel(ctx)
+	done, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
-		t := time.NewTicker(s.idemLease / 3)
+		defer close(stopped)
+		t := time.NewTicker(max(s.idemLease/3, time.Millisecond))
 		defer t.Stop()
 		for {
 			select {
@@ -453,7 +456,7 @@ func (s *Server) renewLease(ctx context.Context, scope, key string) (stop func()
 				return
 			case <-t.C:
 				until := wps.At(s.svc.Now().Add(s.idemLease))
-				err := s.svc.Store().Write(context.WithoutCancel(ctx), func(tx wps.Tx) error { return tx.ExtendIdempotent(scope, key, until) })
+				err := s.svc.Store().Write(ctx, func(tx wps.Tx) error { return tx.ExtendIdempotent(rec.Scope, rec.Key, rec.CreatedAt, until) })
 				if err != nil {
 					s.log.WarnContext(ctx, "idempotency lease", "err", err, "request_id", requestID(ctx))
 				}
@@ -461,7 +464,10 @@ func (s *Server) renewLease(ctx context.Context, scope, key string) (stop func()
 		}
 	}()
 	var once sync.Once
-	return func() { once.Do(func() { close(done) }) }
+	return func() {
+		once.Do(func() { close(done) })
+		<-stopped
+	}
 }
 
 // withoutSecrets removes the named fields (dot paths) from a JSON answer.
@@ -509,7 +515,7 @@ func (s *Server) reserve(ctx context.Context, rec wps.Idempotent) (*wps.Idempote
 			prior = &old
 			return nil
 		case err == nil:
-			if err := tx.DeleteIdempotent(rec.Scope, rec.Key); err != nil {
+			if err := tx.DeleteIdempotent(old.Scope, old.Key, old.CreatedAt); err != nil {
 				return err
 			}
 		case !wps.IsCode(err, wps.CodeNotFound):

@@ -22,19 +22,20 @@ func (t *tx) ReserveIdempotent(r wps.Idempotent) error {
 	return t.err(err, "", "idempotency key in use")
 }
 
-func (t *tx) ExtendIdempotent(scope, key string, until wps.Time) error {
-	_, err := t.exec(`UPDATE idempotency SET lease_until = ? WHERE scope = ? AND key = ? AND done = ?`, until.Millis(), scope, key, false)
+func (t *tx) ExtendIdempotent(scope, key string, createdAt, until wps.Time) error {
+	_, err := t.exec(`UPDATE idempotency SET lease_until = ? WHERE scope = ? AND key = ? AND created_at = ? AND done = ?`,
+		until.Millis(), scope, key, createdAt.Millis(), false)
 	return t.err(err, "", "")
 }
 
 func (t *tx) CompleteIdempotent(r wps.Idempotent) error {
-	res, err := t.exec(`UPDATE idempotency SET done = ?, status = ?, header = ?, body = ? WHERE scope = ? AND key = ?`,
-		true, r.Status, jsonText(r.Header), string(r.Body), r.Scope, r.Key)
+	res, err := t.exec(`UPDATE idempotency SET done = ?, status = ?, header = ?, body = ? WHERE scope = ? AND key = ? AND created_at = ?`,
+		true, r.Status, jsonText(r.Header), string(r.Body), r.Scope, r.Key, r.CreatedAt.Millis())
 	return t.err(affected(res, err, "idempotency key"), "idempotency key", "")
 }
 
-func (t *tx) DeleteIdempotent(scope, key string) error {
-	_, err := t.exec(`DELETE FROM idempotency WHERE scope = ? AND key = ?`, scope, key)
+func (t *tx) DeleteIdempotent(scope, key string, createdAt wps.Time) error {
+	_, err := t.exec(`DELETE FROM idempotency WHERE scope = ? AND key = ? AND created_at = ?`, scope, key, createdAt.Millis())
 	return t.err(err, "", "")
 }
 

@@ -213,10 +213,13 @@ type Tx interface {
 	GetIdempotent(scope, key string) (Idempotent, error)
 	// ReserveIdempotent inserts a pending record; a conflict means the key is taken.
 	ReserveIdempotent(r Idempotent) error
+	// The next three touch only the record reserved at createdAt: a request
+	// whose lease ran out (and whose key was claimed anew) changes nothing.
 	// ExtendIdempotent renews a pending record's lease.
-	ExtendIdempotent(scope, key string, until Time) error
+	ExtendIdempotent(scope, key string, createdAt, until Time) error
+	// CompleteIdempotent keeps the answer; not found if the record is gone.
 	CompleteIdempotent(r Idempotent) error
-	DeleteIdempotent(scope, key string) error
+	DeleteIdempotent(scope, key string, createdAt Time) error
 	// DeleteIdempotentBefore removes up to limit records created before.
 	DeleteIdempotentBefore(before Time, limit int) (int, error)
 }
