@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -118,7 +119,7 @@ func TestIdempotencyRecovery(t *testing.T) {
 			}
 		})
 		t.Run("answers with a secret are kept without it; a replay answers the rest", func(t *testing.T) {
-			for _, c := range []struct {
+			for i, c := range []struct {
 				path   string
 				body   map[string]any
 				secret func(m map[string]any) any
@@ -127,8 +128,10 @@ func TestIdempotencyRecovery(t *testing.T) {
 				{"/v1/invites", map[string]any{"email": "ana@example.com"}, func(m map[string]any) any { return m["token"] }},
 				{"/v1/webhooks", map[string]any{"url": "http://127.0.0.1:9/hook"}, func(m map[string]any) any { return m["secret"] }},
 				{"/v1/webhooks/secret:rotate", map[string]any{}, func(m map[string]any) any { return m["secret"] }},
+				{"/v1/webhooks/secret:rotate", map[string]any{}, func(m map[string]any) any { return m["previous"] }},
 			} {
-				first := send(env.AdminKey, "secret"+c.path, c.path, c.body)
+				idem := "secret-" + strconv.Itoa(i)
+				first := send(env.AdminKey, idem, c.path, c.body)
 				if first.Status >= 300 {
 					t.Fatalf("%s: %d %s", c.path, first.Status, first.Body)
 				}
@@ -139,7 +142,7 @@ func TestIdempotencyRecovery(t *testing.T) {
 				if n := env.RawInt(`SELECT count(*) FROM idempotency WHERE body LIKE ?`, "%"+secret+"%"); n != 0 {
 					t.Fatalf("%s: the secret is stored", c.path)
 				}
-				again := send(env.AdminKey, "secret"+c.path, c.path, c.body)
+				again := send(env.AdminKey, idem, c.path, c.body)
 				if again.Status != first.Status || again.Header.Get("Idempotent-Replayed") != "true" || c.secret(again.JSON()) != nil ||
 					again.JSON()["id"] != first.JSON()["id"] {
 					t.Fatalf("%s replay: %d %s", c.path, again.Status, again.Body)
@@ -156,6 +159,9 @@ func TestIdempotencyRecovery(t *testing.T) {
 			}
 			if again.Status != 201 || again.JSON()["apiKey"].(map[string]any)["key"] != nil {
 				t.Fatalf("replay: %d %s", again.Status, again.Body)
+			}
+			if n := env.RawInt(`SELECT count(*) FROM idempotency WHERE body LIKE ?`, "%"+first.JSON()["apiKey"].(map[string]any)["key"].(string)+"%"); n != 0 {
+				t.Fatal("the new API key is stored")
 			}
 			if n := env.RawInt(`SELECT count(*) FROM users WHERE email = ?`, "bo@example.com"); n != 1 {
 				t.Fatalf("%d users", n)
