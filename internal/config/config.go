@@ -146,7 +146,7 @@ func (c Config) Validate() error {
 	case c.LogFormat != "text" && c.LogFormat != "json":
 		return fmt.Errorf("log format must be text or json")
 	case c.IdempotencyLease < 3*time.Millisecond:
-		return fmt.Errorf("idempotency lease must be positive")
+		return fmt.Errorf("idempotency lease must be at least 3ms (it is renewed every third of it)")
 	case c.SessionIdle <= 0 || c.SessionMaxAge <= 0:
 		return fmt.Errorf("session idle time and max age must be positive")
 	case c.SignInPerAccount < 1 || c.SignInPerAddress < 1:

@@ -18,6 +18,9 @@ func TestLoad(t *testing.T) {
 	if err != nil || h.APICallHeaders["fx.example.com"]["Authorization"] != "Bearer k" {
 		t.Fatalf("headers: %v %v", h.APICallHeaders, err)
 	}
+	if l, err := Load(func(k string) string { return map[string]string{"WPS_IDEMPOTENCY_LEASE": "45s"}[k] }, nil, io.Discard); err != nil || l.IdempotencyLease != 45*time.Second || c.IdempotencyLease != 30*time.Second {
+		t.Fatalf("idempotency lease: %v, default %v (%v)", l.IdempotencyLease, c.IdempotencyLease, err)
+	}
 	if c.Addr != "0.0.0.0:9000" || c.RateLimit != 7 || c.ShutdownTimeout != 3*time.Second || c.DatabaseURL != "" || c.MaxBodyBytes != 1<<20 {
 		t.Fatalf("config: %+v", c)
 	}
@@ -27,6 +30,8 @@ func TestLoad(t *testing.T) {
 		{"WPS_LOG_FORMAT": "xml"},
 		{"WPS_SHUTDOWN_TIMEOUT": "soon"},
 		{"WPS_API_CALL_HEADERS": "Authorization: x"},
+		{"WPS_IDEMPOTENCY_LEASE": "soon"},
+		{"WPS_IDEMPOTENCY_LEASE": "0s"},
 	} {
 		if _, err := Load(func(k string) string { return bad[k] }, nil, io.Discard); err == nil {
 			t.Errorf("%v was accepted", bad)
