@@ -78,6 +78,8 @@ func TestUsers(t *testing.T) {
 			tu.Problem(t, env.Do(tu.Request{Method: patch, Path: users + me, Key: hrKey, Body: map[string]any{"status": "DEACTIVATED"}}), 409, "")
 			tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/roles/revoke", Key: env.AdminKey, Body: map[string]any{"userId": me, "role": "ADMIN"}}), 409, "")
 			env.Call(get, "/v1/users/me", env.AdminKey, nil, 200)
+			// The deactivated admin's role can go: the active one stays.
+			env.Call(post, "/v1/roles/revoke", env.AdminKey, map[string]any{"userId": otherID, "role": "ADMIN"}, 200)
 		})
 	})
 }

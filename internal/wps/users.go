@@ -200,7 +200,7 @@ func (s *Service) AssignRole(ctx context.Context, p *Principal, userID, role str
 
 // RevokeRole takes a role from a user (idempotent) and returns the user's
 // roles. Errors: as AssignRole, plus CodeConflict when it would remove the
-// org's last ADMIN.
+// org's last active ADMIN.
 func (s *Service) RevokeRole(ctx context.Context, p *Principal, userID, role string) ([]string, error) {
 	return s.changeRole(ctx, p, userID, role, false)
 }
@@ -226,7 +226,7 @@ func (s *Service) changeRole(ctx context.Context, p *Principal, userID, role str
 			roles = append(slices.Clone(u.Roles), role)
 			slices.Sort(roles)
 		case !assign && has:
-			if role == RoleAdmin {
+			if role == RoleAdmin && u.Status == UserActive { // a deactivated admin is not counted
 				n, err := tx.CountUsersWithRole(p.OrgID, RoleAdmin)
 				if err != nil {
 					return err
