@@ -3,7 +3,9 @@ package httpapi_test
 import (
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -240,5 +242,62 @@ func BenchmarkSignInUnderAttack(b *testing.B) {
 		if refused := <-done; refused < 9900 {
 			b.Fatalf("only %d of 10,000 wrong sign-ins were refused unhashed", refused)
 		}
+	})
+}
+
+// signInFrom signs in as a client at addr (the handler sees it as the peer).
+func signInFrom(env *tu.Env, addr, email, password string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(post, "/v1/sessions", strings.NewReader(`{"email":"`+email+`","password":"`+password+`"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.RemoteAddr = addr + ":1234"
+	w := httptest.NewRecorder()
+	env.Server.Config.Handler.ServeHTTP(w, req)
+	return w
+}
+
+// Failed sign-ins are throttled per client address: past its burst an
+// address is refused before any hashing, even when its guesses arrive all
+// at once; other addresses are not.
+func TestSessionThrottlePerAddress(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := tu.NewEnv(t, engine, tu.Options{Sessions: wps.SessionConfig{AddressBurst: 5, AccountBurst: 1000}})
+		invitee(t, env, "ana@example.com", goodPassword)
+
+		t.Run("one guess after another", func(t *testing.T) {
+			for i := range 5 {
+				if w := signInFrom(env, "10.0.0.1", "guess"+strconv.Itoa(i)+"@example.com", "guess guess guess"); w.Code != 401 {
+					t.Fatalf("guess %d: %d %s", i, w.Code, w.Body)
+				}
+			}
+			w := signInFrom(env, "10.0.0.1", "ana@example.com", goodPassword)
+			if w.Code != 429 || w.Header().Get("Retry-After") != "10" {
+				t.Fatalf("after the burst: %d, Retry-After %q", w.Code, w.Header().Get("Retry-After"))
+			}
+			if w := signInFrom(env, "10.0.0.2", "ana@example.com", goodPassword); w.Code != 201 {
+				t.Fatalf("another address: %d %s", w.Code, w.Body)
+			}
+			env.Clock.Advance(10 * time.Second)
+			if w := signInFrom(env, "10.0.0.1", "ana@example.com", goodPassword); w.Code != 201 {
+				t.Fatalf("after the refill: %d %s", w.Code, w.Body)
+			}
+		})
+		t.Run("guesses sent at once", func(t *testing.T) {
+			codes := make(chan int, 40)
+			var wg sync.WaitGroup
+			for i := range cap(codes) {
+				wg.Go(func() {
+					codes <- signInFrom(env, "10.0.0.3", "guess"+strconv.Itoa(i)+"@example.com", "guess guess guess").Code
+				})
+			}
+			wg.Wait()
+			close(codes)
+			n := map[int]int{}
+			for c := range codes {
+				n[c]++
+			}
+			if n[401] > 5 || n[401]+n[429] != cap(codes) {
+				t.Fatalf("40 guesses at once from one address, burst 5: %v", n)
+			}
+		})
 	})
 }
