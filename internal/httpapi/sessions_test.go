@@ -179,25 +179,34 @@ func TestSessions(t *testing.T) {
 	})
 }
 
-// An email in two orgs signs in to the one named, else the most recently used.
+// An email in two orgs signs in to the one named, else the most recently
+// used of those where it can sign in.
 func TestSignInPicksTheOrg(t *testing.T) {
-	env := tu.NewEnv(t, sqlstore.SQLite)
-	invitee(t, env, "ana@example.com", goodPassword)
-	otherAdmin := env.NewOrg("Globex")
-	inv := env.Call(post, "/v1/invites", otherAdmin, map[string]any{"email": "ana@example.com"}, 201).JSON()
-	env.Call(post, "/v1/invites/accept", "", map[string]any{"token": inv["token"], "password": goodPassword}, 201)
-	globex := env.Call(get, "/v1/organizations", otherAdmin, nil, 200).JSON()["id"].(string)
-	first := env.Call(post, "/v1/sessions", "", map[string]any{"email": "ana@example.com", "password": goodPassword, "orgId": env.OrgID}, 201).JSON()
-	if first["user"].(map[string]any)["orgId"] != env.OrgID {
-		t.Fatalf("orgId picked %v", first["user"])
-	}
-	env.Clock.Advance(time.Minute)
-	env.Call(post, "/v1/sessions", "", map[string]any{"email": "ana@example.com", "password": goodPassword, "orgId": globex}, 201)
-	env.Clock.Advance(time.Minute)
-	last := env.Call(post, "/v1/sessions", "", map[string]any{"email": "ana@example.com", "password": goodPassword}, 201).JSON()
-	if last["user"].(map[string]any)["orgId"] != globex {
-		t.Fatalf("the most recently used org is %s; got %v", globex, last["user"])
-	}
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := tu.NewEnv(t, engine)
+		invitee(t, env, "ana@example.com", goodPassword)
+		otherAdmin := env.NewOrg("Globex")
+		inv := env.Call(post, "/v1/invites", otherAdmin, map[string]any{"email": "ana@example.com"}, 201).JSON()
+		anaThere := env.Call(post, "/v1/invites/accept", "", map[string]any{"token": inv["token"], "password": goodPassword}, 201).JSON()["user"].(map[string]any)["id"].(string)
+		globex := env.Call(get, "/v1/organizations", otherAdmin, nil, 200).JSON()["id"].(string)
+		orgOf := func(body map[string]any) any {
+			env.Clock.Advance(time.Minute)
+			return env.Call(post, "/v1/sessions", "", body, 201).JSON()["user"].(map[string]any)["orgId"]
+		}
+		if got := orgOf(map[string]any{"email": "ana@example.com", "password": goodPassword, "orgId": env.OrgID}); got != env.OrgID {
+			t.Fatalf("orgId %s picked %v", env.OrgID, got)
+		}
+		orgOf(map[string]any{"email": "ana@example.com", "password": goodPassword, "orgId": globex})
+		if got := orgOf(map[string]any{"email": "ana@example.com", "password": goodPassword}); got != globex {
+			t.Fatalf("the most recently used org is %s; got %v", globex, got)
+		}
+		// Offboarded from Globex, Ana still signs in to Acme without naming it.
+		env.Call(patch, "/v1/users/"+anaThere, otherAdmin, map[string]any{"status": "DEACTIVATED"}, 200)
+		if got := orgOf(map[string]any{"email": "ana@example.com", "password": goodPassword}); got != env.OrgID {
+			t.Fatalf("after deactivation in the most recent org: %v", got)
+		}
+		tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/sessions", Body: map[string]any{"email": "ana@example.com", "password": goodPassword, "orgId": globex}}), 401, "")
+	})
 }
 
 // 10,000 wrong sign-ins from one address must not slow another user's

@@ -174,9 +174,9 @@ func (s *Service) SignIn(ctx context.Context, in SignInInput) (SignedIn, error) 
 	}); err != nil {
 		return SignedIn{}, err
 	}
-	var u User
+	var u User // the org named, else the most recently used where the user can sign in
 	for _, c := range candidates {
-		if in.OrgID == "" || c.OrgID == in.OrgID {
+		if c.OrgID == in.OrgID || in.OrgID == "" && c.Status == UserActive && c.PasswordHash != "" {
 			u = c
 			break
 		}
