@@ -193,12 +193,15 @@ func (s *Service) SignIn(ctx context.Context, in SignInInput) (SignedIn, error) 
 	sess := Session{ID: NewID(), OrgID: u.OrgID, UserID: u.ID, TokenHash: HashSecret(token), CreatedAt: at, LastSeenAt: at,
 		ExpiresAt: At(at.Add(s.sessions.MaxAge))}
 	err = s.store.Write(ctx, func(tx Tx) error {
-		cur, err := tx.GetUser(u.OrgID, u.ID)
+		cur, err := activeUser(tx, u.OrgID, u.ID)
+		if IsCode(err, CodeUnauthorized) {
+			return errSignIn // deactivated meanwhile
+		}
 		if err != nil {
 			return err
 		}
-		if cur.Status != UserActive { // deactivated meanwhile
-			return errSignIn
+		if cur.PasswordHash != u.PasswordHash {
+			return errSignIn // the password changed meanwhile
 		}
 		cur.LastSignInAt = at
 		if err := tx.UpdateUser(cur); err != nil {
@@ -276,7 +279,8 @@ func (s *Service) SignOut(ctx context.Context, p *Principal) error {
 
 // ChangePassword sets the caller's password; the current one is required
 // once one is set. Every other session of the user ends. Errors:
-// CodeInvalid (a new password of the wrong length, a wrong current one).
+// CodeInvalid (a new password of the wrong length, a wrong current one),
+// CodeConflict when another change of the password came first.
 func (s *Service) ChangePassword(ctx context.Context, p *Principal, current, next string) error {
 	var v Validator
 	checkPassword(&v, "newPassword", next)
@@ -302,12 +306,15 @@ func (s *Service) ChangePassword(ctx context.Context, p *Principal, current, nex
 	}
 	defer s.keys.forget(p.OrgID)
 	return s.store.Write(ctx, func(tx Tx) error {
-		u, err := tx.GetUser(p.OrgID, p.UserID)
+		cur, err := activeUser(tx, p.OrgID, p.UserID)
 		if err != nil {
 			return err
 		}
-		u.PasswordHash, u.UpdatedAt = hash, s.Now()
-		if err := tx.UpdateUser(u); err != nil {
+		if cur.PasswordHash != u.PasswordHash {
+			return Errorf(CodeConflict, "the password was changed meanwhile; try again")
+		}
+		cur.PasswordHash, cur.UpdatedAt = hash, s.Now()
+		if err := tx.UpdateUser(cur); err != nil {
 			return err
 		}
 		return tx.DeleteSessions(p.OrgID, p.UserID, p.SessionID)
