@@ -54,7 +54,9 @@ func TestUsers(t *testing.T) {
 			_, bare := member(t, env, "bare@example.com")
 			tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/users/me/api-keys", Key: bare, Body: map[string]any{"name": "x"}}), 403, "")
 			env.Call(get, "/v1/users/me", bare, nil, 200)
-			env.Call(get, "/v1/users/me/api-keys", bare, nil, 200)
+			own := env.Call(get, "/v1/users/me/api-keys", bare, nil, 200).JSON()["data"].([]any)
+			env.Call(del, "/v1/users/me/api-keys/"+own[0].(map[string]any)["id"].(string), bare, nil, 204)
+			tu.Problem(t, env.Do(tu.Request{Method: get, Path: "/v1/users/me", Key: bare}), 401, "")
 		})
 		t.Run("deactivation stops every key at once; reactivation brings none back", func(t *testing.T) {
 			env.Call(get, "/v1/users/me", anaKey, nil, 200) // cached

@@ -3,12 +3,14 @@ package httpapi_test
 import (
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"wps/internal/httpapi"
 	"wps/internal/sqlstore"
 	tu "wps/internal/testutil"
 	"wps/internal/wps"
@@ -309,4 +311,54 @@ func TestSessionThrottlePerAddress(t *testing.T) {
 			}
 		})
 	})
+}
+
+// A wrong password and an unknown email take about the same time: both
+// check one hash (medians of alternating tries, within a factor of 2).
+func TestSignInTimesAlike(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := tu.NewEnv(t, engine, tu.Options{Sessions: wps.SessionConfig{AccountBurst: 1000, AddressBurst: 1000}})
+		invitee(t, env, "ana@example.com", goodPassword)
+		took := func(email string) time.Duration {
+			start := time.Now()
+			tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/sessions", Body: map[string]any{"email": email, "password": "not the password"}}), 401, "")
+			return time.Since(start)
+		}
+		var wrong, unknown []time.Duration
+		for range 9 {
+			wrong = append(wrong, took("ana@example.com"))
+			unknown = append(unknown, took("nobody@example.com"))
+		}
+		median := func(d []time.Duration) time.Duration { slices.Sort(d); return d[len(d)/2] }
+		w, u := median(wrong), median(unknown)
+		if r := float64(u) / float64(w); r < 0.5 || r > 2 {
+			t.Fatalf("median wrong password %v, unknown email %v (ratio %.2f)", w, u, r)
+		}
+		t.Logf("median wrong password %v, unknown email %v", w, u)
+	})
+}
+
+// The session cookie is Secure when the request came over TLS, or always
+// with SecureCookies (TLS ending at a proxy in front).
+func TestSessionCookieSecure(t *testing.T) {
+	secure := func(env *tu.Env, url string) bool {
+		req := httptest.NewRequest(post, url, strings.NewReader(`{"email":"ana@example.com","password":"`+goodPassword+`"}`))
+		req.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		env.Server.Config.Handler.ServeHTTP(w, req)
+		if w.Code != 201 {
+			t.Fatalf("sign in: %d %s", w.Code, w.Body)
+		}
+		return strings.Contains(w.Header().Get("Set-Cookie"), "; Secure")
+	}
+	env := tu.NewEnv(t, sqlstore.SQLite)
+	invitee(t, env, "ana@example.com", goodPassword)
+	if !secure(env, "https://wps.example/v1/sessions") || secure(env, "http://wps.example/v1/sessions") {
+		t.Fatal("Secure should follow TLS")
+	}
+	proxied := tu.NewEnv(t, sqlstore.SQLite, tu.Options{API: httpapi.Options{SecureCookies: true}})
+	invitee(t, proxied, "ana@example.com", goodPassword)
+	if !secure(proxied, "http://wps.example/v1/sessions") {
+		t.Fatal("SecureCookies: the cookie is not Secure over plain HTTP")
+	}
 }
