@@ -88,6 +88,18 @@ func TestSessions(t *testing.T) {
 				t.Fatalf("the session is not stored by its hash (%d rows)", n)
 			}
 		})
+		t.Run("a sign-in is never replayed nor kept for an Idempotency-Key", func(t *testing.T) {
+			body := map[string]any{"email": "ana@example.com", "password": goodPassword}
+			h := map[string]string{"Idempotency-Key": "sign-in-1"}
+			first := env.Do(tu.Request{Method: post, Path: "/v1/sessions", Body: body, Header: h})
+			second := env.Do(tu.Request{Method: post, Path: "/v1/sessions", Body: body, Header: h})
+			if first.Status != 201 || second.Status != 201 || first.JSON()["csrfToken"] == second.JSON()["csrfToken"] {
+				t.Fatalf("two sign-ins with one key: %d %s, %d %s", first.Status, first.Body, second.Status, second.Body)
+			}
+			if n := env.RawInt(`SELECT count(*) FROM idempotency WHERE key = ?`, "sign-in-1"); n != 0 {
+				t.Fatalf("%d idempotency records of a sign-in", n)
+			}
+		})
 		t.Run("the cookie authenticates; unsafe methods need the CSRF token", func(t *testing.T) {
 			s := signIn(t, env, "ana@example.com", goodPassword)
 			if r := s.do(env, get, "/v1/users/me", nil, false); r.Status != 200 {
