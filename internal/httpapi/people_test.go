@@ -54,7 +54,9 @@ func TestUsers(t *testing.T) {
 			_, bare := member(t, env, "bare@example.com")
 			tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/users/me/api-keys", Key: bare, Body: map[string]any{"name": "x"}}), 403, "")
 			env.Call(get, "/v1/users/me", bare, nil, 200)
-			env.Call(get, "/v1/users/me/api-keys", bare, nil, 200)
+			own := env.Call(get, "/v1/users/me/api-keys", bare, nil, 200).JSON()["data"].([]any)
+			env.Call(del, "/v1/users/me/api-keys/"+own[0].(map[string]any)["id"].(string), bare, nil, 204)
+			tu.Problem(t, env.Do(tu.Request{Method: get, Path: "/v1/users/me", Key: bare}), 401, "")
 		})
 		t.Run("deactivation stops every key at once; reactivation brings none back", func(t *testing.T) {
 			env.Call(get, "/v1/users/me", anaKey, nil, 200) // cached
@@ -78,17 +80,22 @@ func TestUsers(t *testing.T) {
 			tu.Problem(t, env.Do(tu.Request{Method: patch, Path: users + me, Key: hrKey, Body: map[string]any{"status": "DEACTIVATED"}}), 409, "")
 			tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/roles/revoke", Key: env.AdminKey, Body: map[string]any{"userId": me, "role": "ADMIN"}}), 409, "")
 			env.Call(get, "/v1/users/me", env.AdminKey, nil, 200)
+			// The deactivated admin's role can go: the active one stays.
+			env.Call(post, "/v1/roles/revoke", env.AdminKey, map[string]any{"userId": otherID, "role": "ADMIN"}, 200)
 		})
 	})
 }
 
-// Deactivation racing with a user's requests: once the PATCH has answered,
-// no request of that user succeeds, on this replica at once.
+// Deactivation racing with a user's requests, by API key and by session:
+// once the PATCH has answered, no request of that user succeeds, on this
+// replica at once.
 func TestDeactivationRace(t *testing.T) {
 	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
 		env := tu.NewEnv(t, engine)
 		env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": "Inspector", "roles": []string{"INSPECTOR"}, "functions": []string{"measurement:read"}}, 201)
-		id, key := member(t, env, "ana@example.com", "INSPECTOR")
+		key := invitee(t, env, "ana@example.com", goodPassword, "INSPECTOR")
+		id := env.Call(get, "/v1/users/me", key, nil, 200).JSON()["id"].(string)
+		sess := signIn(t, env, "ana@example.com", goodPassword)
 		var deactivated atomic.Bool
 		var late atomic.Int64 // successes of requests sent after the PATCH answered
 		stop := make(chan struct{})
@@ -97,7 +104,7 @@ func TestDeactivationRace(t *testing.T) {
 		var once sync.Once
 		halt := func() { once.Do(func() { close(stop) }) }
 		defer halt()
-		for range 8 {
+		for i := range 8 {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -108,11 +115,16 @@ func TestDeactivationRace(t *testing.T) {
 					default:
 					}
 					after := deactivated.Load()
-					r := env.Do(tu.Request{Method: get, Path: "/v1/users/me", Key: key})
-					if after && r.Status == 200 {
+					var r *tu.Response
+					if i%2 == 0 {
+						r = env.Do(tu.Request{Method: get, Path: "/v1/users/me", Key: key})
+					} else {
+						r = sess.do(env, post, "/v1/users/me/api-keys", map[string]any{"name": "x"}, true)
+					}
+					if after && r.Status < 300 {
 						late.Add(1)
 					}
-					if r.Status != 200 && r.Status != 401 && r.Status != 429 {
+					if r.Status != 200 && r.Status != 201 && r.Status != 401 && r.Status != 429 {
 						t.Errorf("status %d: %s", r.Status, r.Body)
 					}
 				}
@@ -133,6 +145,11 @@ func TestDeactivationRace(t *testing.T) {
 		}
 		if !strings.Contains(string(env.Do(tu.Request{Method: get, Path: "/v1/users/me", Key: key}).Body), "invalid API key") {
 			t.Fatal("the key still works")
+		}
+		tu.Problem(t, sess.do(env, get, "/v1/users/me", nil, false), 401, "")
+		// Keys the session made before the deactivation were revoked with it.
+		if n := env.RawInt(`SELECT count(*) FROM api_keys WHERE user_id = ? AND revoked_at IS NULL`, id); n != 0 {
+			t.Fatalf("%d live keys after deactivation", n)
 		}
 	})
 }

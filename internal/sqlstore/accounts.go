@@ -177,6 +177,11 @@ func (t *tx) GetUser(orgID, userID string) (wps.User, error) {
 	return u, t.err(err, "user", "")
 }
 
+func (t *tx) LockUser(orgID, userID string) (wps.User, error) {
+	u, err := scanUser(t.queryRow(`SELECT `+userCols+` FROM users WHERE org_id = ? AND id = ?`+t.forUpdate(), orgID, userID))
+	return u, t.err(err, "user", "")
+}
+
 func (t *tx) FindUserByEmail(orgID, email string) (wps.User, error) {
 	u, err := scanUser(t.queryRow(`SELECT `+userCols+` FROM users WHERE org_id = ? AND email = ? AND email <> ''`, orgID, email))
 	return u, t.err(err, "user", "")

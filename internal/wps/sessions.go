@@ -7,8 +7,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"golang.org/x/time/rate"
 )
 
 // SessionPrefix starts every session token (the cookie's value).
@@ -46,43 +44,46 @@ func (c *SessionConfig) defaults() {
 	}
 }
 
-// throttle counts failed sign-ins per key in token buckets: a key whose
-// bucket is empty is refused before any password is hashed, so that
-// guessing costs the server almost nothing. It lives in the replica's
-// memory (each replica throttles alone).
+// throttle limits sign-in attempts per key (an email, an address) with
+// token buckets: an attempt takes a token before its password is hashed,
+// and one that succeeds gives it back, so what is counted is failures,
+// including those still being hashed. A key whose bucket is empty is
+// refused at once, so guessing costs the server almost nothing, however
+// many guesses arrive together. It lives in the replica's memory (each
+// replica throttles alone).
 type throttle struct {
 	mu      sync.Mutex
-	limit   rate.Limit
-	burst   int
-	buckets map[string]*rate.Limiter
+	refill  time.Duration // one token comes back this often
+	burst   float64
+	buckets map[string]*tokens
 	swept   time.Time
 }
 
+type tokens struct {
+	n  float64
+	at time.Time
+}
+
 func newThrottle(burst int, refill time.Duration) *throttle {
-	return &throttle{limit: rate.Every(refill), burst: burst, buckets: map[string]*rate.Limiter{}}
+	return &throttle{refill: refill, burst: float64(burst), buckets: map[string]*tokens{}}
 }
 
-// wait is how long key must wait before its next attempt (0: go ahead).
-func (t *throttle) wait(key string, now time.Time) time.Duration {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	b := t.buckets[key]
-	if b == nil {
-		return 0
+// fill brings b's count up to now.
+func (t *throttle) fill(b *tokens, now time.Time) {
+	if now.After(b.at) {
+		b.n = min(t.burst, b.n+float64(now.Sub(b.at))/float64(t.refill))
+		b.at = now
 	}
-	if tokens := b.TokensAt(now); tokens < 1 {
-		return time.Duration((1 - tokens) / float64(t.limit) * float64(time.Second))
-	}
-	return 0
 }
 
-// fail takes a token from key's bucket.
-func (t *throttle) fail(key string, now time.Time) {
+// take takes a token from key's bucket, or says how long until one is
+// there (and takes nothing).
+func (t *throttle) take(key string, now time.Time) time.Duration {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if now.Sub(t.swept) > time.Minute { // forget buckets that are full again
 		for k, b := range t.buckets {
-			if b.TokensAt(now) >= float64(t.burst) {
+			if t.fill(b, now); b.n >= t.burst {
 				delete(t.buckets, k)
 			}
 		}
@@ -90,13 +91,27 @@ func (t *throttle) fail(key string, now time.Time) {
 	}
 	b := t.buckets[key]
 	if b == nil {
-		b = rate.NewLimiter(t.limit, t.burst)
+		b = &tokens{n: t.burst, at: now}
 		t.buckets[key] = b
 	}
-	b.AllowN(now, 1)
+	t.fill(b, now)
+	if b.n < 1 {
+		return time.Duration((1 - b.n) * float64(t.refill))
+	}
+	b.n--
+	return 0
 }
 
-// forget empties key's count (after a sign-in that succeeded).
+// refund gives back the token of an attempt that did not fail.
+func (t *throttle) refund(key string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if b := t.buckets[key]; b != nil {
+		b.n = min(t.burst, b.n+1)
+	}
+}
+
+// forget empties key's count (an account after a sign-in that succeeded).
 func (t *throttle) forget(key string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -139,8 +154,15 @@ func (s *Service) SignIn(ctx context.Context, in SignInInput) (SignedIn, error) 
 	email := strings.ToLower(strings.TrimSpace(in.Email))
 	now := s.now()
 	account, addr := "email:"+email, "addr:"+in.Address
-	if w := max(s.byAccount.wait(account, now), s.byAddress.wait(addr, now)); w > 0 {
-		return SignedIn{}, &Error{Code: CodeRateLimited, Message: "too many failed sign-ins; retry later", RetryAfter: w}
+	throttled := func(w time.Duration) error {
+		return &Error{Code: CodeRateLimited, Message: "too many failed sign-ins; retry later", RetryAfter: w}
+	}
+	if w := s.byAddress.take(addr, now); w > 0 {
+		return SignedIn{}, throttled(w)
+	}
+	if w := s.byAccount.take(account, now); w > 0 {
+		s.byAddress.refund(addr)
+		return SignedIn{}, throttled(w)
 	}
 	if len(in.Password) > MaxPasswordLength {
 		in.Password = in.Password[:MaxPasswordLength]
@@ -152,9 +174,9 @@ func (s *Service) SignIn(ctx context.Context, in SignInInput) (SignedIn, error) 
 	}); err != nil {
 		return SignedIn{}, err
 	}
-	var u User
+	var u User // the org named, else the most recently used where the user can sign in
 	for _, c := range candidates {
-		if in.OrgID == "" || c.OrgID == in.OrgID {
+		if c.OrgID == in.OrgID || in.OrgID == "" && c.Status == UserActive && c.PasswordHash != "" {
 			u = c
 			break
 		}
@@ -164,22 +186,22 @@ func (s *Service) SignIn(ctx context.Context, in SignInInput) (SignedIn, error) 
 		return SignedIn{}, err
 	}
 	if !ok || u.ID == "" || u.Status != UserActive {
-		s.byAccount.fail(account, now)
-		s.byAddress.fail(addr, now)
 		return SignedIn{}, errSignIn
 	}
-	s.byAccount.forget(account)
 	at := s.Now()
 	token := newSecret(SessionPrefix)
 	sess := Session{ID: NewID(), OrgID: u.OrgID, UserID: u.ID, TokenHash: HashSecret(token), CreatedAt: at, LastSeenAt: at,
 		ExpiresAt: At(at.Add(s.sessions.MaxAge))}
 	err = s.store.Write(ctx, func(tx Tx) error {
-		cur, err := tx.GetUser(u.OrgID, u.ID)
+		cur, err := activeUser(tx, u.OrgID, u.ID)
+		if IsCode(err, CodeUnauthorized) {
+			return errSignIn // deactivated meanwhile
+		}
 		if err != nil {
 			return err
 		}
-		if cur.Status != UserActive { // deactivated meanwhile
-			return errSignIn
+		if cur.PasswordHash != u.PasswordHash {
+			return errSignIn // the password changed meanwhile
 		}
 		cur.LastSignInAt = at
 		if err := tx.UpdateUser(cur); err != nil {
@@ -191,6 +213,8 @@ func (s *Service) SignIn(ctx context.Context, in SignInInput) (SignedIn, error) 
 	if err != nil {
 		return SignedIn{}, err
 	}
+	s.byAddress.refund(addr) // a success costs the address nothing, and clears the account
+	s.byAccount.forget(account)
 	return SignedIn{Token: token, CSRFToken: CSRFToken(token), User: u, ExpiresAt: sess.ExpiresAt}, nil
 }
 
@@ -255,7 +279,8 @@ func (s *Service) SignOut(ctx context.Context, p *Principal) error {
 
 // ChangePassword sets the caller's password; the current one is required
 // once one is set. Every other session of the user ends. Errors:
-// CodeInvalid (a new password of the wrong length, a wrong current one).
+// CodeInvalid (a new password of the wrong length, a wrong current one),
+// CodeConflict when another change of the password came first.
 func (s *Service) ChangePassword(ctx context.Context, p *Principal, current, next string) error {
 	var v Validator
 	checkPassword(&v, "newPassword", next)
@@ -281,12 +306,15 @@ func (s *Service) ChangePassword(ctx context.Context, p *Principal, current, nex
 	}
 	defer s.keys.forget(p.OrgID)
 	return s.store.Write(ctx, func(tx Tx) error {
-		u, err := tx.GetUser(p.OrgID, p.UserID)
+		cur, err := activeUser(tx, p.OrgID, p.UserID)
 		if err != nil {
 			return err
 		}
-		u.PasswordHash, u.UpdatedAt = hash, s.Now()
-		if err := tx.UpdateUser(u); err != nil {
+		if cur.PasswordHash != u.PasswordHash {
+			return Errorf(CodeConflict, "the password was changed meanwhile; try again")
+		}
+		cur.PasswordHash, cur.UpdatedAt = hash, s.Now()
+		if err := tx.UpdateUser(cur); err != nil {
 			return err
 		}
 		return tx.DeleteSessions(p.OrgID, p.UserID, p.SessionID)

@@ -32,6 +32,10 @@ type Tx interface {
 
 	CreateUser(u User) error
 	GetUser(orgID, userID string) (User, error)
+	// LockUser is GetUser that also locks the user's row (PostgreSQL) until
+	// the transaction ends: changes that depend on the user's status or
+	// password serialize on it.
+	LockUser(orgID, userID string) (User, error)
 	FindUserByEmail(orgID, email string) (User, error)
 	ListUsers(orgID string, p Page) ([]User, int, error)
 	SetUserRoles(orgID, userID string, roles []string, at Time) error

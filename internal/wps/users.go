@@ -29,7 +29,8 @@ func (s *Service) ListUsers(ctx context.Context, p *Principal, page Page) ([]Use
 
 // CreateAPIKey makes a new key for the caller; its secret is shown once.
 // A user who holds no policy (and is not ADMIN) may do nothing with a key,
-// so gets none: CodeForbidden.
+// so gets none: CodeForbidden. CodeUnauthorized when the user was
+// deactivated while the request ran.
 func (s *Service) CreateAPIKey(ctx context.Context, p *Principal, name string) (APIKey, error) {
 	if !p.IsAdmin() && len(p.Policies) == 0 {
 		return APIKey{}, Errorf(CodeForbidden, "you hold no policy; an API key would allow nothing")
@@ -39,7 +40,24 @@ func (s *Service) CreateAPIKey(ctx context.Context, p *Principal, name string) (
 		return APIKey{}, Invalid("name", "must be 1 to 100 characters")
 	}
 	k := newAPIKey(p.OrgID, p.UserID, name, s.Now())
-	return k, s.store.Write(ctx, func(tx Tx) error { return tx.CreateAPIKey(k) })
+	return k, s.store.Write(ctx, func(tx Tx) error {
+		if _, err := activeUser(tx, p.OrgID, p.UserID); err != nil {
+			return err
+		}
+		return tx.CreateAPIKey(k)
+	})
+}
+
+// activeUser reads and locks a user who must still be active. What a
+// request authenticated before a deactivation writes for its user (a key,
+// a session, a password) then either commits first, and the deactivation
+// undoes it, or sees the deactivation: CodeUnauthorized.
+func activeUser(tx Tx, orgID, userID string) (User, error) {
+	u, err := tx.LockUser(orgID, userID)
+	if err == nil && u.Status != UserActive {
+		err = Errorf(CodeUnauthorized, "the user is deactivated")
+	}
+	return u, err
 }
 
 // ListAPIKeys lists the caller's live keys, without their secrets.
@@ -104,7 +122,7 @@ func (s *Service) updateUser(tx Tx, orgID, id string, in UserUpdate) (User, erro
 	if err := tx.LockOrg(orgID); err != nil {
 		return User{}, err
 	}
-	u, err := tx.GetUser(orgID, id)
+	u, err := tx.LockUser(orgID, id) // keys and sessions being made for the user wait
 	if err != nil {
 		return User{}, err
 	}
@@ -162,12 +180,16 @@ func (s *Service) RevokeUserAPIKey(ctx context.Context, p *Principal, userID, ke
 func (s *Service) IssueKey(ctx context.Context, orgID, email string) (APIKey, error) {
 	var k APIKey
 	err := s.store.Write(ctx, func(tx Tx) error {
-		u, err := tx.FindUserByEmail(orgID, strings.ToLower(strings.TrimSpace(email)))
+		found, err := tx.FindUserByEmail(orgID, strings.ToLower(strings.TrimSpace(email)))
 		if err != nil {
 			return err
 		}
-		if u.Status != UserActive {
+		u, err := activeUser(tx, orgID, found.ID)
+		if IsCode(err, CodeUnauthorized) {
 			return Errorf(CodeConflict, "%s is deactivated", u.Email)
+		}
+		if err != nil {
+			return err
 		}
 		k = newAPIKey(orgID, u.ID, "operator", s.Now())
 		return tx.CreateAPIKey(k)
@@ -200,7 +222,7 @@ func (s *Service) AssignRole(ctx context.Context, p *Principal, userID, role str
 
 // RevokeRole takes a role from a user (idempotent) and returns the user's
 // roles. Errors: as AssignRole, plus CodeConflict when it would remove the
-// org's last ADMIN.
+// org's last active ADMIN.
 func (s *Service) RevokeRole(ctx context.Context, p *Principal, userID, role string) ([]string, error) {
 	return s.changeRole(ctx, p, userID, role, false)
 }
@@ -226,7 +248,7 @@ func (s *Service) changeRole(ctx context.Context, p *Principal, userID, role str
 			roles = append(slices.Clone(u.Roles), role)
 			slices.Sort(roles)
 		case !assign && has:
-			if role == RoleAdmin {
+			if role == RoleAdmin && u.Status == UserActive { // a deactivated admin is not counted
 				n, err := tx.CountUsersWithRole(p.OrgID, RoleAdmin)
 				if err != nil {
 					return err
