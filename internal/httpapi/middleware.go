@@ -207,17 +207,18 @@ func (f *fallbackWriter) Unwrap() http.ResponseWriter { return f.ResponseWriter 
 
 // authenticate resolves a Bearer key, or else the session cookie, to a
 // principal. A request with neither (or with a cookie of a session that
-// ended) goes on anonymous: public routes serve it, others answer 401. A
-// bad key answers 401 at once. A request the cookie authenticates must
-// carry the session's X-CSRF-Token unless its method is safe (else 403):
-// another site can make a browser send the cookie, not read the token.
+// ended, or for a public operation) goes on anonymous: public routes serve
+// it, others answer 401. A bad key answers 401 at once. A request the
+// cookie authenticates must carry the session's X-CSRF-Token unless its
+// method is safe (else 403): another site can make a browser send the
+// cookie, not read the token.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r = r.WithContext(context.WithValue(r.Context(), clientKey, clientInfo{addr: clientAddr(r), https: r.TLS != nil}))
 		h := r.Header.Get("Authorization")
 		if h == "" {
 			c, err := r.Cookie(sessionCookie)
-			if err != nil || c.Value == "" {
+			if err != nil || c.Value == "" || s.isPublic(r) {
 				next.ServeHTTP(w, r)
 				return
 			}
@@ -255,6 +256,15 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		setCaller(r.Context(), p)
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey, p)))
 	})
+}
+
+// isPublic reports a request for an operation that needs no credential
+// (signing in, accepting an invite): it ignores the session cookie, so a
+// browser whose session is alive can sign in again, to another org too,
+// without that session's CSRF token.
+func (s *Server) isPublic(r *http.Request) bool {
+	_, pattern := s.mux.Handler(r)
+	return s.public[pattern]
 }
 
 // setCaller tells the access log who called.

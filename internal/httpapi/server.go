@@ -55,6 +55,10 @@ type Server struct {
 	secureCookies bool
 	api           huma.API
 	handler       http.Handler
+	// mux and public let authentication tell an operation that needs no
+	// credential (by its mux pattern), whose request ignores the cookie.
+	mux    *http.ServeMux
+	public map[string]bool
 }
 
 // New builds the API over svc.
@@ -81,6 +85,7 @@ func New(svc *wps.Service, opt Options) *Server {
 	}
 
 	mux := http.NewServeMux()
+	s.mux, s.public = mux, map[string]bool{}
 	cfg := huma.DefaultConfig("wps: Workflow Process Service", opt.Version)
 	cfg.FieldsOptionalByDefault = true
 	cfg.CreateHooks = nil // no $schema links in bodies: the shapes are the contract
@@ -150,6 +155,9 @@ func op(method, path, id, summary string, status int, a access) huma.Operation {
 func register[I, O any](s *Server, o huma.Operation, fn func(context.Context, *I) (*O, error)) {
 	if o.MaxBodyBytes == 0 {
 		o.MaxBodyBytes = s.maxBody
+	}
+	if a, _ := o.Metadata["access"].(access); a.public {
+		s.public[strings.ToUpper(o.Method)+" "+o.Path] = true
 	}
 	huma.Register(s.api, o, func(ctx context.Context, in *I) (*O, error) {
 		out, err := fn(ctx, in)

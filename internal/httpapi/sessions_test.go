@@ -114,6 +114,22 @@ func TestSessions(t *testing.T) {
 			// An API key needs no CSRF token, cookie or not.
 			env.Call(post, "/v1/users/me/api-keys", env.AdminKey, map[string]any{"name": "y"}, 201)
 		})
+		t.Run("with a live session, signing in again and accepting an invite need no CSRF token", func(t *testing.T) {
+			s := signIn(t, env, "ana@example.com", goodPassword)
+			cookie := map[string]string{"Cookie": "wps_session=" + s.cookie}
+			if r := env.Do(tu.Request{Method: post, Path: "/v1/sessions", Header: cookie, Body: map[string]any{"email": "ana@example.com", "password": goodPassword}}); r.Status != 201 {
+				t.Fatalf("sign in again: %d %s", r.Status, r.Body)
+			}
+			inv := env.Call(post, "/v1/invites", env.AdminKey, map[string]any{"email": "second@example.com"}, 201).JSON()
+			if r := env.Do(tu.Request{Method: post, Path: "/v1/invites/accept", Header: cookie, Body: map[string]any{"token": inv["token"]}}); r.Status != 201 {
+				t.Fatalf("accept an invite: %d %s", r.Status, r.Body)
+			}
+			// Operations that need a credential still need the token.
+			tu.Problem(t, s.do(env, del, "/v1/sessions/current", nil, false), 403, "")
+			if r := s.do(env, get, "/v1/users/me", nil, false); r.Status != 200 {
+				t.Fatalf("the session: %d %s", r.Status, r.Body)
+			}
+		})
 		t.Run("a wrong password and an unknown email answer alike", func(t *testing.T) {
 			wrong := env.Do(tu.Request{Method: post, Path: "/v1/sessions", Body: map[string]any{"email": "ana@example.com", "password": "not the password"}})
 			unknown := env.Do(tu.Request{Method: post, Path: "/v1/sessions", Body: map[string]any{"email": "nobody@example.com", "password": "not the password"}})
