@@ -189,6 +189,32 @@ func TestSessions(t *testing.T) {
 			tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/sessions", Body: map[string]any{"email": "ana@example.com", "password": goodPassword}}), 401, "")
 			signIn(t, env, "ana@example.com", "a brand new passphrase")
 		})
+		t.Run("a user without a password sets one without currentPassword", func(t *testing.T) {
+			inv := env.Call(post, "/v1/invites", env.AdminKey, map[string]any{"email": "nopass@example.com", "roles": []string{"INSPECTOR"}}, 201).JSON()
+			key := env.Call(post, "/v1/invites/accept", "", map[string]any{"token": inv["token"]}, 201).JSON()["apiKey"].(map[string]any)["key"].(string)
+			tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/sessions", Body: map[string]any{"email": "nopass@example.com", "password": goodPassword}}), 401, "")
+			env.Call(put, "/v1/users/me/password", key, map[string]any{"newPassword": goodPassword}, 204)
+			signIn(t, env, "nopass@example.com", goodPassword)
+			// Once set, the current one is required.
+			tu.Problem(t, env.Do(tu.Request{Method: put, Path: "/v1/users/me/password", Key: key, Body: map[string]any{"newPassword": "another passphrase"}}), 422, "currentPassword")
+		})
+		t.Run("wrong current passwords count as failed sign-ins of the account", func(t *testing.T) {
+			key := invitee(t, env, "dee@example.com", goodPassword, "INSPECTOR")
+			change := func(current string) *tu.Response {
+				return env.Do(tu.Request{Method: put, Path: "/v1/users/me/password", Key: key, Body: map[string]any{"currentPassword": current, "newPassword": "another passphrase"}})
+			}
+			for range 3 {
+				tu.Problem(t, change("a guess at it"), 422, "currentPassword")
+			}
+			r := change(goodPassword)
+			tu.Problem(t, r, 429, "")
+			if r.Header.Get("Retry-After") == "" {
+				t.Fatalf("no Retry-After: %v", r.Header)
+			}
+			tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/sessions", Body: map[string]any{"email": "dee@example.com", "password": goodPassword}}), 429, "")
+			env.Clock.Advance(time.Minute)
+			env.Call(put, "/v1/users/me/password", key, map[string]any{"currentPassword": goodPassword, "newPassword": "another passphrase"}, 204)
+		})
 		t.Run("deactivation ends sessions; a deactivated user cannot sign in", func(t *testing.T) {
 			key := invitee(t, env, "cy@example.com", goodPassword, "INSPECTOR")
 			s := signIn(t, env, "cy@example.com", goodPassword)
@@ -196,6 +222,10 @@ func TestSessions(t *testing.T) {
 			env.Call(patch, "/v1/users/"+id, env.AdminKey, map[string]any{"status": "DEACTIVATED"}, 200)
 			tu.Problem(t, s.do(env, get, "/v1/users/me", nil, false), 401, "")
 			tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/sessions", Body: map[string]any{"email": "cy@example.com", "password": goodPassword}}), 401, "")
+			// Active again: the old session stays ended; the password signs in anew.
+			env.Call(patch, "/v1/users/"+id, env.AdminKey, map[string]any{"status": "ACTIVE"}, 200)
+			tu.Problem(t, s.do(env, get, "/v1/users/me", nil, false), 401, "")
+			signIn(t, env, "cy@example.com", goodPassword)
 		})
 		t.Run("the sweep deletes ended sessions", func(t *testing.T) {
 			signIn(t, env, "ana@example.com", "a brand new passphrase")

@@ -118,6 +118,11 @@ func (t *throttle) forget(key string) {
 	delete(t.buckets, key)
 }
 
+// throttled is the answer to an attempt refused by a throttle.
+func throttled(wait time.Duration) error {
+	return &Error{Code: CodeRateLimited, Message: "too many failed sign-ins; retry later", RetryAfter: wait}
+}
+
 // CSRFToken is the token a cookie-authenticated request sends in
 // X-CSRF-Token: derived from the session token, so nothing more is stored,
 // and unknown to a page of another site, which cannot read the cookie.
@@ -154,9 +159,6 @@ func (s *Service) SignIn(ctx context.Context, in SignInInput) (SignedIn, error) 
 	email := strings.ToLower(strings.TrimSpace(in.Email))
 	now := s.now()
 	account, addr := "email:"+email, "addr:"+in.Address
-	throttled := func(w time.Duration) error {
-		return &Error{Code: CodeRateLimited, Message: "too many failed sign-ins; retry later", RetryAfter: w}
-	}
 	if w := s.byAddress.take(addr, now); w > 0 {
 		return SignedIn{}, throttled(w)
 	}
@@ -280,7 +282,9 @@ func (s *Service) SignOut(ctx context.Context, p *Principal) error {
 // ChangePassword sets the caller's password; the current one is required
 // once one is set. Every other session of the user ends. Errors:
 // CodeInvalid (a new password of the wrong length, a wrong current one),
-// CodeConflict when another change of the password came first.
+// CodeRateLimited when the account's failed sign-ins (wrong current
+// passwords count) are throttled, CodeConflict when another change of the
+// password came first.
 func (s *Service) ChangePassword(ctx context.Context, p *Principal, current, next string) error {
 	var v Validator
 	checkPassword(&v, "newPassword", next)
@@ -292,6 +296,12 @@ func (s *Service) ChangePassword(ctx context.Context, p *Principal, current, nex
 		return err
 	}
 	if u.PasswordHash != "" {
+		// A wrong current password counts as a failed sign-in of the
+		// account: a stolen session or key cannot guess it at hash speed.
+		account := "email:" + u.Email
+		if w := s.byAccount.take(account, s.now()); w > 0 {
+			return throttled(w)
+		}
 		ok, err := s.hasher.verify(ctx, current, u.PasswordHash)
 		if err != nil {
 			return err
@@ -299,6 +309,7 @@ func (s *Service) ChangePassword(ctx context.Context, p *Principal, current, nex
 		if !ok {
 			return Invalid("currentPassword", "is not the current password")
 		}
+		s.byAccount.refund(account)
 	}
 	hash, err := s.hasher.hash(ctx, next)
 	if err != nil {
