@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -354,7 +355,7 @@ func BenchmarkSignInUnderAttack(b *testing.B) {
 func signInFrom(env *tu.Env, addr, email, password string) *httptest.ResponseRecorder {
 	req := httptest.NewRequest(post, "/v1/sessions", strings.NewReader(`{"email":"`+email+`","password":"`+password+`"}`))
 	req.Header.Set("Content-Type", "application/json")
-	req.RemoteAddr = addr + ":1234"
+	req.RemoteAddr = net.JoinHostPort(addr, "1234")
 	w := httptest.NewRecorder()
 	env.Server.Config.Handler.ServeHTTP(w, req)
 	return w
@@ -384,6 +385,19 @@ func TestSessionThrottlePerAddress(t *testing.T) {
 			env.Clock.Advance(10 * time.Second)
 			if w := signInFrom(env, "10.0.0.1", "ana@example.com", goodPassword); w.Code != 201 {
 				t.Fatalf("after the refill: %d %s", w.Code, w.Body)
+			}
+		})
+		t.Run("an IPv6 client's /64 counts as one address", func(t *testing.T) {
+			for i := range 5 {
+				if w := signInFrom(env, "2001:db8:0:1::"+strconv.Itoa(i+1), "guess"+strconv.Itoa(i)+"@example.com", "guess guess guess"); w.Code != 401 {
+					t.Fatalf("guess %d: %d %s", i, w.Code, w.Body)
+				}
+			}
+			if w := signInFrom(env, "2001:db8:0:1:ffff::99", "ana@example.com", goodPassword); w.Code != 429 {
+				t.Fatalf("another address of the same /64: %d %s", w.Code, w.Body)
+			}
+			if w := signInFrom(env, "2001:db8:0:2::1", "ana@example.com", goodPassword); w.Code != 201 {
+				t.Fatalf("another /64: %d %s", w.Code, w.Body)
 			}
 		})
 		t.Run("guesses sent at once", func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -123,6 +124,25 @@ func throttled(wait time.Duration) error {
 	return &Error{Code: CodeRateLimited, Message: "too many failed sign-ins; retry later", RetryAfter: wait}
 }
 
+// addressKey is what the per-address throttle counts a client address
+// under: an IPv4 address, or the /64 of an IPv6 one (a single client
+// commonly holds a whole /64 and could otherwise take a new address for
+// every guess).
+func addressKey(addr string) string {
+	ip, err := netip.ParseAddr(addr)
+	if err != nil {
+		return addr
+	}
+	if ip = ip.Unmap(); ip.Is4() {
+		return ip.String()
+	}
+	p, err := ip.Prefix(64)
+	if err != nil {
+		return addr
+	}
+	return p.String()
+}
+
 // CSRFToken is the token a cookie-authenticated request sends in
 // X-CSRF-Token: derived from the session token, so nothing more is stored,
 // and unknown to a page of another site, which cannot read the cookie.
@@ -158,7 +178,7 @@ var errSignIn = Errorf(CodeUnauthorized, "wrong email or password")
 func (s *Service) SignIn(ctx context.Context, in SignInInput) (SignedIn, error) {
 	email := strings.ToLower(strings.TrimSpace(in.Email))
 	now := s.now()
-	account, addr := "email:"+email, "addr:"+in.Address
+	account, addr := "email:"+email, "addr:"+addressKey(in.Address)
 	if w := s.byAddress.take(addr, now); w > 0 {
 		return SignedIn{}, throttled(w)
 	}
