@@ -58,6 +58,18 @@ func TestUsers(t *testing.T) {
 			env.Call(del, "/v1/users/me/api-keys/"+own[0].(map[string]any)["id"].(string), bare, nil, 204)
 			tu.Problem(t, env.Do(tu.Request{Method: get, Path: "/v1/users/me", Key: bare}), 401, "")
 		})
+		t.Run("another org's user, an unknown user, another user's key: 404, nothing changed", func(t *testing.T) {
+			initechKey := env.NewOrg("Initech")
+			initechAdmin := env.Call(get, "/v1/users/me", initechKey, nil, 200).JSON()["id"].(string)
+			tu.Problem(t, env.Do(tu.Request{Method: patch, Path: users + initechAdmin, Key: hrKey, Body: map[string]any{"status": "DEACTIVATED"}}), 404, "")
+			tu.Problem(t, env.Do(tu.Request{Method: get, Path: users + initechAdmin + "/api-keys", Key: hrKey}), 404, "")
+			tu.Problem(t, env.Do(tu.Request{Method: patch, Path: users + "01a208eb-0c3d-7423-80f5-f8b1dcc97b85", Key: hrKey, Body: map[string]any{"name": "X"}}), 404, "")
+			hrID := env.Call(get, "/v1/users/me", hrKey, nil, 200).JSON()["id"].(string)
+			anaKeyID := env.Call(get, users+anaID+"/api-keys", hrKey, nil, 200).JSON()["data"].([]any)[0].(map[string]any)["id"].(string)
+			tu.Problem(t, env.Do(tu.Request{Method: del, Path: users + hrID + "/api-keys/" + anaKeyID, Key: hrKey}), 404, "")
+			env.Call(get, "/v1/users/me", initechKey, nil, 200)
+			env.Call(get, "/v1/users/me", anaKey, nil, 200)
+		})
 		t.Run("deactivation stops every key at once; reactivation brings none back", func(t *testing.T) {
 			env.Call(get, "/v1/users/me", anaKey, nil, 200) // cached
 			u := env.Call(patch, users+anaID, hrKey, map[string]any{"status": "DEACTIVATED"}, 200).JSON()
