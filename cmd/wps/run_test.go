@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,29 +14,11 @@ import (
 	tu "wps/internal/testutil"
 )
 
-// syncBuffer is a bytes.Buffer safe to read while the server writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // start runs the real server on a free port until the returned stop is called.
-func start(t *testing.T, env map[string]string) (addr string, out *syncBuffer, stop func() error) {
+func start(t *testing.T, env map[string]string) (addr string, out *tu.SyncBuffer, stop func() error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	out = &syncBuffer{}
+	out = &tu.SyncBuffer{}
 	ready := make(chan string, 1)
 	errc := make(chan error, 1)
 	if env["WPS_ATTACHMENT_DIR"] == "" {

@@ -1,10 +1,8 @@
 package httpapi_test
 
 import (
-	"bytes"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"wps/internal/httpapi"
@@ -12,26 +10,9 @@ import (
 	tu "wps/internal/testutil"
 )
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // The access log names the caller's org and user.
 func TestAccessLogNamesTheCaller(t *testing.T) {
-	var buf lockedBuffer
+	var buf tu.SyncBuffer
 	env := tu.NewEnv(t, sqlstore.SQLite, tu.Options{API: httpapi.Options{Logger: slog.New(slog.NewTextHandler(&buf, nil))}})
 	me := env.Call(get, "/v1/users/me", env.AdminKey, nil, 200).JSON()
 	line := ""

@@ -406,3 +406,22 @@ func Problem(t testing.TB, r *Response, status int, field string) map[string]any
 	}
 	return m
 }
+
+// SyncBuffer is a bytes.Buffer safe to read while a server writes to it
+// (its output, its log).
+type SyncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *SyncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *SyncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

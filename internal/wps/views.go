@@ -546,10 +546,11 @@ func (r *run) entitiesByID() map[string]Entity {
 
 func (r *run) simplifiedView(a Action, consensed bool) SimplifiedView {
 	_, st := stepByID(r.proc.Steps, a.StepID)
+	writes := r.visibleWrites()
 	return SimplifiedView{IsStepConsensed: consensed, StepID: a.StepID, ActionID: a.ID, ID: r.m.ID, Name: r.m.Name, ProcessID: r.m.ProcessID,
 		OrgID: r.m.OrgID, Status: r.m.Status, CreatedAt: r.m.CreatedAt, UpdatedAt: r.m.UpdatedAt,
 		ReadFromEntityMapping: r.readMapping(a.ID), MeasurementDefinition: r.definition(),
-		EntityDataItems: r.entityDataItems(), EntityManipulations: r.visibleWrites(),
+		EntityDataItems: entityDataItems(writes), EntityManipulations: writes,
 		EntitiesByID: r.entitiesByID(), Process: r.embed(), UnfilledPolicies: r.unfilled(), CurrentStep: r.currentStep(),
 		WebhookURLs: st.WebhookURLs, PendingPolicies: r.pending()}
 }
@@ -701,11 +702,11 @@ func (r *run) visibleWrites() []EntityData {
 	return out
 }
 
-// entityDataItems lists the values written to each entity, by parameter
-// name, as the reader may see them.
-func (r *run) entityDataItems() []EntityData {
+// entityDataItems lists the values of the records written to each entity,
+// by parameter name.
+func entityDataItems(writes []EntityData) []EntityData {
 	out := []EntityData{}
-	for _, w := range r.visibleWrites() {
+	for _, w := range writes {
 		items := EntityData{EntityID: w.EntityID}
 		for _, d := range w.Data {
 			if rec, ok := d.(Record); ok {
