@@ -217,6 +217,9 @@ func (s *Service) checkPolicyNames(tx Tx, orgID string, v *Validator, field stri
 // CreateEntity adds an entity. Errors: CodeInvalid naming the field,
 // CodeConflict when the name is taken.
 func (s *Service) CreateEntity(ctx context.Context, p *Principal, in EntityInput) (Entity, error) {
+	if err := p.Require(FnEntityWrite); err != nil {
+		return Entity{}, err
+	}
 	now := s.Now()
 	e := Entity{ID: NewID(), OrgID: p.OrgID, CreatedAt: now, UpdatedAt: now}
 	err := s.store.Write(ctx, func(tx Tx) error {
@@ -242,6 +245,9 @@ func cloneParams(params []Parameter) []Parameter {
 
 // GetEntity returns a live entity. Errors: CodeNotFound.
 func (s *Service) GetEntity(ctx context.Context, p *Principal, id string) (Entity, error) {
+	if err := p.Require(FnEntityRead); err != nil {
+		return Entity{}, err
+	}
 	var e Entity
 	err := s.store.Read(ctx, func(tx Tx) (err error) {
 		e, err = tx.GetEntity(p.OrgID, id)
@@ -252,6 +258,9 @@ func (s *Service) GetEntity(ctx context.Context, p *Principal, id string) (Entit
 
 // ListEntities pages the org's live entities; search matches name or label.
 func (s *Service) ListEntities(ctx context.Context, p *Principal, page Page, search string) ([]Entity, int, error) {
+	if err := p.Require(FnEntityRead); err != nil {
+		return nil, 0, err
+	}
 	var list []Entity
 	var total int
 	err := s.store.Read(ctx, func(tx Tx) (err error) {
@@ -267,6 +276,9 @@ func (s *Service) ListEntities(ctx context.Context, p *Principal, page Page, sea
 // is taken, when existing records cannot take a new type, or when a
 // parameter made unique has duplicate values.
 func (s *Service) UpdateEntity(ctx context.Context, p *Principal, id string, u EntityUpdate) (Entity, error) {
+	if err := p.Require(FnEntityWrite); err != nil {
+		return Entity{}, err
+	}
 	var e Entity
 	err := s.store.Write(ctx, func(tx Tx) (err error) {
 		if e, err = tx.GetEntity(p.OrgID, id); err != nil {
@@ -345,6 +357,9 @@ func (s *Service) migrateRecords(tx Tx, old, e Entity) error {
 // DeleteEntity soft-deletes an entity. Errors: CodeNotFound; CodeConflict
 // when a live entity or process refers to it.
 func (s *Service) DeleteEntity(ctx context.Context, p *Principal, id string) error {
+	if err := p.Require(FnEntityWrite); err != nil {
+		return err
+	}
 	return s.store.Write(ctx, func(tx Tx) error {
 		e, err := tx.GetEntity(p.OrgID, id)
 		if err != nil {
@@ -458,6 +473,9 @@ func (s *Service) saveRecord(tx Tx, e Entity, r Record, create bool) error {
 // CreateRecord adds a record. Errors: CodeNotFound (entity), CodeInvalid
 // naming the value, CodeConflict for a unique value in use.
 func (s *Service) CreateRecord(ctx context.Context, p *Principal, entityID string, values map[string]json.RawMessage) (Record, error) {
+	if err := p.Require(FnEntityWrite); err != nil {
+		return Record{}, err
+	}
 	var out Record
 	err := s.store.Write(ctx, func(tx Tx) error {
 		e, err := tx.GetEntity(p.OrgID, entityID)
@@ -504,6 +522,9 @@ func findRecord(tx Tx, e Entity, param Parameter, value string) (*Record, error)
 
 // GetRecord returns one record. Errors: CodeNotFound.
 func (s *Service) GetRecord(ctx context.Context, p *Principal, entityID, id string) (Record, error) {
+	if err := p.Require(FnEntityRead); err != nil {
+		return Record{}, err
+	}
 	var out Record
 	err := s.store.Read(ctx, func(tx Tx) error {
 		e, err := tx.GetEntity(p.OrgID, entityID)
@@ -523,6 +544,9 @@ func (s *Service) GetRecord(ctx context.Context, p *Principal, entityID, id stri
 // ListRecords pages an entity's records; filters map a parameter name to a
 // value, compared in the parameter's canonical form.
 func (s *Service) ListRecords(ctx context.Context, p *Principal, entityID string, page Page, filters map[string]string) ([]Record, int, error) {
+	if err := p.Require(FnEntityRead); err != nil {
+		return nil, 0, err
+	}
 	var out []Record
 	var total int
 	err := s.store.Read(ctx, func(tx Tx) error {
@@ -580,6 +604,9 @@ func (s *Service) ListRecords(ctx context.Context, p *Principal, entityID string
 
 // PatchRecord merges values into a record (null clears one). Errors: as CreateRecord.
 func (s *Service) PatchRecord(ctx context.Context, p *Principal, entityID, id string, values map[string]json.RawMessage) (Record, error) {
+	if err := p.Require(FnEntityWrite); err != nil {
+		return Record{}, err
+	}
 	var out Record
 	err := s.store.Write(ctx, func(tx Tx) error {
 		e, err := tx.GetEntity(p.OrgID, entityID)
@@ -608,6 +635,9 @@ func (s *Service) PatchRecord(ctx context.Context, p *Principal, entityID, id st
 
 // DeleteRecord removes a record. Errors: CodeNotFound.
 func (s *Service) DeleteRecord(ctx context.Context, p *Principal, entityID, id string) error {
+	if err := p.Require(FnEntityWrite); err != nil {
+		return err
+	}
 	return s.store.Write(ctx, func(tx Tx) error {
 		e, err := tx.GetEntity(p.OrgID, entityID)
 		if err != nil {
@@ -629,6 +659,9 @@ func (s *Service) DeleteRecord(ctx context.Context, p *Principal, entityID, id s
 // ImportRecords adds rows (values keyed by name) all or nothing. Errors list
 // every invalid row as rows[i].name; a unique conflict names its row.
 func (s *Service) ImportRecords(ctx context.Context, p *Principal, entityID string, rows []map[string]json.RawMessage) (int, error) {
+	if err := p.Require(FnEntityWrite); err != nil {
+		return 0, err
+	}
 	const maxRows = 100_000
 	if len(rows) > maxRows {
 		return 0, Invalid("rows", "at most %d rows per import", maxRows)
@@ -686,6 +719,9 @@ func prefixFields(prefix string, fields []FieldError) []FieldError {
 // RecordsEntity returns an entity whose records the caller may use.
 // Errors: CodeNotFound, CodeForbidden (the entity's view policies).
 func (s *Service) RecordsEntity(ctx context.Context, p *Principal, entityID string) (Entity, error) {
+	if err := p.Require(FnEntityRead); err != nil {
+		return Entity{}, err
+	}
 	e, err := s.GetEntity(ctx, p, entityID)
 	if err == nil {
 		err = requireRecords(p, e)

@@ -22,6 +22,9 @@ type ProcessExport struct {
 
 // ExportProcess returns the latest version of a process as a portable definition.
 func (s *Service) ExportProcess(ctx context.Context, p *Principal, id string) (ProcessExport, error) {
+	if err := p.Require(FnProcessRead); err != nil {
+		return ProcessExport{}, err
+	}
 	var out ProcessExport
 	err := s.store.Read(ctx, func(tx Tx) error {
 		proc, err := tx.GetProcess(p.OrgID, id, 0)
@@ -170,6 +173,9 @@ func stripIDs(params []any) {
 
 // ImportProcess creates a process from an exported definition. Errors: as CreateProcess.
 func (s *Service) ImportProcess(ctx context.Context, p *Principal, doc ProcessExport) (Process, error) {
+	if err := p.Require(FnProcessWrite); err != nil {
+		return Process{}, err
+	}
 	if doc.Format != ExportFormat {
 		return Process{}, Invalid("format", "must be %q", ExportFormat)
 	}

@@ -19,6 +19,9 @@ type InviteInput struct {
 // replaces its token (the old one answers 410). Errors: CodeInvalid,
 // CodeConflict when the email already belongs to a member.
 func (s *Service) Invite(ctx context.Context, p *Principal, in InviteInput) (Invite, error) {
+	if err := p.Require(FnUsersInvite); err != nil {
+		return Invite{}, err
+	}
 	in.Email = strings.ToLower(strings.TrimSpace(in.Email))
 	var v Validator
 	v.Check(validEmail(in.Email), "email", "must be an email address")
@@ -56,6 +59,9 @@ func (s *Service) Invite(ctx context.Context, p *Principal, in InviteInput) (Inv
 
 // ListInvites lists the org's invites, newest first; tokens are never shown.
 func (s *Service) ListInvites(ctx context.Context, p *Principal) ([]Invite, error) {
+	if err := p.Require(FnUsersInvite); err != nil {
+		return nil, err
+	}
 	var list []Invite
 	err := s.store.Read(ctx, func(tx Tx) (err error) {
 		list, err = tx.ListInvites(p.OrgID)
@@ -71,6 +77,9 @@ func (s *Service) ListInvites(ctx context.Context, p *Principal) ([]Invite, erro
 // RevokeInvite withdraws a pending invite. Errors: CodeNotFound; CodeConflict
 // when it was accepted already.
 func (s *Service) RevokeInvite(ctx context.Context, p *Principal, id string) error {
+	if err := p.Require(FnUsersInvite); err != nil {
+		return err
+	}
 	return s.store.Write(ctx, func(tx Tx) error {
 		inv, err := tx.GetInvite(p.OrgID, id)
 		if err != nil {

@@ -92,6 +92,9 @@ type LedgerBreach struct {
 // VerifyLedger re-walks the org's chain and reports the first broken link:
 // an edited row, a removed or inserted one, or a head that does not match.
 func (s *Service) VerifyLedger(ctx context.Context, p *Principal) (LedgerReport, error) {
+	if err := p.Require(FnLedgerRead); err != nil {
+		return LedgerReport{}, err
+	}
 	rep := LedgerReport{OK: true}
 	var prev string
 	var seq int64

@@ -763,6 +763,9 @@ func firstItem(v any) string {
 // CreateMeasurement starts a measurement of a process (its latest version)
 // without data. Errors: CodeNotFound, CodeForbidden.
 func (s *Service) CreateMeasurement(ctx context.Context, p *Principal, processID string) (MeasurementView, error) {
+	if err := p.Require(FnMeasurementCreate); err != nil {
+		return MeasurementView{}, err
+	}
 	var r *run
 	err := s.store.Write(ctx, func(tx Tx) error {
 		proc, err := tx.GetProcess(p.OrgID, processID, 0)
@@ -809,6 +812,9 @@ type SimplifiedInput struct {
 // CodeInvalid (missing or mismatched process, unknown step or parameter,
 // bad value), CodeNotFound, CodeForbidden, CodeConflict.
 func (s *Service) CreateSimplified(ctx context.Context, p *Principal, in SimplifiedInput) (SimplifiedView, error) {
+	if err := p.Require(FnMeasurementCreate); err != nil {
+		return SimplifiedView{}, err
+	}
 	var out SimplifiedView
 	var r *run
 	var a Action
@@ -913,6 +919,9 @@ func (s *Service) Act(ctx context.Context, p *Principal, measurementID string, i
 // rejection, an action already reproved or superseded, or an approved
 // measurement; CodeForbidden without a policy of a step at or after it.
 func (s *Service) Reprove(ctx context.Context, p *Principal, actionID, observation, txHash string) (ActionView, error) {
+	if err := p.Require(FnActionReprove); err != nil {
+		return ActionView{}, err
+	}
 	var out ActionView
 	if err := p.Require(FnActionReprove); err != nil {
 		return out, err

@@ -30,6 +30,9 @@ func (s *Service) GetOrg(ctx context.Context, p *Principal) (Org, error) {
 
 // UpdateOrg applies u to the caller's org. Errors: CodeInvalid naming the field.
 func (s *Service) UpdateOrg(ctx context.Context, p *Principal, u OrgUpdate) (Org, error) {
+	if err := p.Require(FnOrgUpdate); err != nil {
+		return Org{}, err
+	}
 	var v Validator
 	if u.LogoKey != nil {
 		v.Check(len(*u.LogoKey) <= 500, "logoKey", "must be at most 500 characters")

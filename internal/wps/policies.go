@@ -39,6 +39,9 @@ func validName(s string, max int) bool {
 
 // CreatePolicy adds a policy. Errors: CodeInvalid; CodeConflict for a name in use.
 func (s *Service) CreatePolicy(ctx context.Context, p *Principal, in PolicyInput) (Policy, error) {
+	if err := p.Require(FnPoliciesManage); err != nil {
+		return Policy{}, err
+	}
 	if err := in.validate(); err != nil {
 		return Policy{}, err
 	}
@@ -51,6 +54,9 @@ func (s *Service) CreatePolicy(ctx context.Context, p *Principal, in PolicyInput
 
 // ListPolicies lists the org's policies by name.
 func (s *Service) ListPolicies(ctx context.Context, p *Principal) ([]Policy, error) {
+	if err := p.Require(FnUsersRead); err != nil {
+		return nil, err
+	}
 	var list []Policy
 	err := s.store.Read(ctx, func(tx Tx) (err error) {
 		list, err = tx.ListPolicies(p.OrgID)
@@ -63,6 +69,9 @@ func (s *Service) ListPolicies(ctx context.Context, p *Principal) ([]Policy, err
 // by name follows in the same transaction. Errors: CodeInvalid, CodeNotFound,
 // CodeConflict for a stale OldName or a name in use.
 func (s *Service) UpdatePolicy(ctx context.Context, p *Principal, id string, in PolicyInput) (Policy, error) {
+	if err := p.Require(FnPoliciesManage); err != nil {
+		return Policy{}, err
+	}
 	if err := in.validate(); err != nil {
 		return Policy{}, err
 	}
@@ -96,6 +105,9 @@ func (s *Service) UpdatePolicy(ctx context.Context, p *Principal, id string, in 
 // DeletePolicy removes a policy. Errors: CodeNotFound; CodeConflict when a
 // step of a live process refers to it (the message lists the steps).
 func (s *Service) DeletePolicy(ctx context.Context, p *Principal, id string) error {
+	if err := p.Require(FnPoliciesManage); err != nil {
+		return err
+	}
 	defer s.keys.forget(p.OrgID)
 	return s.store.Write(ctx, func(tx Tx) error {
 		pol, err := tx.GetPolicy(p.OrgID, id)

@@ -790,6 +790,9 @@ func checkFormulas(v *Validator, groups [][]Parameter, field func(i, j int) stri
 // CreateProcess adds a process with its steps. Errors: CodeInvalid naming
 // the step and field; CodeConflict for a code or label in use.
 func (s *Service) CreateProcess(ctx context.Context, p *Principal, in ProcessInput) (Process, error) {
+	if err := p.Require(FnProcessWrite); err != nil {
+		return Process{}, err
+	}
 	now := s.Now()
 	proc := Process{ID: NewID(), OrgID: p.OrgID, Version: 1, CreatedAt: now, UpdatedAt: now}
 	err := s.store.Write(ctx, func(tx Tx) error {
@@ -841,6 +844,9 @@ func versionOf(p Process) ProcessVersion {
 // GetProcess returns a live process at its latest version, or at version
 // when it is not 0. Errors: CodeNotFound.
 func (s *Service) GetProcess(ctx context.Context, p *Principal, id string, version int) (Process, error) {
+	if err := p.Require(FnProcessRead); err != nil {
+		return Process{}, err
+	}
 	var proc Process
 	err := s.store.Read(ctx, func(tx Tx) (err error) {
 		proc, err = tx.GetProcess(p.OrgID, id, version)
@@ -851,6 +857,9 @@ func (s *Service) GetProcess(ctx context.Context, p *Principal, id string, versi
 
 // ListProcesses pages the org's live processes at their latest versions.
 func (s *Service) ListProcesses(ctx context.Context, p *Principal, page Page, search string) ([]Process, int, error) {
+	if err := p.Require(FnProcessRead); err != nil {
+		return nil, 0, err
+	}
 	var list []Process
 	var total int
 	err := s.store.View(ctx, func(tx Tx) (err error) {
@@ -862,6 +871,9 @@ func (s *Service) ListProcesses(ctx context.Context, p *Principal, page Page, se
 
 // ListProcessVersions lists a process's versions, newest first.
 func (s *Service) ListProcessVersions(ctx context.Context, p *Principal, id string) ([]ProcessVersion, error) {
+	if err := p.Require(FnProcessRead); err != nil {
+		return nil, err
+	}
 	var list []ProcessVersion
 	err := s.store.Read(ctx, func(tx Tx) error {
 		if _, err := tx.GetProcess(p.OrgID, id, 0); err != nil {
@@ -889,6 +901,9 @@ type ProcessUpdate struct {
 // measurement uses the current version, else saved as a new version.
 // Errors: as CreateProcess, plus CodeNotFound.
 func (s *Service) UpdateProcess(ctx context.Context, p *Principal, id string, u ProcessUpdate) (Process, error) {
+	if err := p.Require(FnProcessWrite); err != nil {
+		return Process{}, err
+	}
 	var proc Process
 	err := s.store.Write(ctx, func(tx Tx) error {
 		var err error
@@ -962,11 +977,17 @@ func sameSteps(a, b []Step) bool {
 
 // DeleteProcess soft-deletes a process; its measurements keep it. Errors: CodeNotFound.
 func (s *Service) DeleteProcess(ctx context.Context, p *Principal, id string) error {
+	if err := p.Require(FnProcessWrite); err != nil {
+		return err
+	}
 	return s.store.Write(ctx, func(tx Tx) error { return tx.SoftDeleteProcess(p.OrgID, id, s.Now()) })
 }
 
 // AddStep appends a step (or inserts it before position, from 0). Errors: as UpdateProcess.
 func (s *Service) AddStep(ctx context.Context, p *Principal, processID string, st Step, position *int) (Step, error) {
+	if err := p.Require(FnProcessWrite); err != nil {
+		return Step{}, err
+	}
 	var out Step
 	err := s.store.Write(ctx, func(tx Tx) error {
 		st.ID = ""
@@ -1017,6 +1038,9 @@ func (s *Service) UpdateStep(ctx context.Context, p *Principal, processID, stepI
 // DeleteStep removes a step. Errors: CodeNotFound; CodeConflict when other
 // steps refer to it or it is the only step.
 func (s *Service) DeleteStep(ctx context.Context, p *Principal, processID, stepID string) error {
+	if err := p.Require(FnProcessWrite); err != nil {
+		return err
+	}
 	return s.store.Write(ctx, func(tx Tx) error {
 		_, err := s.editProcess(tx, p, processID, func(in *ProcessInput) error {
 			i := slices.IndexFunc(in.Steps, func(x Step) bool { return x.ID == stepID })

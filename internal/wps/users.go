@@ -18,6 +18,9 @@ func (s *Service) Me(ctx context.Context, p *Principal) (User, error) {
 
 // ListUsers returns one page of the org's users and the total count.
 func (s *Service) ListUsers(ctx context.Context, p *Principal, page Page) ([]User, int, error) {
+	if err := p.Require(FnUsersRead); err != nil {
+		return nil, 0, err
+	}
 	var users []User
 	var total int
 	err := s.store.Read(ctx, func(tx Tx) (err error) {
@@ -78,6 +81,9 @@ func (s *Service) RevokeAPIKey(ctx context.Context, p *Principal, id string) err
 
 // GetUser returns a user of the caller's org. Errors: CodeNotFound.
 func (s *Service) GetUser(ctx context.Context, p *Principal, id string) (User, error) {
+	if err := p.Require(FnUsersRead); err != nil {
+		return User{}, err
+	}
 	var u User
 	err := s.store.Read(ctx, func(tx Tx) (err error) {
 		u, err = tx.GetUser(p.OrgID, id)
@@ -98,6 +104,9 @@ type UserUpdate struct {
 // cache's 2 s); ACTIVE again brings no key back. Errors: CodeInvalid,
 // CodeNotFound, CodeConflict for the org's last active ADMIN.
 func (s *Service) UpdateUser(ctx context.Context, p *Principal, id string, in UserUpdate) (User, error) {
+	if err := p.Require(FnUsersManage); err != nil {
+		return User{}, err
+	}
 	var v Validator
 	if in.Name != nil {
 		*in.Name = strings.TrimSpace(*in.Name)
@@ -157,6 +166,9 @@ func (s *Service) updateUser(tx Tx, orgID, id string, in UserUpdate) (User, erro
 // ListUserAPIKeys lists a user's live keys (prefixes only), for admins.
 // Errors: CodeNotFound.
 func (s *Service) ListUserAPIKeys(ctx context.Context, p *Principal, userID string) ([]APIKey, error) {
+	if err := p.Require(FnUsersManage); err != nil {
+		return nil, err
+	}
 	var keys []APIKey
 	err := s.store.Read(ctx, func(tx Tx) (err error) {
 		if _, err = tx.GetUser(p.OrgID, userID); err != nil {
@@ -170,6 +182,9 @@ func (s *Service) ListUserAPIKeys(ctx context.Context, p *Principal, userID stri
 
 // RevokeUserAPIKey revokes any user's key, for admins. Errors: CodeNotFound.
 func (s *Service) RevokeUserAPIKey(ctx context.Context, p *Principal, userID, keyID string) error {
+	if err := p.Require(FnUsersManage); err != nil {
+		return err
+	}
 	defer s.keys.forget(p.OrgID)
 	return s.store.Write(ctx, func(tx Tx) error { return tx.RevokeAPIKey(p.OrgID, userID, keyID, s.Now()) })
 }
@@ -217,6 +232,9 @@ func (s *Service) DeactivateByEmail(ctx context.Context, orgID, email string) (U
 // AssignRole gives a user a role (idempotent) and returns the user's roles.
 // Errors: CodeInvalid for a malformed role, CodeNotFound for an unknown user.
 func (s *Service) AssignRole(ctx context.Context, p *Principal, userID, role string) ([]string, error) {
+	if err := p.Require(FnRolesManage); err != nil {
+		return nil, err
+	}
 	return s.changeRole(ctx, p, userID, role, true)
 }
 
@@ -224,6 +242,9 @@ func (s *Service) AssignRole(ctx context.Context, p *Principal, userID, role str
 // roles. Errors: as AssignRole, plus CodeConflict when it would remove the
 // org's last active ADMIN.
 func (s *Service) RevokeRole(ctx context.Context, p *Principal, userID, role string) ([]string, error) {
+	if err := p.Require(FnRolesManage); err != nil {
+		return nil, err
+	}
 	return s.changeRole(ctx, p, userID, role, false)
 }
 

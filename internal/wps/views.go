@@ -583,6 +583,9 @@ func (s *Service) readRun(tx Tx, p *Principal, measurementID string) (*run, erro
 
 // GetMeasurement returns the measurement response. Errors: CodeNotFound.
 func (s *Service) GetMeasurement(ctx context.Context, p *Principal, id string) (MeasurementView, error) {
+	if err := p.Require(FnMeasurementRead); err != nil {
+		return MeasurementView{}, err
+	}
 	var out MeasurementView
 	err := s.store.View(ctx, func(tx Tx) error { // readRun reads in one statement
 		r, err := s.readRun(tx, p, id)
@@ -597,6 +600,9 @@ func (s *Service) GetMeasurement(ctx context.Context, p *Principal, id string) (
 
 // GetAction returns one action with its step, measurement and data. Errors: CodeNotFound.
 func (s *Service) GetAction(ctx context.Context, p *Principal, id string) (ActionView, error) {
+	if err := p.Require(FnMeasurementRead); err != nil {
+		return ActionView{}, err
+	}
 	var out ActionView
 	err := s.store.Read(ctx, func(tx Tx) error {
 		a, err := tx.GetAction(p.OrgID, id)
@@ -621,6 +627,9 @@ func (s *Service) GetAction(ctx context.Context, p *Principal, id string) (Actio
 
 // ListMeasurements pages the org's measurements, newest first.
 func (s *Service) ListMeasurements(ctx context.Context, p *Principal, q MeasurementQuery) ([]MeasurementSummary, int, error) {
+	if err := p.Require(FnMeasurementRead); err != nil {
+		return nil, 0, err
+	}
 	out := []MeasurementSummary{}
 	var total int
 	q.Now = s.Now()

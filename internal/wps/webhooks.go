@@ -187,6 +187,9 @@ func EnsureSecret(tx Tx, orgID string, now Time) (SigningSecret, error) {
 // CreateWebhook subscribes a URL to events. The answer carries the org's
 // signing secret. Errors: CodeInvalid.
 func (s *Service) CreateWebhook(ctx context.Context, p *Principal, in WebhookInput) (Webhook, error) {
+	if err := p.Require(FnWebhooksManage); err != nil {
+		return Webhook{}, err
+	}
 	var v Validator
 	if in.URL == nil {
 		v.Add("url", "is required")
@@ -213,6 +216,9 @@ func (s *Service) CreateWebhook(ctx context.Context, p *Principal, in WebhookInp
 
 // ListWebhooks lists the org's subscriptions.
 func (s *Service) ListWebhooks(ctx context.Context, p *Principal) ([]Webhook, error) {
+	if err := p.Require(FnWebhooksManage); err != nil {
+		return nil, err
+	}
 	var out []Webhook
 	err := s.store.Read(ctx, func(tx Tx) (err error) {
 		out, err = tx.ListWebhooks(p.OrgID)
@@ -223,6 +229,9 @@ func (s *Service) ListWebhooks(ctx context.Context, p *Principal) ([]Webhook, er
 
 // UpdateWebhook changes a subscription. Errors: CodeInvalid, CodeNotFound.
 func (s *Service) UpdateWebhook(ctx context.Context, p *Principal, id string, in WebhookInput) (Webhook, error) {
+	if err := p.Require(FnWebhooksManage); err != nil {
+		return Webhook{}, err
+	}
 	var v Validator
 	checkWebhook(&v, in, s.allowPrivate)
 	if err := v.Err(); err != nil {
@@ -245,11 +254,17 @@ func (s *Service) UpdateWebhook(ctx context.Context, p *Principal, id string, in
 
 // DeleteWebhook removes a subscription; its pending deliveries still go out.
 func (s *Service) DeleteWebhook(ctx context.Context, p *Principal, id string) error {
+	if err := p.Require(FnWebhooksManage); err != nil {
+		return err
+	}
 	return s.store.Write(ctx, func(tx Tx) error { return tx.DeleteWebhook(p.OrgID, id) })
 }
 
 // GetSigningSecret shows the org's signing secret.
 func (s *Service) GetSigningSecret(ctx context.Context, p *Principal) (SigningSecret, error) {
+	if err := p.Require(FnWebhooksManage); err != nil {
+		return SigningSecret{}, err
+	}
 	var sec SigningSecret
 	err := s.store.Write(ctx, func(tx Tx) (err error) {
 		sec, err = EnsureSecret(tx, p.OrgID, s.Now())
@@ -261,6 +276,9 @@ func (s *Service) GetSigningSecret(ctx context.Context, p *Principal) (SigningSe
 // RotateSigningSecret replaces the secret; the old one keeps signing
 // alongside for 24 hours, so receivers can switch without losing events.
 func (s *Service) RotateSigningSecret(ctx context.Context, p *Principal) (SigningSecret, error) {
+	if err := p.Require(FnWebhooksManage); err != nil {
+		return SigningSecret{}, err
+	}
 	var sec SigningSecret
 	err := s.store.Write(ctx, func(tx Tx) error {
 		now := s.Now()
@@ -276,6 +294,9 @@ func (s *Service) RotateSigningSecret(ctx context.Context, p *Principal) (Signin
 
 // ListDeliveries pages the org's deliveries, newest first, with their attempts.
 func (s *Service) ListDeliveries(ctx context.Context, p *Principal, q DeliveryQuery) ([]Delivery, int, error) {
+	if err := p.Require(FnWebhooksManage); err != nil {
+		return nil, 0, err
+	}
 	var out []Delivery
 	var total int
 	err := s.store.Read(ctx, func(tx Tx) (err error) {
@@ -288,6 +309,9 @@ func (s *Service) ListDeliveries(ctx context.Context, p *Principal, q DeliveryQu
 // RetryDelivery sends a delivery again now, with a fresh retry window.
 // Errors: CodeNotFound.
 func (s *Service) RetryDelivery(ctx context.Context, p *Principal, id string) (Delivery, error) {
+	if err := p.Require(FnWebhooksManage); err != nil {
+		return Delivery{}, err
+	}
 	var d Delivery
 	err := s.store.Write(ctx, func(tx Tx) (err error) {
 		if d, err = tx.GetDelivery(p.OrgID, id); err != nil {
