@@ -20,6 +20,7 @@ import (
 	"wps/internal/bench"
 	"wps/internal/blob"
 	"wps/internal/config"
+	"wps/internal/console"
 	"wps/internal/httpapi"
 	"wps/internal/schedule"
 	"wps/internal/sqlstore"
@@ -95,6 +96,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return err
+	}
 	if boot != nil {
 		fmt.Fprintf(stdout, "Created organization %q with an ADMIN user.\n", boot.Org.Name)
 		if cfg.BootstrapAPIKey == "" {
@@ -102,19 +107,18 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		} else {
 			fmt.Fprintln(stdout, "The admin's API key is the one set in WPS_BOOTSTRAP_API_KEY.")
 		}
-	}
-
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return err
+		if err := inviteConsoleAdmin(ctx, svc, boot, cfg.BootstrapEmail, ln.Addr().String(), stdout); err != nil {
+			return fmt.Errorf("bootstrap: %w", err)
+		}
 	}
 	blobs, err := blob.NewDisk(cfg.AttachmentDir)
 	if err != nil {
 		return fmt.Errorf("attachments: %w", err)
 	}
+	con := console.New(svc, console.Options{Logger: log, Blobs: blobs, SecureCookies: cfg.SecureCookies})
 	api := httpapi.New(svc, httpapi.Options{Logger: log, MaxBodyBytes: cfg.MaxBodyBytes,
 		RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst, Version: version, Blobs: blobs, IdempotencyLease: cfg.IdempotencyLease,
-		SecureCookies: cfg.SecureCookies})
+		SecureCookies: cfg.SecureCookies, Console: con})
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	log.Info("serving", "addr", ln.Addr().String(), "database", string(db.Engine()), "version", version)
@@ -157,6 +161,26 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
+	return nil
+}
+
+// inviteConsoleAdmin invites the console's first admin (role ADMIN) and
+// prints the one-time link where they choose their password.
+func inviteConsoleAdmin(ctx context.Context, svc *wps.Service, boot *wps.OrgAdmin, email, addr string, stdout io.Writer) error {
+	p, err := svc.Authenticate(ctx, boot.Key.Key)
+	if err != nil {
+		return err
+	}
+	inv, err := svc.Invite(ctx, p, wps.InviteInput{Email: email, Name: "Administrator", Roles: []string{wps.RoleAdmin}})
+	if err != nil {
+		return err
+	}
+	host, port, _ := net.SplitHostPort(addr)
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "localhost"
+	}
+	fmt.Fprintf(stdout, "Console: open http://%s/invite/%s (once, before %s) to set the password of %s, then sign in at http://%s/\n",
+		net.JoinHostPort(host, port), inv.Token, inv.ExpiresAt.UTC().Format("2006-01-02 15:04 UTC"), email, net.JoinHostPort(host, port))
 	return nil
 }
 

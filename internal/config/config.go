@@ -17,6 +17,7 @@ type Config struct {
 	DatabaseURL      string                       // WPS_DATABASE_URL: "" is ./wps.db
 	BootstrapAPIKey  string                       // WPS_BOOTSTRAP_API_KEY
 	BootstrapOrgName string                       // WPS_BOOTSTRAP_ORG_NAME
+	BootstrapEmail   string                       // WPS_BOOTSTRAP_ADMIN_EMAIL
 	RateLimit        float64                      // WPS_RATE_LIMIT: requests/s per API key, 0 = off
 	RateBurst        int                          // WPS_RATE_BURST
 	MaxBodyBytes     int64                        // WPS_MAX_BODY_BYTES
@@ -54,6 +55,7 @@ func Load(getenv func(string) string, args []string, stderr io.Writer) (Config, 
 	fs.StringVar(&c.Addr, "addr", env("WPS_ADDR", "127.0.0.1:8080"), "listen address (WPS_ADDR)")
 	fs.StringVar(&c.DatabaseURL, "database-url", env("WPS_DATABASE_URL", ""), "SQLite path or sqlite: URL, or postgres:// URL (WPS_DATABASE_URL); default ./wps.db")
 	fs.StringVar(&c.BootstrapAPIKey, "bootstrap-api-key", env("WPS_BOOTSTRAP_API_KEY", ""), "the first admin's API key on an empty database (WPS_BOOTSTRAP_API_KEY)")
+	fs.StringVar(&c.BootstrapEmail, "bootstrap-admin-email", env("WPS_BOOTSTRAP_ADMIN_EMAIL", "admin@example.com"), "the email of the console admin invited on an empty database (WPS_BOOTSTRAP_ADMIN_EMAIL)")
 	fs.StringVar(&c.BootstrapOrgName, "bootstrap-org-name", env("WPS_BOOTSTRAP_ORG_NAME", "Default"), "the first org's name (WPS_BOOTSTRAP_ORG_NAME)")
 	fs.StringVar(&c.LogFormat, "log-format", env("WPS_LOG_FORMAT", "text"), "text or json (WPS_LOG_FORMAT)")
 	fs.StringVar(&c.LogLevel, "log-level", env("WPS_LOG_LEVEL", "info"), "debug, info, warn or error (WPS_LOG_LEVEL)")

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"net/http"
+	"time"
 
 	"wps/internal/wps"
 )
@@ -182,6 +183,26 @@ func (s *Server) changePassword(ctx context.Context, in *passwordIn) (*empty, er
 // sessionCookie names the cookie that carries a console session.
 const sessionCookie = "wps_session"
 
+// SessionCookie is the cookie that carries a session's token: HttpOnly,
+// SameSite=Lax, for the whole site (the console and the API), Secure when
+// secure. An empty token makes the cookie that ends it in the browser.
+func SessionCookie(token string, expires time.Time, secure bool) http.Cookie {
+	c := http.Cookie{Name: sessionCookie, Value: token, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: secure, Expires: expires}
+	if token == "" {
+		c.Expires, c.MaxAge = time.Time{}, -1
+	}
+	return c
+}
+
+// SessionToken is the session token a request's cookie carries, or "".
+func SessionToken(r *http.Request) string {
+	c, err := r.Cookie(sessionCookie)
+	if err != nil {
+		return ""
+	}
+	return c.Value
+}
+
 type signInIn struct {
 	Body struct {
 		Email    string `json:"email" required:"true" maxLength:"320"`
@@ -207,8 +228,7 @@ func (s *Server) signIn(ctx context.Context, in *signInIn) (*signInOut, error) {
 	if err != nil {
 		return nil, err
 	}
-	cookie := http.Cookie{Name: sessionCookie, Value: out.Token, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode,
-		Secure: c.https || s.secureCookies, Expires: out.ExpiresAt.Time}
+	cookie := SessionCookie(out.Token, out.ExpiresAt.Time, c.https || s.secureCookies)
 	return &signInOut{SetCookie: cookie, Body: signedIn{User: out.User, ExpiresAt: out.ExpiresAt, CSRFToken: out.CSRFToken}}, nil
 }
 
@@ -218,8 +238,7 @@ type signOutOut struct {
 
 func (s *Server) signOut(ctx context.Context, _ *empty) (*signOutOut, error) {
 	err := s.svc.SignOut(ctx, principal(ctx))
-	return &signOutOut{SetCookie: http.Cookie{Name: sessionCookie, Value: "", Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode,
-		Secure: client(ctx).https || s.secureCookies, MaxAge: -1}}, err
+	return &signOutOut{SetCookie: SessionCookie("", time.Time{}, client(ctx).https || s.secureCookies)}, err
 }
 
 type apiKeyIn struct {

@@ -41,6 +41,9 @@ type Options struct {
 	// SecureCookies marks session cookies Secure even when the request
 	// reached wps over plain HTTP (TLS ends at a proxy in front).
 	SecureCookies bool
+	// Console serves every path outside the API (/v1/, /healthz, /readyz)
+	// when set: the web console, behind the same access log.
+	Console http.Handler
 }
 
 // Server is the HTTP API. It is an http.Handler.
@@ -106,9 +109,28 @@ func New(svc *wps.Service, opt Options) *Server {
 	h = s.idempotency(h)
 	h = s.rateLimit(h)
 	h = s.authenticate(h)
+	if opt.Console != nil {
+		h = beside(h, opt.Console)
+	}
 	s.handler = s.logRequests(h)
 	return s
 }
+
+// beside sends the API's paths to api and every other path to console.
+func beside(api, console http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.Path
+		if strings.HasPrefix(p, "/v1/") || p == "/v1" || p == "/healthz" || p == "/readyz" {
+			api.ServeHTTP(w, r)
+			return
+		}
+		console.ServeHTTP(w, r)
+	})
+}
+
+// SetCaller tells the access log who made the request (the console's
+// requests, which the API's authentication does not see).
+func SetCaller(r *http.Request, p *wps.Principal) { setCaller(r.Context(), p) }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 

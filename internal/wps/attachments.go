@@ -106,11 +106,15 @@ func (s *Service) OpenAttachment(ctx context.Context, p *Principal, blobs BlobSt
 	return a, rc, err
 }
 
-// mayDownload applies section 9 to an attachment: its uploader, ADMIN, and
-// whoever sees a value that refers to it.
+// mayDownload applies section 9 to an attachment: its uploader, ADMIN,
+// whoever sees a value that refers to it, and every member for the org's
+// logo.
 func mayDownload(tx Tx, p *Principal, a Attachment) (bool, error) {
 	if a.CreatedBy == p.UserID || p.IsAdmin() {
 		return true, nil
+	}
+	if org, err := tx.GetOrg(p.OrgID); err != nil || org.LogoKey == a.ID {
+		return err == nil, err
 	}
 	refs, err := tx.ListAttachmentRefs(p.OrgID, a.ID)
 	if err != nil {

@@ -73,6 +73,9 @@ type MeasurementQuery struct {
 	Now           Time // for Overdue
 	CreatedFrom   *Time
 	CreatedBefore *Time
+	// Actionable keeps the measurements with a seat the caller can fill now
+	// (the Inbox).
+	Actionable bool
 }
 
 // Event is an outbox entry: written with the change that causes it.

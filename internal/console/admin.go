@@ -1,0 +1,317 @@
+package console
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"wps/internal/wps"
+)
+
+type adminLink struct{ Href, Label, Text string }
+
+// adminLinks are the admin pages the user's functions open.
+func adminLinks(p *wps.Principal) []adminLink {
+	var out []adminLink
+	if p.Can(wps.FnUsersRead) {
+		out = append(out, adminLink{"/admin/users", "Users", "Invite people, give roles, deactivate."})
+		out = append(out, adminLink{"/admin/policies", "Policies", "Which roles may do what, and fill which seats."})
+	}
+	if p.Can(wps.FnWebhooksManage) {
+		out = append(out, adminLink{"/admin/webhooks", "Webhooks", "Subscriptions and their deliveries."})
+	}
+	if p.Can(wps.FnOrgUpdate) {
+		out = append(out, adminLink{"/admin/org", "Organization", "Colour, logo, pinned link, sections shown."})
+	}
+	return out
+}
+
+func (c *Console) admin(q *req) error {
+	links := adminLinks(q.p)
+	if len(links) == 0 {
+		return wps.Errorf(wps.CodeForbidden, "no admin page is open to you")
+	}
+	c.render(q, http.StatusOK, "admin", "Admin", links)
+	return nil
+}
+
+// Users.
+
+type usersData struct {
+	Users     []wps.User
+	Invites   []wps.Invite
+	Roles     []string // every role a policy names, for the pickers
+	NewInvite *wps.Invite
+	InviteURL string
+	Error     string
+	Fields    map[string]string
+	Form      url.Values
+	CanManage bool
+	CanInvite bool
+	CanRoles  bool
+}
+
+func (c *Console) users(q *req) error { return c.showUsers(q, http.StatusOK, usersData{}) }
+
+func (c *Console) showUsers(q *req, status int, d usersData) error {
+	list, _, err := c.svc.ListUsers(q.ctx(), q.p, wps.Page{Page: 1, PerPage: 500})
+	if err != nil {
+		return err
+	}
+	d.Users = list
+	d.CanManage, d.CanInvite, d.CanRoles = q.p.Can(wps.FnUsersManage), q.p.Can(wps.FnUsersInvite), q.p.Can(wps.FnRolesManage)
+	if d.CanInvite {
+		if d.Invites, err = c.svc.ListInvites(q.ctx(), q.p); err != nil {
+			return err
+		}
+	}
+	d.Roles = []string{wps.RoleAdmin}
+	for _, pol := range q.p.OrgPolicies {
+		for _, r := range pol.Roles {
+			if !contains(d.Roles, r) {
+				d.Roles = append(d.Roles, r)
+			}
+		}
+	}
+	c.render(q, status, "users", "Users", d)
+	return nil
+}
+
+// invite creates an invitation and shows its link once.
+func (c *Console) invite(q *req) error {
+	in := wps.InviteInput{Email: strings.TrimSpace(q.r.PostFormValue("email")), Name: strings.TrimSpace(q.r.PostFormValue("name")),
+		Roles: splitRoles(q.r.PostForm["roles"])}
+	inv, err := c.svc.Invite(q.ctx(), q.p, in)
+	if err != nil {
+		if !wps.IsCode(err, wps.CodeInvalid) && !wps.IsCode(err, wps.CodeConflict) {
+			return err
+		}
+		return c.showUsers(q, statusOf(err), usersData{Error: message(err), Fields: fieldErrors(err, ""), Form: q.r.PostForm})
+	}
+	u := url.URL{Scheme: "http", Host: q.r.Host, Path: "/invite/" + inv.Token}
+	if q.r.TLS != nil || c.opt.SecureCookies {
+		u.Scheme = "https"
+	}
+	return c.showUsers(q, http.StatusCreated, usersData{NewInvite: &inv, InviteURL: u.String()})
+}
+
+// splitRoles reads roles from checkboxes and a free text box (comma separated).
+func splitRoles(vs []string) []string {
+	out := []string{}
+	for _, v := range vs {
+		for _, r := range strings.Split(v, ",") {
+			if r = strings.ToUpper(strings.TrimSpace(r)); r != "" && !contains(out, r) {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
+}
+
+// updateUser deactivates or reactivates a user, or gives or takes a role.
+func (c *Console) updateUser(q *req) error {
+	id := q.r.PathValue("id")
+	var err error
+	done := "updated"
+	switch q.r.PostFormValue("do") {
+	case "deactivate", "reactivate":
+		st := wps.UserDeactivated
+		if q.r.PostFormValue("do") == "reactivate" {
+			st = wps.UserActive
+		} else {
+			done = "deactivated"
+		}
+		_, err = c.svc.UpdateUser(q.ctx(), q.p, id, wps.UserUpdate{Status: &st})
+	case "assign":
+		_, err = c.svc.AssignRole(q.ctx(), q.p, id, strings.ToUpper(strings.TrimSpace(q.r.PostFormValue("role"))))
+	case "revoke":
+		_, err = c.svc.RevokeRole(q.ctx(), q.p, id, q.r.PostFormValue("role"))
+	default:
+		return wps.Invalid("do", "must be deactivate, reactivate, assign or revoke")
+	}
+	if err != nil {
+		if wps.IsCode(err, wps.CodeInvalid) || wps.IsCode(err, wps.CodeConflict) {
+			return c.showUsers(q, statusOf(err), usersData{Error: message(err)})
+		}
+		return err
+	}
+	return q.redirect("/admin/users", done)
+}
+
+// Policies.
+
+type policiesData struct {
+	Items     []wps.Policy
+	Functions []wps.Function
+	Error     string
+	Form      url.Values
+	CanManage bool
+}
+
+func (c *Console) policies(q *req) error { return c.showPolicies(q, http.StatusOK, policiesData{}) }
+
+func (c *Console) showPolicies(q *req, status int, d policiesData) error {
+	list, err := c.svc.ListPolicies(q.ctx(), q.p)
+	if err != nil {
+		return err
+	}
+	d.Items, d.Functions, d.CanManage = list, wps.Functions, q.p.Can(wps.FnPoliciesManage)
+	c.render(q, status, "policies", "Policies", d)
+	return nil
+}
+
+// savePolicy creates a policy, or (with id) updates or deletes one.
+func (c *Console) savePolicy(q *req) error {
+	f := q.r.PostForm
+	in := wps.PolicyInput{Name: strings.TrimSpace(f.Get("name")), Roles: splitRoles(f["roles"]), Functions: f["functions"]}
+	if in.Functions == nil {
+		in.Functions = []string{}
+	}
+	var err error
+	switch id := f.Get("id"); {
+	case id == "":
+		_, err = c.svc.CreatePolicy(q.ctx(), q.p, in)
+	case f.Get("do") == "delete":
+		err = c.svc.DeletePolicy(q.ctx(), q.p, id)
+	default:
+		_, err = c.svc.UpdatePolicy(q.ctx(), q.p, id, in)
+	}
+	if err != nil {
+		if wps.IsCode(err, wps.CodeInvalid) || wps.IsCode(err, wps.CodeConflict) {
+			return c.showPolicies(q, statusOf(err), policiesData{Error: message(err), Form: f})
+		}
+		return err
+	}
+	return q.redirect("/admin/policies", "updated")
+}
+
+// Webhooks.
+
+type webhooksData struct {
+	Items      []wps.Webhook
+	Deliveries []wps.Delivery
+	Total      int
+	Status     string
+	Secret     string
+	Error      string
+	Form       url.Values
+}
+
+func (c *Console) webhooks(q *req) error { return c.showWebhooks(q, http.StatusOK, webhooksData{}) }
+
+func (c *Console) showWebhooks(q *req, status int, d webhooksData) error {
+	list, err := c.svc.ListWebhooks(q.ctx(), q.p)
+	if err != nil {
+		return err
+	}
+	d.Items = list
+	d.Status = q.r.URL.Query().Get("status")
+	page, _ := strconv.Atoi(q.r.URL.Query().Get("page"))
+	d.Deliveries, d.Total, err = c.svc.ListDeliveries(q.ctx(), q.p, wps.DeliveryQuery{Page: wps.Page{Page: max(page, 1), PerPage: 50}, Status: d.Status})
+	if err != nil && !wps.IsCode(err, wps.CodeInvalid) {
+		return err
+	}
+	c.render(q, status, "webhooks", "Webhooks", d)
+	return nil
+}
+
+func (c *Console) createWebhook(q *req) error {
+	f := q.r.PostForm
+	if id := f.Get("id"); id != "" {
+		if err := c.svc.DeleteWebhook(q.ctx(), q.p, id); err != nil {
+			return err
+		}
+		return q.redirect("/admin/webhooks", "updated")
+	}
+	u := strings.TrimSpace(f.Get("url"))
+	events := []string{}
+	for _, e := range strings.Split(f.Get("events"), ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			events = append(events, e)
+		}
+	}
+	w, err := c.svc.CreateWebhook(q.ctx(), q.p, wps.WebhookInput{URL: &u, Events: &events})
+	if err != nil {
+		if wps.IsCode(err, wps.CodeInvalid) {
+			return c.showWebhooks(q, statusOf(err), webhooksData{Error: message(err), Form: f})
+		}
+		return err
+	}
+	return c.showWebhooks(q, http.StatusCreated, webhooksData{Secret: w.Secret})
+}
+
+func (c *Console) retryDelivery(q *req) error {
+	if _, err := c.svc.RetryDelivery(q.ctx(), q.p, q.r.PathValue("id")); err != nil {
+		return err
+	}
+	return q.redirect("/admin/webhooks", "retried")
+}
+
+// Org settings.
+
+type orgData struct {
+	Sections []navItem
+	Error    string
+	Fields   map[string]string
+	Contrast string
+}
+
+func (c *Console) orgSettings(q *req) error {
+	if err := q.p.Require(wps.FnOrgUpdate); err != nil {
+		return err
+	}
+	return c.showOrg(q, http.StatusOK, orgData{})
+}
+
+func (c *Console) showOrg(q *req, status int, d orgData) error {
+	d.Sections = sections
+	if col, ok := parseHex(q.org.ThemeColor); ok {
+		d.Contrast = strconv.FormatFloat(contrast(col, onColor(col)), 'f', 1, 64)
+	}
+	c.render(q, status, "org", "Organization", d)
+	return nil
+}
+
+// saveOrg updates the org's settings; a logo file is uploaded first and
+// its attachment id becomes logoKey.
+func (c *Console) saveOrg(q *req) error {
+	f := q.r.PostForm
+	u := wps.OrgUpdate{}
+	pinned, color := strings.TrimSpace(f.Get("pinnedUrl")), strings.TrimSpace(f.Get("themeColor"))
+	ops := f["operations"]
+	if ops == nil {
+		ops = []string{}
+	}
+	u.PinnedURL, u.ThemeColor, u.Operations = &pinned, &color, &ops
+	if q.r.MultipartForm != nil {
+		if fhs := q.r.MultipartForm.File["logo"]; len(fhs) > 0 {
+			file, err := fhs[0].Open()
+			if err != nil {
+				return err
+			}
+			a, err := c.svc.Upload(q.ctx(), q.p, c.opt.Blobs, fhs[0].Filename, fhs[0].Header.Get("Content-Type"), file)
+			file.Close()
+			if err != nil {
+				return err
+			}
+			if !strings.HasPrefix(a.ContentType, "image/") || a.ContentType == "image/svg+xml" {
+				return c.showOrg(q, http.StatusUnprocessableEntity, orgData{Error: "The logo must be a PNG, JPEG, GIF or WebP image.", Fields: map[string]string{"logo": "is not an image"}})
+			}
+			u.LogoKey = &a.ID
+		}
+	}
+	if f.Get("removeLogo") == "on" {
+		empty := ""
+		u.LogoKey = &empty
+	}
+	org, err := c.svc.UpdateOrg(q.ctx(), q.p, u)
+	if err != nil {
+		if wps.IsCode(err, wps.CodeInvalid) {
+			return c.showOrg(q, statusOf(err), orgData{Error: message(err), Fields: fieldErrors(err, "")})
+		}
+		return err
+	}
+	q.org = org
+	return q.redirect("/admin/org", "updated")
+}

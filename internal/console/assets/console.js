@@ -1,0 +1,67 @@
+// wps console: small enhancements. Every page works without this file,
+// except importing records and adding TABLE rows beyond the first.
+"use strict";
+document.addEventListener("DOMContentLoaded", () => {
+  // TABLE fields: add and remove rows (new rows take the next free number).
+  document.querySelectorAll(".table-field").forEach((box) => {
+    const body = box.querySelector("tbody");
+    const tpl = box.querySelector("template");
+    let next = body.rows.length;
+    box.querySelector(".add-row").addEventListener("click", () => {
+      const html = tpl.innerHTML.replaceAll("__ROW__", String(next++));
+      body.insertAdjacentHTML("beforeend", html);
+      body.lastElementChild.querySelector("input")?.focus();
+    });
+    box.addEventListener("click", (e) => {
+      if (e.target.classList.contains("remove-row")) e.target.closest("tr").remove();
+    });
+  });
+
+  // ENTITY pickers: narrow the options to those whose label matches.
+  document.querySelectorAll(".picker-search").forEach((input) => {
+    const select = document.getElementById(input.dataset.for);
+    input.addEventListener("input", () => {
+      const q = input.value.trim().toLowerCase();
+      for (const o of select.options) o.hidden = q !== "" && o.value !== "" && !o.text.toLowerCase().includes(q);
+    });
+  });
+
+  // Records grid: sort the rows shown by a column (click its header again to reverse).
+  document.querySelectorAll("table.sortable").forEach((table) => {
+    table.querySelectorAll("th .sort").forEach((btn, col) => {
+      btn.addEventListener("click", () => {
+        const th = btn.closest("th");
+        const asc = th.getAttribute("aria-sort") !== "ascending";
+        table.querySelectorAll("th").forEach((h) => h.removeAttribute("aria-sort"));
+        th.setAttribute("aria-sort", asc ? "ascending" : "descending");
+        const rows = [...table.tBodies[0].rows];
+        const key = (r) => r.cells[col].textContent.trim();
+        const cmp = new Intl.Collator(undefined, { numeric: true, sensitivity: "base" });
+        rows.sort((a, b) => (asc ? 1 : -1) * cmp.compare(key(a), key(b)));
+        table.tBodies[0].append(...rows);
+      });
+    });
+  });
+
+  // Records import: the file goes to the API's import, all or nothing.
+  document.querySelectorAll("form.import").forEach((form) => {
+    form.addEventListener("submit", async (e) => {
+      e.preventDefault();
+      const status = form.querySelector(".import-status");
+      const file = form.querySelector("input[type=file]").files[0];
+      if (!file) { status.textContent = "Choose a CSV file first."; return; }
+      status.textContent = "Importing…";
+      const res = await fetch(`/v1/entities/${encodeURIComponent(form.dataset.entity)}/records:import`, {
+        method: "POST", credentials: "same-origin",
+        headers: { "Content-Type": "text/csv", "X-CSRF-Token": form.dataset.csrf }, body: file,
+      });
+      const body = await res.json().catch(() => ({}));
+      if (res.ok) { location.search = "?done=imported"; return; }
+      const fields = (body.errors || []).map((x) => `${x.location || x.field}: ${x.message}`).join("; ");
+      status.textContent = `Not imported: ${body.detail || res.statusText}${fields ? " (" + fields + ")" : ""}`;
+    });
+  });
+
+  // Copy fields select their text on focus.
+  document.querySelectorAll("input.copy").forEach((i) => i.addEventListener("focus", () => i.select()));
+});

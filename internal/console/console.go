@@ -1,0 +1,348 @@
+// Package console serves the web console: server-rendered pages over the
+// same wps.Service as the API, signed in with the API's session cookie.
+// Every rule (who may do what, who sees which value) is the service's; the
+// console only turns forms into service calls and answers into HTML.
+package console
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"wps/internal/httpapi"
+	"wps/internal/wps"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed assets
+var assetFS embed.FS
+
+// Options configures the console.
+type Options struct {
+	Logger *slog.Logger
+	// Blobs keeps attachment bytes (uploads in forms, downloads, the logo).
+	Blobs wps.BlobStore
+	// SecureCookies marks the session cookie Secure over plain HTTP (TLS
+	// ends at a proxy in front).
+	SecureCookies bool
+	// MaxUploadBytes bounds a form with files (default 32 MiB).
+	MaxUploadBytes int64
+}
+
+// Console is an http.Handler for every page of the console.
+type Console struct {
+	svc    *wps.Service
+	opt    Options
+	log    *slog.Logger
+	mux    *http.ServeMux
+	pages  map[string]*template.Template
+	assets map[string]string // asset name → content hash, for cache-busting URLs
+}
+
+// csp allows nothing from another host, no inline script or style, no
+// framing. Colours that come from data (themeColor, option colours) reach
+// the page as a stylesheet of /theme.css or as SVG presentation
+// attributes, which CSP does not govern.
+const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+	"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+// New builds the console over svc.
+func New(svc *wps.Service, opt Options) *Console {
+	if opt.Logger == nil {
+		opt.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opt.MaxUploadBytes <= 0 {
+		opt.MaxUploadBytes = 32 << 20
+	}
+	c := &Console{svc: svc, opt: opt, log: opt.Logger, mux: http.NewServeMux(), assets: map[string]string{}}
+	c.loadAssets()
+	c.loadTemplates()
+	c.routes()
+	return c
+}
+
+func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", csp)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "same-origin")
+	c.mux.ServeHTTP(w, r)
+}
+
+func (c *Console) loadAssets() {
+	_ = fs.WalkDir(assetFS, "assets", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, _ := assetFS.ReadFile(path)
+		sum := sha256.Sum256(b)
+		c.assets[strings.TrimPrefix(path, "assets/")] = hex.EncodeToString(sum[:4])
+		return nil
+	})
+}
+
+// req is one request of a signed-in user (p is nil on public pages).
+type req struct {
+	w     http.ResponseWriter
+	r     *http.Request
+	p     *wps.Principal
+	token string // the session token (the cookie's value)
+	org   wps.Org
+}
+
+func (q *req) ctx() context.Context { return q.r.Context() }
+
+// handler is a page's code: it renders or redirects, or returns an error
+// that the console shows as a page with the status the error's code maps to.
+type handler func(q *req) error
+
+// signedIn wraps a page that needs a session: without one, the browser goes
+// to the sign-in page and comes back. Every method but GET and HEAD must
+// carry the session's CSRF token in the form (field csrf).
+func (c *Console) signedIn(h handler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		token := httpapi.SessionToken(r)
+		var p *wps.Principal
+		var err error
+		if token != "" {
+			p, err = c.svc.AuthenticateSession(r.Context(), token)
+		}
+		if p == nil {
+			if err != nil && !wps.IsCode(err, wps.CodeUnauthorized) {
+				c.fail(&req{w: w, r: r}, err)
+				return
+			}
+			if r.Method == http.MethodGet {
+				http.Redirect(w, r, "/signin?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+				return
+			}
+			c.fail(&req{w: w, r: r}, wps.Errorf(wps.CodeUnauthorized, "your session has ended: sign in again"))
+			return
+		}
+		httpapi.SetCaller(r, p)
+		q := &req{w: w, r: r, p: p, token: token}
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			if strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/form-data") {
+				r.Body = http.MaxBytesReader(w, r.Body, c.opt.MaxUploadBytes)
+				if err := r.ParseMultipartForm(8 << 20); err != nil {
+					c.fail(q, wps.Errorf(wps.CodeTooLarge, "the form is over the limit of %d bytes", c.opt.MaxUploadBytes))
+					return
+				}
+			} else {
+				r.Body = http.MaxBytesReader(w, r.Body, 4<<20)
+			}
+			got := r.PostFormValue("csrf")
+			if subtle.ConstantTimeCompare([]byte(got), []byte(wps.CSRFToken(token))) != 1 {
+				c.fail(q, wps.Errorf(wps.CodeForbidden, "this form has expired or came from another site: reload the page and try again"))
+				return
+			}
+		}
+		q.org, err = c.svc.GetOrg(r.Context(), p)
+		if err != nil {
+			c.fail(q, err)
+			return
+		}
+		if err := h(q); err != nil {
+			c.fail(q, err)
+		}
+	}
+}
+
+// anyone wraps a page that needs no session (sign in, accept an invite).
+func (c *Console) anyone(h handler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+		q := &req{w: w, r: r}
+		if err := h(q); err != nil {
+			c.fail(q, err)
+		}
+	}
+}
+
+// statusOf maps a domain error to the HTTP status the API answers for it.
+func statusOf(err error) int {
+	switch wps.ErrorCode(err) {
+	case wps.CodeBadRequest:
+		return http.StatusBadRequest
+	case wps.CodeUnauthorized:
+		return http.StatusUnauthorized
+	case wps.CodeForbidden:
+		return http.StatusForbidden
+	case wps.CodeNotFound:
+		return http.StatusNotFound
+	case wps.CodeConflict:
+		return http.StatusConflict
+	case wps.CodeGone:
+		return http.StatusGone
+	case wps.CodeInvalid:
+		return http.StatusUnprocessableEntity
+	case wps.CodeTooLarge:
+		return http.StatusRequestEntityTooLarge
+	case wps.CodeRateLimited:
+		return http.StatusTooManyRequests
+	case wps.CodeUpstream:
+		return http.StatusBadGateway
+	}
+	return http.StatusInternalServerError
+}
+
+// message is what a person reads for err: the domain's message, or a
+// generic one for an internal error (logged, never shown).
+func message(err error) string {
+	var e *wps.Error
+	if errors.As(err, &e) && e.Code != wps.CodeInternal {
+		return e.Message
+	}
+	return "Something went wrong on our side. It has been logged; try again in a moment."
+}
+
+// fail renders an error page.
+func (c *Console) fail(q *req, err error) {
+	st := statusOf(err)
+	if st == http.StatusInternalServerError {
+		c.log.ErrorContext(q.r.Context(), "console", "path", q.r.URL.Path, "err", err)
+	}
+	var e *wps.Error
+	if errors.As(err, &e) && e.RetryAfter > 0 {
+		q.w.Header().Set("Retry-After", strconv.Itoa(int(e.RetryAfter.Seconds()+0.999)))
+	}
+	c.render(q, st, "error", "Error", map[string]any{"Status": st, "StatusText": http.StatusText(st), "Message": message(err)})
+}
+
+// page is what every template gets: the page's data and the frame around it.
+type page struct {
+	Title  string
+	User   *wps.User
+	Org    wps.Org
+	CSRF   string
+	Nav    []navItem
+	Path   string
+	Theme  string // the /theme.css URL for the org's colour, or ""
+	Logo   string
+	Notice string
+	Data   any
+}
+
+type navItem struct {
+	Name, Label, Href string
+	Current           bool
+}
+
+// sections are the console's sections; an org's operations name those
+// shown to non-admins.
+var sections = []navItem{
+	{Name: "inbox", Label: "Inbox", Href: "/inbox"},
+	{Name: "measurements", Label: "Measurements", Href: "/measurements"},
+	{Name: "processes", Label: "Processes", Href: "/processes"},
+	{Name: "entities", Label: "Entities", Href: "/entities"},
+}
+
+// notices are the messages a redirect after a change may show (by code,
+// so that a link cannot make the console say anything else).
+var notices = map[string]string{
+	"saved":       "Saved.",
+	"approved":    "Approved.",
+	"rejected":    "Rejected: the steps to rework are open again.",
+	"reproved":    "Reproved: the action's step is open again.",
+	"started":     "Measurement started.",
+	"invited":     "Invitation created.",
+	"updated":     "Changes saved.",
+	"imported":    "Records imported.",
+	"signedout":   "You have signed out.",
+	"welcome":     "Your account is ready: sign in with your email and password.",
+	"deactivated": "The user is deactivated: their keys and sessions have stopped.",
+	"retried":     "The delivery is queued again.",
+}
+
+func (c *Console) render(q *req, status int, name, title string, data any) {
+	t := c.pages[name]
+	pg := page{Title: title, Path: q.r.URL.Path, Data: data, Notice: notices[q.r.URL.Query().Get("done")]}
+	if q.p != nil {
+		u := q.p.User
+		pg.User, pg.Org, pg.CSRF = &u, q.org, wps.CSRFToken(q.token)
+		for _, s := range sections {
+			if q.p.IsAdmin() || len(q.org.Operations) == 0 || contains(q.org.Operations, s.Name) {
+				s.Current = strings.HasPrefix(q.r.URL.Path, s.Href)
+				pg.Nav = append(pg.Nav, s)
+			}
+		}
+		if len(adminLinks(q.p)) > 0 {
+			pg.Nav = append(pg.Nav, navItem{Name: "admin", Label: "Admin", Href: "/admin", Current: strings.HasPrefix(q.r.URL.Path, "/admin")})
+		}
+		if col, ok := parseHex(q.org.ThemeColor); ok {
+			pg.Theme = "/theme.css?c=" + col.hex()
+		}
+		if q.org.LogoKey != "" {
+			pg.Logo = "/files/" + url.PathEscape(q.org.LogoKey)
+		}
+	}
+	var buf bytes.Buffer
+	if err := t.ExecuteTemplate(&buf, "layout", pg); err != nil {
+		c.log.ErrorContext(q.r.Context(), "console template", "page", name, "err", err)
+		http.Error(q.w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	q.w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	q.w.Header().Set("Cache-Control", "no-store")
+	q.w.WriteHeader(status)
+	_, _ = q.w.Write(buf.Bytes())
+}
+
+// redirect sends the browser to path after a change (303, so a reload
+// does not post the form again), with a notice code.
+func (q *req) redirect(path, done string) error {
+	if done != "" {
+		sep := "?"
+		if strings.Contains(path, "?") {
+			sep = "&"
+		}
+		path += sep + "done=" + done
+	}
+	http.Redirect(q.w, q.r, path, http.StatusSeeOther)
+	return nil
+}
+
+// localPath keeps a ?next= target on this site: a path, never a URL of
+// another host (an open redirect).
+func localPath(next string) string {
+	if next == "" || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+		return "/inbox"
+	}
+	if u, err := url.Parse(next); err != nil || u.Host != "" || u.Scheme != "" {
+		return "/inbox"
+	}
+	return next
+}
+
+// clientAddr is the client's IP address, for sign-in throttling.
+func clientAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,209 @@
+package console
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"wps/internal/wps"
+)
+
+type entitiesData struct{ Items []wps.Entity }
+
+func (c *Console) entities(q *req) error {
+	list, _, err := c.svc.ListEntities(q.ctx(), q.p, wps.Page{Page: 1, PerPage: 200}, q.r.URL.Query().Get("q"))
+	if err != nil {
+		return err
+	}
+	c.render(q, http.StatusOK, "entities", "Entities", entitiesData{Items: list})
+	return nil
+}
+
+// recordsData is an entity's records grid.
+type recordsData struct {
+	E       wps.Entity
+	Columns []column
+	Rows    []gridRow
+	Total   int
+	Page    int
+	Prev    string
+	Next    string
+	Filter  map[string]string
+	Error   string
+	CanEdit bool
+}
+
+// column is a grid column: frozen to the left or right edge, or not.
+type column struct {
+	Name, Label, Type string
+	Left, Right       int // position among the left- (right-) frozen columns, from 1; 0 when not frozen
+	Class             string
+}
+
+type gridRow struct {
+	ID    string
+	Cells []cell
+}
+
+type cell struct {
+	Text  string
+	Class string
+	Files []fileLink
+	Color string
+}
+
+const recordsPerPage = 50
+
+// records shows an entity's records: visible columns only (the service
+// leaves out values hidden from the reader; isHidden ones are left out
+// here), left-frozen columns first and right-frozen last, filtered by
+// filter.NAME=VALUE like the API's filter[NAME].
+func (c *Console) records(q *req) error {
+	id := q.r.PathValue("id")
+	e, err := c.svc.RecordsEntity(q.ctx(), q.p, id)
+	if err != nil {
+		return err
+	}
+	v := q.r.URL.Query()
+	page, _ := strconv.Atoi(v.Get("page"))
+	page = max(page, 1)
+	filters := map[string]string{}
+	for k, vs := range v {
+		if name, ok := strings.CutPrefix(k, "filter."); ok && len(vs) > 0 && strings.TrimSpace(vs[0]) != "" {
+			filters[name] = strings.TrimSpace(vs[0])
+		}
+	}
+	d := recordsData{E: e, Page: page, Filter: filters, CanEdit: q.p.Can(wps.FnEntityWrite)}
+	var left, middle, right []wps.Parameter
+	for _, p := range e.Parameters {
+		a := p.AdvancedOptions
+		switch {
+		case a != nil && a.IsHidden:
+		case a != nil && a.LeftFreeze:
+			left = append(left, p)
+		case a != nil && a.RightFreeze:
+			right = append(right, p)
+		default:
+			middle = append(middle, p)
+		}
+	}
+	params := append(append(append([]wps.Parameter{}, left...), middle...), right...)
+	for i, p := range params {
+		col := column{Name: p.Name, Label: labelOf(p), Type: p.Type}
+		switch {
+		case i < len(left):
+			col.Left, col.Class = i+1, fmt.Sprintf("freeze-l fl-%d", min(i, 7))
+		case i >= len(left)+len(middle):
+			k := len(params) - 1 - i
+			col.Right, col.Class = k+1, fmt.Sprintf("freeze-r fr-%d", min(k, 7))
+		}
+		d.Columns = append(d.Columns, col)
+	}
+	list, total, err := c.svc.ListRecords(q.ctx(), q.p, id, wps.Page{Page: page, PerPage: recordsPerPage}, filters)
+	if err != nil {
+		if !wps.IsCode(err, wps.CodeInvalid) {
+			return err
+		}
+		d.Error = message(err)
+	}
+	d.Total = total
+	links := map[string]map[string]string{} // entity id → record id → label, for ENTITY columns
+	for _, r := range list {
+		row := gridRow{ID: r.ID}
+		for i, p := range params {
+			cl := cell{Class: d.Columns[i].Class}
+			val, ok := r.Values[p.Name]
+			if ok && val != nil {
+				cl.Text, cl.Files, cl.Color = c.cellText(q, p, val, links)
+			}
+			row.Cells = append(row.Cells, cl)
+		}
+		d.Rows = append(d.Rows, row)
+	}
+	pageURL := func(n int) string {
+		u := url.Values{}
+		for k, vs := range v {
+			u[k] = vs
+		}
+		u.Set("page", strconv.Itoa(n))
+		return "/entities/" + url.PathEscape(id) + "?" + u.Encode()
+	}
+	if page > 1 {
+		d.Prev = pageURL(page - 1)
+	}
+	if page*recordsPerPage < total {
+		d.Next = pageURL(page + 1)
+	}
+	c.render(q, http.StatusOK, "records", e.Label, d)
+	return nil
+}
+
+// cellText is a record's value as the grid shows it: formatted per the
+// parameter, a SELECT option by its label and colour, a linked record by
+// the parameter's viewColumns (else showColumns), files as links.
+func (c *Console) cellText(q *req, p wps.Parameter, val any, links map[string]map[string]string) (string, []fileLink, string) {
+	var items []string
+	switch x := val.(type) {
+	case []any:
+		for _, it := range x {
+			items = append(items, fmt.Sprint(it))
+		}
+	case []string:
+		items = x
+	default:
+		items = []string{fmt.Sprint(x)}
+	}
+	switch p.Type {
+	case wps.TypeAttachment:
+		var files []fileLink
+		for _, it := range items {
+			files = append(files, fileLink{ID: it, Name: it})
+		}
+		return "", files, ""
+	case wps.TypeEntity:
+		if links[p.EntityID] == nil {
+			links[p.EntityID] = c.recordLabels(q, p)
+		}
+		for i, it := range items {
+			if l, ok := links[p.EntityID][it]; ok {
+				items[i] = l
+			}
+		}
+	case wps.TypeSelect, wps.TypeMultiSelect:
+		color := ""
+		for i, it := range items {
+			for _, o := range p.OptionItems {
+				if o.Value == it {
+					if o.Label != "" {
+						items[i] = o.Label
+					}
+					if col, ok := parseHex(o.Color); ok && color == "" {
+						color = "#" + col.hex()
+					}
+				}
+			}
+		}
+		return strings.Join(items, ", "), nil, color
+	default:
+		for i, it := range items {
+			items[i] = wps.DisplayValue(p, it)
+		}
+	}
+	return strings.Join(items, ", "), nil, ""
+}
+
+// recordLabels labels the linked entity's records for an ENTITY column.
+func (c *Console) recordLabels(q *req, p wps.Parameter) map[string]string {
+	lp := p
+	if len(p.ViewColumns) > 0 {
+		lp.ShowColumns = p.ViewColumns
+	}
+	opts, _ := c.recordOptions(q, lp)
+	out := map[string]string{}
+	for _, o := range opts {
+		out[o.Value] = o.Label
+	}
+	return out
+}

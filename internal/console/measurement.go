@@ -1,0 +1,458 @@
+package console
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"wps/internal/wps"
+)
+
+// measurementData is the measurement page.
+type measurementData struct {
+	M        wps.MeasurementView
+	Process  string
+	Steps    []timelineStep
+	Forms    []stepForm
+	History  []wps.MeasurementActionView
+	Labels   map[string]string // step id → label
+	Reprove  bool              // the user may reprove actions
+	Ledger   *wps.LedgerReport // after "Check the ledger"
+	CanCheck bool
+	Error    string
+	Files    []fileLink
+}
+
+// timelineStep is a step as the timeline shows it: its state and seats.
+type timelineStep struct {
+	ID, Label, Status string
+	Seats             []seat
+	Values            []shownValue
+}
+
+type seat struct {
+	Policy, By, Action string
+	At                 wps.Time
+	Filled             bool
+}
+
+type shownValue struct {
+	Label, Value string
+	Files        []fileLink
+}
+
+type fileLink struct{ ID, Name string }
+
+// stepForm is the form of an open step the user holds a policy of.
+type stepForm struct {
+	StepID, Label, Prompt string
+	Fields                []field
+	Policies              []string // the step's policies the user holds (a choice when several)
+	HasData               bool
+	Observation           string
+	Error                 string
+}
+
+func (c *Console) measurement(q *req) error {
+	return c.showMeasurement(q, http.StatusOK, nil)
+}
+
+// showMeasurement renders the page; failed is the form that was sent and
+// refused (its values and errors are shown again).
+func (c *Console) showMeasurement(q *req, status int, failed *stepForm) error {
+	id := q.r.PathValue("id")
+	m, err := c.svc.GetMeasurement(q.ctx(), q.p, id)
+	if err != nil {
+		return err
+	}
+	d := measurementData{M: m, Process: m.Process.Label, Labels: map[string]string{}, Reprove: q.p.Can(wps.FnActionReprove),
+		CanCheck: q.p.Can(wps.FnLedgerRead)}
+	if d.Process == "" {
+		d.Process = m.Process.Name
+	}
+	current := currentValues(m)
+	for _, st := range m.Process.Steps {
+		d.Labels[st.ID] = st.Label
+		ts := timelineStep{ID: st.ID, Label: st.Label, Status: st.Status}
+		for _, pol := range st.PolicyNames {
+			s := seat{Policy: pol}
+			for _, a := range m.Process.Actions {
+				if a.StepID == st.ID && a.PolicyName == pol && !a.Superseded && !a.Reproved && a.Type != "REJECTION" {
+					s = seat{Policy: pol, By: a.Username, At: a.CreatedAt, Action: a.ActionID, Filled: true}
+				}
+			}
+			ts.Seats = append(ts.Seats, s)
+		}
+		for _, p := range st.Parameters {
+			if v, ok := current[p.ID]; ok && !hiddenInUI(p.Parameter) {
+				ts.Values = append(ts.Values, shownValue{Label: labelOf(p.Parameter), Value: v.display, Files: v.files})
+			}
+		}
+		d.Steps = append(d.Steps, ts)
+		if st.Status != "OPEN" {
+			continue
+		}
+		var held []string
+		for _, pol := range st.PolicyNames {
+			if q.p.HoldsPolicy(pol) {
+				held = append(held, pol)
+			}
+		}
+		if len(held) == 0 {
+			continue
+		}
+		f := stepForm{StepID: st.ID, Label: st.Label, Prompt: st.Prompt, Policies: held}
+		if failed != nil && failed.StepID == st.ID {
+			f = *failed
+			f.Label, f.Prompt, f.Policies = st.Label, st.Prompt, held
+		} else {
+			f.Fields = c.fields(q, st.Parameters, current)
+		}
+		f.HasData = slices.ContainsFunc(f.Fields, func(x field) bool { return !x.ReadOnly })
+		d.Forms = append(d.Forms, f)
+	}
+	d.History = slices.Clone(m.Process.Actions)
+	slices.Reverse(d.History)
+	if q.r.URL.Query().Get("check") == "ledger" {
+		rep, err := c.svc.VerifyLedger(q.ctx(), q.p)
+		if err != nil {
+			return err
+		}
+		d.Ledger = &rep
+	}
+	c.render(q, status, "measurement", m.Name, d)
+	return nil
+}
+
+// current is a parameter's latest value in the measurement.
+type current struct {
+	items   []wps.DataItemView
+	display string
+	files   []fileLink
+}
+
+// currentValues are each parameter's latest value: the last action that
+// wrote it and was not superseded or reproved wins.
+func currentValues(m wps.MeasurementView) map[string]current {
+	out := map[string]current{}
+	types := map[string]string{}
+	for _, st := range m.Process.Steps {
+		for _, p := range st.Parameters {
+			types[p.ID] = p.Type
+		}
+	}
+	for _, a := range m.Process.Actions {
+		if a.Superseded || a.Reproved {
+			continue
+		}
+		for _, dv := range a.Data {
+			cur := current{items: dv.DataItems}
+			var shown []string
+			for _, it := range dv.DataItems {
+				v := it.DisplayValue
+				if v == "" {
+					v = it.Value
+				}
+				if types[dv.ParameterID] == wps.TypeAttachment {
+					cur.files = append(cur.files, fileLink{ID: it.Value, Name: it.Value})
+					continue
+				}
+				if len(it.DataItems) > 0 { // a TABLE row
+					var cells []string
+					for _, cell := range it.DataItems {
+						cv := cell.DisplayValue
+						if cv == "" {
+							cv = cell.Value
+						}
+						cells = append(cells, cell.Label+": "+cv)
+					}
+					v = strings.Join(cells, ", ")
+				}
+				shown = append(shown, v)
+			}
+			cur.display = strings.Join(shown, "; ")
+			out[dv.ParameterID] = cur
+		}
+	}
+	return out
+}
+
+// act records the action a form asked for: Save (WRITE_DATA with the
+// form's values), Approve or Reject.
+func (c *Console) act(q *req) error {
+	id := q.r.PathValue("id")
+	m, err := c.svc.GetMeasurement(q.ctx(), q.p, id)
+	if err != nil {
+		return err
+	}
+	stepID := q.r.PostFormValue("stepId")
+	var step *wps.StepView
+	for i := range m.Process.Steps {
+		if m.Process.Steps[i].ID == stepID {
+			step = &m.Process.Steps[i]
+		}
+	}
+	if step == nil {
+		return wps.Invalid("stepId", "is not a step of this measurement")
+	}
+	in := wps.ActInput{StepID: stepID, Type: q.r.PostFormValue("type"), PolicyName: q.r.PostFormValue("policyName"),
+		Observation: strings.TrimSpace(q.r.PostFormValue("observation"))}
+	fields := c.fields(q, step.Parameters, nil)
+	formErrs := map[string]string{}
+	if in.Type == "WRITE_DATA" {
+		in.Parameters, formErrs = c.readForm(q, step.Parameters)
+	}
+	if len(formErrs) == 0 {
+		_, err = c.svc.Act(q.ctx(), q.p, id, in)
+		if err == nil {
+			done := map[string]string{"WRITE_DATA": "saved", "APPROVAL": "approved", "REJECTION": "rejected"}[in.Type]
+			return q.redirect("/measurements/"+url.PathEscape(id), done)
+		}
+		if !isFormError(err) {
+			return err
+		}
+		formErrs = fieldErrors(err, "parameters.")
+	}
+	// Show the form again with what was sent and the errors by its fields.
+	f := stepForm{StepID: stepID, Observation: in.Observation, Fields: fields}
+	for i := range f.Fields {
+		keep(&f.Fields[i], q.r)
+		f.Fields[i].Error = formErrs[f.Fields[i].Name]
+		delete(formErrs, f.Fields[i].Name)
+	}
+	if err != nil {
+		f.Error = message(err)
+	} else {
+		f.Error = "Some values need attention."
+	}
+	for k, v := range formErrs {
+		f.Error += " " + k + ": " + v
+	}
+	return c.showMeasurement(q, statusOf(orInvalid(err)), &f)
+}
+
+// isFormError reports an error the person can fix in the form.
+func isFormError(err error) bool {
+	switch wps.ErrorCode(err) {
+	case wps.CodeInvalid, wps.CodeConflict, wps.CodeForbidden, wps.CodeTooLarge, wps.CodeUpstream:
+		return true
+	}
+	return false
+}
+
+func orInvalid(err error) error {
+	if err == nil {
+		return wps.Errorf(wps.CodeInvalid, "invalid")
+	}
+	return err
+}
+
+// fieldErrors maps an error's fields to form names: "parameters.temp[0]"
+// names the field "temp" (prefix trimmed, then up to the first [ or .).
+func fieldErrors(err error, prefix string) map[string]string {
+	out := map[string]string{}
+	var e *wps.Error
+	if !asError(err, &e) {
+		return out
+	}
+	for _, f := range e.Fields {
+		name := strings.TrimPrefix(f.Field, prefix)
+		if i := strings.IndexAny(name, "[."); i > 0 {
+			name = name[:i]
+		}
+		if out[name] == "" {
+			out[name] = f.Message
+		}
+	}
+	return out
+}
+
+func (c *Console) reprove(q *req) error {
+	a, err := c.svc.Reprove(q.ctx(), q.p, q.r.PathValue("id"), strings.TrimSpace(q.r.PostFormValue("observation")), "")
+	if err != nil {
+		return err
+	}
+	return q.redirect("/measurements/"+url.PathEscape(a.MeasurementID), "reproved")
+}
+
+func labelOf(p wps.Parameter) string {
+	if p.Label != "" {
+		return p.Label
+	}
+	return p.Name
+}
+
+func hiddenInUI(p wps.Parameter) bool { return p.AdvancedOptions != nil && p.AdvancedOptions.IsHidden }
+
+// keep puts the submitted values back into a field, for a form shown again.
+func keep(f *field, r *http.Request) {
+	if f.ReadOnly {
+		return
+	}
+	switch f.Input {
+	case "multiselect", "select-multiple":
+		f.Values = r.PostForm["p."+f.Name]
+		for i := range f.Options {
+			f.Options[i].Selected = slices.Contains(f.Values, f.Options[i].Value)
+		}
+	case "table":
+		f.Rows = nil
+		for _, idx := range tableRowIndexes(r, f.Name) {
+			var cells []field
+			for _, col := range f.Columns {
+				cell := col
+				cell.Value = r.PostFormValue(tableCellName(f.Name, idx, col.Name))
+				cells = append(cells, cell)
+			}
+			f.Rows = append(f.Rows, tableRow{Index: idx, Cells: cells})
+		}
+	case "file":
+	default:
+		f.Value = r.PostFormValue("p." + f.Name)
+		for i := range f.Options {
+			f.Options[i].Selected = f.Options[i].Value == f.Value
+		}
+	}
+}
+
+// readForm turns a step's form into the action's parameters: each value
+// as JSON of its parameter's type. Values the form cannot even express
+// (a file that fails to upload) are errors by field name; everything else
+// is the service's to check.
+func (c *Console) readForm(q *req, params []wps.StepParameter) (map[string]json.RawMessage, map[string]string) {
+	out := map[string]json.RawMessage{}
+	errs := map[string]string{}
+	r := q.r
+	for _, sp := range params {
+		p := sp.Parameter
+		if readOnly(p) || hiddenInUI(p) {
+			continue
+		}
+		name := "p." + p.Name
+		multiple := p.AdvancedOptions != nil && p.AdvancedOptions.IsMultiple
+		switch p.Type {
+		case wps.TypeAttachment:
+			var ids []string
+			if r.MultipartForm != nil {
+				for _, fh := range r.MultipartForm.File[name] {
+					f, err := fh.Open()
+					if err != nil {
+						errs[p.Name] = "cannot read the file"
+						continue
+					}
+					a, err := c.svc.Upload(q.ctx(), q.p, c.opt.Blobs, fh.Filename, fh.Header.Get("Content-Type"), f)
+					f.Close()
+					if err != nil {
+						errs[p.Name] = message(err)
+						continue
+					}
+					ids = append(ids, a.ID)
+				}
+			}
+			if len(ids) == 0 {
+				continue // nothing new: the value stays as it is
+			}
+			if multiple {
+				out[p.Name] = mustJSON(ids)
+			} else {
+				out[p.Name] = mustJSON(ids[0])
+			}
+		case wps.TypeMultiSelect:
+			if vs := r.PostForm[name]; len(vs) > 0 {
+				out[p.Name] = mustJSON(vs)
+			}
+		case wps.TypeTable:
+			var rows []map[string]json.RawMessage
+			for _, idx := range tableRowIndexes(r, p.Name) {
+				row := map[string]json.RawMessage{}
+				for _, col := range p.Parameters {
+					if v := strings.TrimSpace(r.PostFormValue(tableCellName(p.Name, idx, col.Name))); v != "" {
+						row[col.Name] = scalarJSON(col, v)
+					}
+				}
+				if len(row) > 0 {
+					rows = append(rows, row)
+				}
+			}
+			if len(rows) > 0 {
+				out[p.Name] = mustJSON(rows)
+			}
+		default:
+			if multiple {
+				var vs []string
+				for _, v := range r.PostForm[name] {
+					for _, line := range strings.Split(v, "\n") {
+						if line = strings.TrimSpace(line); line != "" {
+							vs = append(vs, line)
+						}
+					}
+				}
+				if len(vs) > 0 {
+					out[p.Name] = mustJSON(vs)
+				}
+				continue
+			}
+			v := r.PostFormValue(name)
+			if p.Type != wps.TypeLongText {
+				v = strings.TrimSpace(v)
+			}
+			if v != "" {
+				out[p.Name] = scalarJSON(p, v)
+			}
+		}
+	}
+	return out, errs
+}
+
+// scalarJSON is a form's text as JSON of the parameter's type: numbers and
+// booleans as such when they parse (else as text, for the service to
+// refuse with its message), instants from the browser's local form as UTC.
+func scalarJSON(p wps.Parameter, v string) json.RawMessage {
+	switch p.Type {
+	case wps.TypeInt, wps.TypeNumber:
+		if _, err := strconv.ParseFloat(v, 64); err == nil && !strings.ContainsAny(v, "xXnN") {
+			return json.RawMessage(v)
+		}
+	case wps.TypeBoolean:
+		if v == "true" || v == "false" {
+			return json.RawMessage(v)
+		}
+	case wps.TypeDateTime:
+		if len(v) == len("2006-01-02T15:04") {
+			v += ":00Z"
+		} else if len(v) == len("2006-01-02T15:04:05") {
+			v += "Z"
+		}
+	}
+	return mustJSON(v)
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, _ := json.Marshal(v)
+	return b
+}
+
+// tableRowIndexes are the row numbers a TABLE's inputs were sent with,
+// in order (rows added in the browser take new numbers).
+func tableRowIndexes(r *http.Request, table string) []int {
+	var out []int
+	prefix := "t." + table + "."
+	for k := range r.PostForm {
+		if rest, ok := strings.CutPrefix(k, prefix); ok {
+			if i := strings.IndexByte(rest, '.'); i > 0 {
+				if n, err := strconv.Atoi(rest[:i]); err == nil && n >= 0 && n < 1000 && !slices.Contains(out, n) {
+					out = append(out, n)
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func tableCellName(table string, row int, col string) string {
+	return "t." + table + "." + strconv.Itoa(row) + "." + col
+}

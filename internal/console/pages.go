@@ -1,0 +1,211 @@
+package console
+
+import (
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"wps/internal/httpapi"
+	"wps/internal/wps"
+)
+
+// Signing in and out.
+
+type signInData struct {
+	Email, Next, Error string
+}
+
+func (c *Console) signInPage(q *req) error {
+	c.render(q, http.StatusOK, "signin", "Sign in", signInData{Next: localPath(q.r.URL.Query().Get("next"))})
+	return nil
+}
+
+// signIn starts a new session (a new token every time: a session id known
+// before sign-in is never kept) and goes where the person was going.
+func (c *Console) signIn(q *req) error {
+	email, next := q.r.PostFormValue("email"), localPath(q.r.PostFormValue("next"))
+	out, err := c.svc.SignIn(q.ctx(), wps.SignInInput{Email: email, Password: q.r.PostFormValue("password"), Address: clientAddr(q.r)})
+	if err != nil {
+		if wps.IsCode(err, wps.CodeInvalid) || wps.IsCode(err, wps.CodeUnauthorized) || wps.IsCode(err, wps.CodeRateLimited) {
+			c.render(q, statusOf(err), "signin", "Sign in", signInData{Email: email, Next: next, Error: message(err)})
+			return nil
+		}
+		return err
+	}
+	ck := httpapi.SessionCookie(out.Token, out.ExpiresAt.Time, q.r.TLS != nil || c.opt.SecureCookies)
+	http.SetCookie(q.w, &ck)
+	return q.redirect(next, "")
+}
+
+func (c *Console) signOut(q *req) error {
+	if err := c.svc.SignOut(q.ctx(), q.p); err != nil {
+		return err
+	}
+	ck := httpapi.SessionCookie("", time.Time{}, q.r.TLS != nil || c.opt.SecureCookies)
+	http.SetCookie(q.w, &ck)
+	return q.redirect("/signin", "signedout")
+}
+
+type inviteData struct {
+	Token, Name, Error string
+	Fields             map[string]string
+}
+
+func (c *Console) invitePage(q *req) error {
+	c.render(q, http.StatusOK, "invite", "Accept your invitation", inviteData{Token: q.r.PathValue("token")})
+	return nil
+}
+
+func (c *Console) acceptInvite(q *req) error {
+	d := inviteData{Token: q.r.PathValue("token"), Name: q.r.PostFormValue("name")}
+	pw := q.r.PostFormValue("password")
+	if pw != q.r.PostFormValue("confirm") {
+		d.Fields = map[string]string{"confirm": "does not match the password"}
+		c.render(q, http.StatusUnprocessableEntity, "invite", "Accept your invitation", d)
+		return nil
+	}
+	if pw == "" {
+		d.Fields = map[string]string{"password": "is required"}
+		c.render(q, http.StatusUnprocessableEntity, "invite", "Accept your invitation", d)
+		return nil
+	}
+	if _, err := c.svc.AcceptInvite(q.ctx(), d.Token, d.Name, pw); err != nil {
+		if !wps.IsCode(err, wps.CodeInvalid) {
+			return err
+		}
+		d.Error, d.Fields = message(err), fieldErrors(err, "")
+		c.render(q, http.StatusUnprocessableEntity, "invite", "Accept your invitation", d)
+		return nil
+	}
+	return q.redirect("/signin", "welcome")
+}
+
+// Measurements.
+
+type listData struct {
+	Items     []row
+	Total     int
+	Page      int
+	Pages     int
+	Query     url.Values
+	Processes []wps.Process
+	Statuses  []string
+	Prev      string
+	Next      string
+	Inbox     bool
+}
+
+// row is a measurement in a list, with what the list shows of its steps.
+type row struct {
+	wps.MeasurementSummary
+	Process string
+	Steps   []string // the open steps' labels
+	Due     wps.Time
+	Overdue bool
+}
+
+const perPage = 25
+
+func (c *Console) inbox(q *req) error {
+	return c.list(q, true)
+}
+
+func (c *Console) measurements(q *req) error {
+	return c.list(q, false)
+}
+
+// list is the Inbox (measurements with a seat the user can fill now) and
+// the list of all measurements, with their filters.
+func (c *Console) list(q *req, inbox bool) error {
+	v := q.r.URL.Query()
+	page, _ := strconv.Atoi(v.Get("page"))
+	page = max(page, 1)
+	mq := wps.MeasurementQuery{Page: wps.Page{Page: page, PerPage: perPage}, Actionable: inbox,
+		ProcessID: v.Get("process"), Status: v.Get("status"), Overdue: v.Get("overdue") == "on"}
+	list, total, err := c.svc.ListMeasurements(q.ctx(), q.p, mq)
+	if err != nil {
+		if wps.IsCode(err, wps.CodeInvalid) {
+			c.render(q, http.StatusUnprocessableEntity, "error", "Measurements", map[string]any{"Status": 422, "StatusText": "Invalid filter", "Message": message(err)})
+			return nil
+		}
+		return err
+	}
+	procs, _, err := c.svc.ListProcesses(q.ctx(), q.p, wps.Page{Page: 1, PerPage: 200}, "")
+	if err != nil && !wps.IsCode(err, wps.CodeForbidden) {
+		return err
+	}
+	names := map[string]wps.Process{}
+	for _, p := range procs {
+		names[p.ID] = p
+	}
+	d := listData{Total: total, Page: page, Pages: (total + perPage - 1) / perPage, Query: v, Processes: procs, Inbox: inbox,
+		Statuses: []string{"OPEN", "STAGE_OPEN", "IN_CONSENSUS", "CONSENSUS", "REPROVED", "PENDING", "APPROVED"}}
+	now := c.svc.Now()
+	for _, m := range list {
+		r := row{MeasurementSummary: m, Process: names[m.ProcessID].Label}
+		if r.Process == "" {
+			r.Process = names[m.ProcessID].Name
+		}
+		for _, st := range names[m.ProcessID].Steps {
+			if contains(m.OpenStepIDs, st.ID) {
+				r.Steps = append(r.Steps, st.Label)
+			}
+		}
+		_ = now
+		d.Items = append(d.Items, r)
+	}
+	pageURL := func(n int) string {
+		u := url.Values{}
+		for k, vs := range v {
+			u[k] = vs
+		}
+		u.Set("page", strconv.Itoa(n))
+		return q.r.URL.Path + "?" + u.Encode()
+	}
+	if page > 1 {
+		d.Prev = pageURL(page - 1)
+	}
+	if page < d.Pages {
+		d.Next = pageURL(page + 1)
+	}
+	title := "All measurements"
+	if inbox {
+		title = "Inbox"
+	}
+	c.render(q, http.StatusOK, "list", title, d)
+	return nil
+}
+
+// startMeasurement starts a measurement of the chosen process and opens it.
+func (c *Console) startMeasurement(q *req) error {
+	m, err := c.svc.CreateMeasurement(q.ctx(), q.p, q.r.PostFormValue("processId"))
+	if err != nil {
+		return err
+	}
+	return q.redirect("/measurements/"+url.PathEscape(m.ID), "started")
+}
+
+// file sends an attachment the user may download (the service decides).
+func (c *Console) file(q *req) error {
+	a, rc, err := c.svc.OpenAttachment(q.ctx(), q.p, c.opt.Blobs, q.r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	h := q.w.Header()
+	h.Set("Content-Type", a.ContentType)
+	h.Set("Content-Length", strconv.FormatInt(a.Size, 10))
+	h.Set("Cache-Control", "private, max-age=3600")
+	h.Set("Content-Disposition", "inline; filename*=UTF-8''"+url.PathEscape(a.Filename))
+	if !strings.HasPrefix(a.ContentType, "image/") || a.ContentType == "image/svg+xml" {
+		h.Set("Content-Disposition", "attachment; filename*=UTF-8''"+url.PathEscape(a.Filename))
+	}
+	h.Set("Content-Security-Policy", "default-src 'none'; sandbox")
+	_, err = io.Copy(q.w, rc)
+	return nil
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

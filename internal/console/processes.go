@@ -1,0 +1,163 @@
+package console
+
+import (
+	"net/http"
+	"strconv"
+
+	"wps/internal/wps"
+)
+
+type processesData struct {
+	Items    []wps.Process
+	CanStart bool
+}
+
+func (c *Console) processes(q *req) error {
+	list, _, err := c.svc.ListProcesses(q.ctx(), q.p, wps.Page{Page: 1, PerPage: 200}, q.r.URL.Query().Get("q"))
+	if err != nil {
+		return err
+	}
+	c.render(q, http.StatusOK, "processes", "Processes", processesData{Items: list, CanStart: q.p.Can(wps.FnMeasurementCreate)})
+	return nil
+}
+
+type processData struct {
+	P        wps.Process
+	Versions []wps.ProcessVersion
+	Diagram  diagram
+	Labels   map[string]string
+	CanStart bool
+}
+
+func (c *Console) process(q *req) error {
+	version, _ := strconv.Atoi(q.r.URL.Query().Get("version"))
+	p, err := c.svc.GetProcess(q.ctx(), q.p, q.r.PathValue("id"), version)
+	if err != nil {
+		return err
+	}
+	versions, err := c.svc.ListProcessVersions(q.ctx(), q.p, p.ID)
+	if err != nil {
+		return err
+	}
+	d := processData{P: p, Versions: versions, Diagram: layout(p.Steps), Labels: map[string]string{}, CanStart: q.p.Can(wps.FnMeasurementCreate)}
+	for _, st := range p.Steps {
+		d.Labels[st.ID] = st.Label
+	}
+	c.render(q, http.StatusOK, "process", p.Label, d)
+	return nil
+}
+
+// diagram is a process drawn as SVG: steps in columns by how many steps
+// come before them, arrows for dependencies, dashed arrows for routing.
+type diagram struct {
+	Width, Height int
+	Nodes         []node
+	Edges         []edge
+}
+
+type node struct {
+	X, Y, W, H int
+	Label      string
+	Policies   string
+	TextX      int
+	TextY      int
+	SubY       int
+}
+
+type edge struct {
+	X1, Y1, X2, Y2 int
+	Route          bool
+	Label          string
+	LX, LY         int
+}
+
+const (
+	nodeW, nodeH = 180, 56
+	gapX, gapY   = 60, 24
+	pad          = 16
+)
+
+// dependencies are the steps a step waits for: its stepIdsDependencies,
+// else the step before it.
+func dependencies(steps []wps.Step, i int) []string {
+	if len(steps[i].StepIDsDependencies) > 0 {
+		return steps[i].StepIDsDependencies
+	}
+	if i == 0 {
+		return nil
+	}
+	return []string{steps[i-1].ID}
+}
+
+// layout places each step in the column after its latest dependency.
+func layout(steps []wps.Step) diagram {
+	index := map[string]int{}
+	for i, st := range steps {
+		index[st.ID] = i
+	}
+	col := make([]int, len(steps))
+	for range steps { // relax: at most len(steps) rounds (dependencies have no cycles)
+		changed := false
+		for i := range steps {
+			for _, dep := range dependencies(steps, i) {
+				if j, ok := index[dep]; ok && col[j]+1 > col[i] {
+					col[i], changed = col[j]+1, true
+				}
+			}
+		}
+		if !changed {
+			break
+		}
+	}
+	rows := map[int]int{}
+	pos := make([][2]int, len(steps))
+	var d diagram
+	for i, st := range steps {
+		x := pad + col[i]*(nodeW+gapX)
+		y := pad + rows[col[i]]*(nodeH+gapY)
+		rows[col[i]]++
+		pos[i] = [2]int{x, y}
+		n := node{X: x, Y: y, W: nodeW, H: nodeH, Label: clip(st.Label, 24), Policies: clip(joinNames(st.PolicyNames), 28),
+			TextX: x + 10, TextY: y + 22, SubY: y + 42}
+		d.Nodes = append(d.Nodes, n)
+		d.Width = max(d.Width, x+nodeW+pad)
+		d.Height = max(d.Height, y+nodeH+pad)
+	}
+	for i, st := range steps {
+		for _, dep := range dependencies(steps, i) {
+			if j, ok := index[dep]; ok {
+				d.Edges = append(d.Edges, edge{X1: pos[j][0] + nodeW, Y1: pos[j][1] + nodeH/2, X2: pos[i][0], Y2: pos[i][1] + nodeH/2})
+			}
+		}
+		if st.Routing != nil {
+			for _, r := range st.Routing.Rules {
+				if j, ok := index[r.StepID]; ok {
+					e := edge{X1: pos[i][0] + nodeW/2, Y1: pos[i][1] + nodeH, X2: pos[j][0] + nodeW/2, Y2: pos[j][1], Route: true, Label: clip(r.Value, 16)}
+					e.LX, e.LY = (e.X1+e.X2)/2+4, (e.Y1+e.Y2)/2
+					d.Edges = append(d.Edges, e)
+				}
+			}
+		}
+	}
+	return d
+}
+
+func joinNames(names []string) string {
+	out := ""
+	for i, n := range names {
+		if i > 0 {
+			out += ", "
+		}
+		out += n
+	}
+	return out
+}
+
+// clip shortens s to n characters with an ellipsis.
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}

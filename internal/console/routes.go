@@ -1,0 +1,149 @@
+package console
+
+import (
+	"html/template"
+	"io/fs"
+	"net/http"
+	"path"
+	"strings"
+	"time"
+
+	"wps/internal/wps"
+)
+
+// routes lists every page of the console, in one place.
+func (c *Console) routes() {
+	m := c.mux
+	m.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/inbox", http.StatusSeeOther) })
+	m.HandleFunc("GET /assets/{name}", c.asset)
+	m.HandleFunc("GET /theme.css", c.theme)
+
+	m.HandleFunc("GET /signin", c.anyone(c.signInPage))
+	m.HandleFunc("POST /signin", c.anyone(c.signIn))
+	m.HandleFunc("POST /signout", c.signedIn(c.signOut))
+	m.HandleFunc("GET /invite/{token}", c.anyone(c.invitePage))
+	m.HandleFunc("POST /invite/{token}", c.anyone(c.acceptInvite))
+
+	m.HandleFunc("GET /inbox", c.signedIn(c.inbox))
+	m.HandleFunc("GET /measurements", c.signedIn(c.measurements))
+	m.HandleFunc("POST /measurements", c.signedIn(c.startMeasurement))
+	m.HandleFunc("GET /measurements/{id}", c.signedIn(c.measurement))
+	m.HandleFunc("POST /measurements/{id}/actions", c.signedIn(c.act))
+	m.HandleFunc("POST /actions/{id}/reprove", c.signedIn(c.reprove))
+	m.HandleFunc("GET /files/{id}", c.signedIn(c.file))
+
+	m.HandleFunc("GET /processes", c.signedIn(c.processes))
+	m.HandleFunc("GET /processes/{id}", c.signedIn(c.process))
+
+	m.HandleFunc("GET /entities", c.signedIn(c.entities))
+	m.HandleFunc("GET /entities/{id}", c.signedIn(c.records))
+
+	m.HandleFunc("GET /admin", c.signedIn(c.admin))
+	m.HandleFunc("GET /admin/users", c.signedIn(c.users))
+	m.HandleFunc("POST /admin/invites", c.signedIn(c.invite))
+	m.HandleFunc("POST /admin/users/{id}", c.signedIn(c.updateUser))
+	m.HandleFunc("GET /admin/policies", c.signedIn(c.policies))
+	m.HandleFunc("POST /admin/policies", c.signedIn(c.savePolicy))
+	m.HandleFunc("GET /admin/webhooks", c.signedIn(c.webhooks))
+	m.HandleFunc("POST /admin/webhooks", c.signedIn(c.createWebhook))
+	m.HandleFunc("POST /admin/deliveries/{id}/retry", c.signedIn(c.retryDelivery))
+	m.HandleFunc("GET /admin/org", c.signedIn(c.orgSettings))
+	m.HandleFunc("POST /admin/org", c.signedIn(c.saveOrg))
+
+	m.HandleFunc("/", c.anyone(func(q *req) error { return wps.NotFound("page") }))
+}
+
+// asset serves an embedded file; with its content hash in ?v= it is cached
+// for good (the URL changes with the content).
+func (c *Console) asset(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	b, err := fs.ReadFile(assetFS, "assets/"+name)
+	if err != nil || strings.Contains(name, "/") {
+		http.NotFound(w, r)
+		return
+	}
+	switch path.Ext(name) {
+	case ".css":
+		w.Header().Set("Content-Type", "text/css; charset=utf-8")
+	case ".js":
+		w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
+	case ".svg":
+		w.Header().Set("Content-Type", "image/svg+xml")
+	}
+	if r.URL.Query().Get("v") == c.assets[name] {
+		w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
+	} else {
+		w.Header().Set("Cache-Control", "no-cache")
+	}
+	_, _ = w.Write(b)
+}
+
+// loadTemplates parses each page with the layout around it.
+func (c *Console) loadTemplates() {
+	funcs := template.FuncMap{
+		"asset": func(name string) string { return "/assets/" + name + "?v=" + c.assets[name] },
+		"when":  when,
+		"ago":   func(t wps.Time) string { return ago(time.Now(), t.Time) },
+		"short": func(s string) string {
+			if len(s) > 12 {
+				return s[:12] + "…"
+			}
+			return s
+		},
+		"join":     strings.Join,
+		"contains": contains,
+		"lower":    strings.ToLower,
+		"title":    statusTitle,
+		"add":      func(a, b int) int { return a + b },
+		"sub":      func(a, b int) int { return a - b },
+		"list":     func(xs ...string) []string { return xs },
+	}
+	base := template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts.html"))
+	c.pages = map[string]*template.Template{}
+	names, _ := fs.Glob(templateFS, "templates/*.html")
+	for _, n := range names {
+		name := strings.TrimSuffix(path.Base(n), ".html")
+		if name == "layout" || name == "parts" {
+			continue
+		}
+		c.pages[name] = template.Must(template.Must(base.Clone()).ParseFS(templateFS, n))
+	}
+}
+
+// when shows an instant in UTC, to the minute.
+func when(t wps.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02 15:04 UTC")
+}
+
+// ago says how long before now t was, roughly.
+func ago(now, t time.Time) string {
+	d := now.Sub(t)
+	switch {
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return plural(int(d/time.Minute), "minute") + " ago"
+	case d < 48*time.Hour:
+		return plural(int(d/time.Hour), "hour") + " ago"
+	}
+	return plural(int(d/(24*time.Hour)), "day") + " ago"
+}
+
+func plural(n int, unit string) string {
+	if n == 1 {
+		return "1 " + unit
+	}
+	return itoa(n) + " " + unit + "s"
+}
+
+// statusTitle is a status as people read it: IN_CONSENSUS → In consensus.
+func statusTitle(s string) string {
+	if s == "" {
+		return ""
+	}
+	s = strings.ToLower(strings.ReplaceAll(s, "_", " "))
+	return strings.ToUpper(s[:1]) + s[1:]
+}
