@@ -88,6 +88,18 @@ func (c *Console) showMeasurement(q *req, status int, failed *stepForm) error {
 		}
 		for _, p := range st.Parameters {
 			if v, ok := current[p.ID]; ok && !hiddenInUI(p.Parameter) {
+				if p.Type == wps.TypeEntity { // a linked record by its columns, not its id
+					labels := c.recordLabels(q, p.Parameter)
+					var shown []string
+					for _, it := range v.items {
+						if l, ok := labels[it.Value]; ok {
+							shown = append(shown, l)
+						} else {
+							shown = append(shown, it.Value)
+						}
+					}
+					v.display = strings.Join(shown, "; ")
+				}
 				ts.Values = append(ts.Values, shownValue{Label: labelOf(p.Parameter), Value: v.display, Files: v.files})
 			}
 		}

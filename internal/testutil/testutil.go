@@ -24,6 +24,7 @@ import (
 
 	"wps/internal/apicall"
 	"wps/internal/blob"
+	"wps/internal/console"
 	"wps/internal/httpapi"
 	"wps/internal/sqlstore"
 	"wps/internal/wps"
@@ -198,6 +199,9 @@ func serve(t testing.TB, db *sqlstore.DB, clock *Clock, opt Options) (*wps.Servi
 		sc.APICaller = apicall.New(*opt.APICalls)
 	}
 	svc := wps.NewService(db, sc)
+	if opt.Console {
+		opt.API.Console = console.New(svc, console.Options{Logger: opt.API.Logger, Blobs: opt.API.Blobs, SecureCookies: opt.API.SecureCookies})
+	}
 	srv := httptest.NewServer(httpapi.New(svc, opt.API))
 	t.Cleanup(srv.Close)
 	return svc, srv
@@ -262,6 +266,8 @@ type Options struct {
 	API      httpapi.Options
 	APICalls *apicall.Config // nil: API calls off
 	Sessions wps.SessionConfig
+	// Console serves the web console beside the API.
+	Console bool
 }
 
 // NewEnv starts an API on engine with a bootstrapped org.
