@@ -52,16 +52,22 @@ func contrast(a, b rgb) float64 {
 
 var (
 	white = rgb{255, 255, 255}
+	black = rgb{0, 0, 0}
 	ink   = rgb{17, 24, 39} // the console's text colour
 )
 
 // onColor is the text colour for a background: white or ink, whichever
-// contrasts more (one of them always reaches 4.5:1, WCAG AA).
+// contrasts more, or black where neither reaches 4.5:1 (WCAG AA; white or
+// black always does).
 func onColor(bg rgb) rgb {
-	if contrast(bg, white) >= contrast(bg, ink) {
-		return white
+	best := white
+	if contrast(bg, ink) > contrast(bg, white) {
+		best = ink
 	}
-	return ink
+	if contrast(bg, best) < 4.5 && contrast(bg, black) > contrast(bg, best) {
+		best = black
+	}
+	return best
 }
 
 // readableOn darkens (or lightens) c until it reaches ratio against bg:

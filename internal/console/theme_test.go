@@ -1,0 +1,41 @@
+package console
+
+import "testing"
+
+func TestThemeContrast(t *testing.T) {
+	for _, hex := range []string{"#ffeb3b", "#0A7F5A", "#000", "#ffffff", "#808080", "#1a2b3c", "#f0f", "#7fff00"} {
+		c, ok := parseHex(hex)
+		if !ok {
+			t.Fatalf("%s did not parse", hex)
+		}
+		if r := contrast(c, onColor(c)); r < 4.5 {
+			t.Errorf("%s: text on it has contrast %.2f, under WCAG AA's 4.5", hex, r)
+		}
+		if r := contrast(readableOn(c, white, 4.5), white); r < 4.5 {
+			t.Errorf("%s: as text on white, contrast %.2f", hex, r)
+		}
+	}
+	if got := onColor(rgb{255, 235, 59}); got != ink {
+		t.Errorf("yellow gets %v text, want ink", got)
+	}
+	if got := onColor(rgb{10, 40, 90}); got != white {
+		t.Errorf("navy gets %v text, want white", got)
+	}
+	if r := contrast(white, rgb{0, 0, 0}); r < 20.9 || r > 21.1 {
+		t.Errorf("black on white: %.2f, want 21", r)
+	}
+	for _, bad := range []string{"", "#12", "red", "#gggggg", "#1234567"} {
+		if _, ok := parseHex(bad); ok {
+			t.Errorf("%q parsed as a colour", bad)
+		}
+	}
+}
+
+func TestLocalPath(t *testing.T) {
+	for in, want := range map[string]string{"": "/inbox", "/measurements?status=OPEN": "/measurements?status=OPEN", "//evil.example": "/inbox",
+		"https://evil.example": "/inbox", "/\\evil": "/inbox", "inbox": "/inbox"} {
+		if got := localPath(in); got != want {
+			t.Errorf("localPath(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
