@@ -1,6 +1,10 @@
 package console
 
-import "testing"
+import (
+	"testing"
+
+	"wps/internal/wps"
+)
 
 func TestThemeContrast(t *testing.T) {
 	for _, hex := range []string{"#ffeb3b", "#0A7F5A", "#000", "#ffffff", "#808080", "#1a2b3c", "#f0f", "#7fff00"} {
@@ -36,6 +40,17 @@ func TestLocalPath(t *testing.T) {
 		"https://evil.example": "/inbox", "/\\evil": "/inbox", "inbox": "/inbox"} {
 		if got := localPath(in); got != want {
 			t.Errorf("localPath(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestSectionsAreTheDomains(t *testing.T) {
+	if len(sections) != len(wps.ConsoleSections) {
+		t.Fatalf("console sections %v, domain %v", sections, wps.ConsoleSections)
+	}
+	for i, s := range sections {
+		if s.Name != wps.ConsoleSections[i] {
+			t.Fatalf("section %d is %q here, %q in the domain", i, s.Name, wps.ConsoleSections[i])
 		}
 	}
 }

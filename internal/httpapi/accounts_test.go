@@ -56,6 +56,9 @@ func TestAuthAndAPIKeys(t *testing.T) {
 	})
 }
 
+// pngBytes is a 1×1 PNG.
+var pngBytes = []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89\x00\x00\x00\rIDATx\x9cc\xf8\xff\xff?\x00\x05\xfe\x02\xfe\xa7\x35\x81\x84\x00\x00\x00\x00IEND\xaeB`\x82")
+
 func TestOrganization(t *testing.T) {
 	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
 		env := tu.NewEnv(t, engine)
@@ -63,15 +66,16 @@ func TestOrganization(t *testing.T) {
 		if org["id"] != env.OrgID || org["name"] != "Acme" {
 			t.Fatalf("org: %v", org)
 		}
+		logo := upload(t, env, env.AdminKey, "file", "acme.png", pngBytes).JSON()["id"].(string)
 		upd := env.Call(post, "/v1/organizations", env.AdminKey, map[string]any{
-			"logoKey": "logos/acme.png", "pinnedUrl": "https://acme.example/wiki", "themeColor": "#1A2b3C", "operations": []string{"inspection", "audit"},
+			"logoKey": logo, "pinnedUrl": "https://acme.example/wiki", "themeColor": "#1A2b3C", "operations": []string{"inbox", "measurements"},
 		}, 200).JSON()
-		if upd["themeColor"] != "#1A2b3C" || upd["logoKey"] != "logos/acme.png" || len(upd["operations"].([]any)) != 2 {
+		if upd["themeColor"] != "#1A2b3C" || upd["logoKey"] != logo || len(upd["operations"].([]any)) != 2 {
 			t.Fatalf("updated: %v", upd)
 		}
 		// A partial update keeps the other fields.
 		upd = env.Call(post, "/v1/organizations", env.AdminKey, map[string]any{"themeColor": "#000000"}, 200).JSON()
-		if upd["logoKey"] != "logos/acme.png" || upd["themeColor"] != "#000000" {
+		if upd["logoKey"] != logo || upd["themeColor"] != "#000000" {
 			t.Fatalf("partial update: %v", upd)
 		}
 		for _, bad := range []struct {
@@ -82,6 +86,9 @@ func TestOrganization(t *testing.T) {
 			{map[string]any{"themeColor": "#12345"}, "themeColor"},
 			{map[string]any{"pinnedUrl": "ftp://x"}, "pinnedUrl"},
 			{map[string]any{"operations": []string{""}}, "operations[0]"},
+			{map[string]any{"operations": []string{"inbox", "audit"}}, "operations[1]"},
+			{map[string]any{"logoKey": "logos/acme.png"}, "logoKey"},
+			{map[string]any{"logoKey": upload(t, env, env.AdminKey, "file", "notes.txt", []byte("not an image")).JSON()["id"]}, "logoKey"},
 		} {
 			tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/organizations", Key: env.AdminKey, Body: bad.body}), 422, bad.field)
 		}

@@ -5,7 +5,9 @@ import (
 	"net/mail"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 )
 
 // OrgUpdate changes the org's settings; nil fields stay as they are.
@@ -44,9 +46,9 @@ func (s *Service) UpdateOrg(ctx context.Context, p *Principal, u OrgUpdate) (Org
 		v.Check(colorRe.MatchString(*u.ThemeColor), "themeColor", "must be a color as #RRGGBB")
 	}
 	if u.Operations != nil {
-		v.Check(len(*u.Operations) <= 100, "operations", "must have at most 100 items")
+		v.Check(len(*u.Operations) <= len(ConsoleSections), "operations", "must have at most %d items", len(ConsoleSections))
 		for i, op := range *u.Operations {
-			v.Check(op != "" && len(op) <= 100, fieldIndex("operations", i), "must be 1 to 100 characters")
+			v.Check(slices.Contains(ConsoleSections, op), fieldIndex("operations", i), "must be a console section: %s", strings.Join(ConsoleSections, ", "))
 		}
 	}
 	if err := v.Err(); err != nil {
@@ -54,6 +56,17 @@ func (s *Service) UpdateOrg(ctx context.Context, p *Principal, u OrgUpdate) (Org
 	}
 	var o Org
 	err := s.store.Write(ctx, func(tx Tx) (err error) {
+		if u.LogoKey != nil && *u.LogoKey != "" {
+			a, err := tx.GetAttachment(p.OrgID, *u.LogoKey)
+			if IsCode(err, CodeNotFound) {
+				return Invalid("logoKey", "must be the id of an uploaded image (POST /v1/attachments)")
+			} else if err != nil {
+				return err
+			}
+			if !strings.HasPrefix(a.ContentType, "image/") {
+				return Invalid("logoKey", "must be an image; the attachment is %s", a.ContentType)
+			}
+		}
 		if o, err = tx.GetOrg(p.OrgID); err != nil {
 			return err
 		}
@@ -66,6 +79,10 @@ func (s *Service) UpdateOrg(ctx context.Context, p *Principal, u OrgUpdate) (Org
 	})
 	return o, err
 }
+
+// ConsoleSections are the sections of the console an org's operations may
+// name: those shown to people who are not ADMIN (all when none is named).
+var ConsoleSections = []string{"inbox", "measurements", "processes", "entities"}
 
 func setIf[T any](dst *T, src *T) {
 	if src != nil {
