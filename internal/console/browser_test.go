@@ -238,7 +238,7 @@ func (tb *tab) screenshot(name string) {
 	if err != nil {
 		tb.t.Fatalf("screenshot: %v", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "console-"+name+".png"), png, 0o644); err != nil {
 		tb.t.Fatal(err)
 	}
 }
