@@ -142,7 +142,7 @@ func (c *Console) list(q *req, inbox bool) error {
 		names[p.ID] = p
 	}
 	d := listData{Total: total, Page: page, Pages: (total + perPage - 1) / perPage, Query: v, Processes: procs, Inbox: inbox,
-		Statuses: []string{"OPEN", "STAGE_OPEN", "IN_CONSENSUS", "CONSENSUS", "REPROVED", "PENDING", "APPROVED"}}
+		Statuses: wps.MeasurementStatuses}
 	now := c.svc.Now()
 	for _, m := range list {
 		r := row{MeasurementSummary: m, Process: names[m.ProcessID].Label}

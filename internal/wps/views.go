@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha1"
 	"slices"
+	"strings"
 	"strconv"
 
 	"github.com/google/uuid"
@@ -177,6 +178,9 @@ type MeasurementView struct {
 	PendingPolicies  []string       `json:"pendingPolicies"`
 	Process          ProcessEmbed   `json:"process"`
 }
+
+// MeasurementStatuses are the statuses a measurement can have.
+var MeasurementStatuses = []string{"OPEN", "STAGE_OPEN", "IN_CONSENSUS", "CONSENSUS", "REPROVED", "PENDING", "APPROVED"}
 
 // MeasurementSummary is a measurement in lists and embedded in actions.
 type MeasurementSummary struct {
@@ -629,6 +633,9 @@ func (s *Service) GetAction(ctx context.Context, p *Principal, id string) (Actio
 func (s *Service) ListMeasurements(ctx context.Context, p *Principal, q MeasurementQuery) ([]MeasurementSummary, int, error) {
 	if err := p.Require(FnMeasurementRead); err != nil {
 		return nil, 0, err
+	}
+	if q.Status != "" && !slices.Contains(MeasurementStatuses, q.Status) {
+		return nil, 0, Invalid("status", "must be one of %s", strings.Join(MeasurementStatuses, ", "))
 	}
 	out := []MeasurementSummary{}
 	var total int
