@@ -4,8 +4,8 @@ import (
 	"context"
 	"crypto/sha1"
 	"slices"
-	"strings"
 	"strconv"
+	"strings"
 
 	"github.com/google/uuid"
 
