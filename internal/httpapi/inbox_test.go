@@ -174,3 +174,104 @@ func TestInbox(t *testing.T) {
 		})
 	})
 }
+
+// Role narrowing, a step without policies, a renamed policy, a PENDING
+// measurement, and the index written again from the measurements' states
+// by the migration that adds it (a database upgraded from before it).
+func TestInboxRolesAndUpgrade(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := tu.NewEnv(t, engine)
+		fns := []string{"measurement:create", "measurement:read", "action:write", "action:approve"}
+		env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": "Quality", "roles": []string{"QA_LEAD", "QA_TRAINEE"}, "functions": fns}, 201)
+		inspector := env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": "Inspector", "roles": []string{"INSPECTOR"}, "functions": fns}, 201).JSON()
+		env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": "Readers", "roles": []string{"READER"}, "functions": []string{"measurement:read"}}, 201)
+		_, lea := member(t, env, "lea@example.com", "QA_LEAD")
+		_, tom := member(t, env, "tom@example.com", "QA_TRAINEE")
+		_, ian := member(t, env, "ian@example.com", "INSPECTOR")
+		_, reader := member(t, env, "reader@example.com", "READER")
+		proc := env.Call(post, "/v1/process", env.AdminKey, map[string]any{"name": "Audit", "code": "AUDIT", "steps": []map[string]any{
+			{"label": "Review", "policyNames": []string{"Quality", "Inspector"}, "roles": []map[string]any{{"p": "Quality", "r": []string{"QA_LEAD"}}}},
+			{"label": "Anyone"},
+		}}, 201).JSON()
+		review := steps(proc)[0]["id"].(string)
+		create := func() string {
+			return env.Call(post, "/v1/measurements", ian, map[string]any{"processId": proc["id"]}, 201).JSON()["id"].(string)
+		}
+		act := func(key, id, step string, want int) {
+			t.Helper()
+			env.Call(post, "/v1/measurements/"+id+"/actions", key, map[string]any{"stepId": step, "type": "APPROVAL"}, want)
+		}
+
+		m1 := create()
+		t.Run("the step's roles narrow who holds a seat", func(t *testing.T) {
+			wantInbox(t, env, "lea", lea, "AUDIT-1:Review")
+			wantInbox(t, env, "tom", tom) // holds Quality, but not through QA_LEAD
+			wantInbox(t, env, "ian", ian, "AUDIT-1:Review")
+			act(tom, m1, review, 403) // the engine agrees
+			act(lea, m1, review, 201)
+			wantInbox(t, env, "lea", lea)
+			wantInbox(t, env, "ian", ian, "AUDIT-1:Review")
+		})
+		t.Run("a step without policies waits on anyone who may act", func(t *testing.T) {
+			act(ian, m1, review, 201)
+			wantInbox(t, env, "ian", ian, "AUDIT-1:Anyone")
+			wantInbox(t, env, "tom", tom, "AUDIT-1:Anyone")
+			wantInbox(t, env, "the admin", env.AdminKey, "AUDIT-1:Anyone")
+			wantInbox(t, env, "a reader", reader)
+			res := env.Call(get, "/v1/measurements?actionable=me", tom, nil, 200).JSON()
+			if a := res["data"].([]any)[0].(map[string]any)["actionableSteps"].([]any)[0].(map[string]any); fmt.Sprint(a["policyNames"]) != "[*]" || a["dueAt"] != nil {
+				t.Fatalf("step without policies: %v", a)
+			}
+		})
+		m2 := create()
+		t.Run("a renamed policy: its seats follow", func(t *testing.T) {
+			env.Call(patch, "/v1/users/policies/"+inspector["id"].(string), env.AdminKey, map[string]any{"name": "Checker"}, 200)
+			wantInbox(t, env, "ian", ian, "AUDIT-2:Review", "AUDIT-1:Anyone")
+			act(ian, m2, review, 201)
+			wantInbox(t, env, "ian", ian, "AUDIT-1:Anyone")
+			wantInbox(t, env, "lea", lea, "AUDIT-2:Review", "AUDIT-1:Anyone")
+		})
+		t.Run("a PENDING measurement waits on nobody until its occurrence", func(t *testing.T) {
+			daily := env.Call(post, "/v1/process", env.AdminKey, map[string]any{"name": "Daily round", "code": "DR", "steps": []map[string]any{
+				{"label": "Walk", "policyNames": []string{"Quality"}, "frequency": "DAILY", "frequencyDate": "2026-01-05T12:00:00Z"},
+			}}, 201).JSON()
+			if n, err := env.Service.RunRecurrences(t.Context()); err != nil || n != 1 {
+				t.Fatalf("recurrences: %d %v", n, err)
+			}
+			if got := env.Call(get, "/v1/measurements?status=PENDING&processId="+daily["id"].(string), lea, nil, 200).JSON()["meta"].(map[string]any)["total"]; got != 1.0 {
+				t.Fatalf("%v PENDING", got)
+			}
+			wantInbox(t, env, "lea", lea, "AUDIT-2:Review", "AUDIT-1:Anyone")
+			env.Clock.Advance(4 * time.Hour) // 13:00: DR-1 opens
+			if _, err := env.Service.RunRecurrences(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			wantInbox(t, env, "lea", lea, "DR-1:Walk", "AUDIT-2:Review", "AUDIT-1:Anyone")
+		})
+		t.Run("an upgraded database: the migration writes the index from each state", func(t *testing.T) {
+			create() // AUDIT-3: no seat filled
+			inboxes := map[string][]string{}
+			keys := map[string]string{"lea": lea, "tom": tom, "ian": ian, "admin": env.AdminKey, "reader": reader}
+			for who, key := range keys {
+				inboxes[who], _ = inbox(t, env, key, "&perPage=100")
+			}
+			seats := env.RawInt(`SELECT count(*) FROM measurement_open_seats`)
+			fillers := env.RawInt(`SELECT count(*) FROM measurement_step_fillers`)
+			if seats == 0 || fillers == 0 {
+				t.Fatalf("%d seats, %d fillers", seats, fillers)
+			}
+			env.RawExec(`DROP TABLE measurement_step_fillers`)
+			env.RawExec(`DROP TABLE measurement_open_seats`)
+			env.RawExec(`DELETE FROM goose_db_version WHERE version_id >= 15`)
+			up := env.Reopen()
+			for who, key := range keys {
+				if got, _ := inbox(t, up, key, "&perPage=100"); !slices.Equal(got, inboxes[who]) {
+					t.Errorf("%s's inbox after the upgrade: %q, want %q", who, got, inboxes[who])
+				}
+			}
+			if s, f := up.RawInt(`SELECT count(*) FROM measurement_open_seats`), up.RawInt(`SELECT count(*) FROM measurement_step_fillers`); s != seats || f != fillers {
+				t.Errorf("after the upgrade %d seats and %d fillers, want %d and %d", s, f, seats, fillers)
+			}
+		})
+	})
+}
