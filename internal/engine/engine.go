@@ -290,17 +290,12 @@ func Apply(def Def, s State, act Action) (Result, error) {
 
 // fillSeat picks and fills the seat act takes, if any.
 func fillSeat(sd *StepDef, st *StepState, act Action, res *Result) error {
-	policies := sd.Policies
-	if len(policies) == 0 {
-		policies = []string{AnySeat}
-	}
-	for p, seat := range st.Seats {
-		if seat.UserID == act.UserID {
-			if act.Type == WriteData && (act.Policy == "" || act.Policy == p) {
-				return nil // a seat holder corrects their data
-			}
-			return refuse(Conflict, "", "you already fill the %q seat of this step; several parties must agree", p)
+	policies := seats(sd)
+	if p := FilledBy(st, act.UserID); p != "" {
+		if act.Type == WriteData && (act.Policy == "" || act.Policy == p) {
+			return nil // a seat holder corrects their data
 		}
+		return refuse(Conflict, "", "you already fill the %q seat of this step; several parties must agree", p)
 	}
 	if act.Policy != "" && !slices.Contains(policies, act.Policy) {
 		return refuse(Invalid, "policyName", "%q is not a policy of this step", act.Policy)
@@ -317,24 +312,84 @@ func fillSeat(sd *StepDef, st *StepState, act Action, res *Result) error {
 		}
 		return refuse(Forbidden, "", "you hold none of this step's policies (%v)", policies)
 	}
-	next := NextOrdered(sd, st)
-	for _, p := range held {
-		if _, filled := st.Seats[p]; filled {
-			continue
-		}
-		if slices.Contains(sd.Ordered, p) && p != next {
-			continue
-		}
+	if can := SeatsFor(sd, st, act.UserID, held); len(can) > 0 {
+		p := can[0]
 		st.Seats[p] = Seat{ActionID: act.ID, UserID: act.UserID, Token: tokenOf(sd, p)}
 		res.Seat, res.Token = p, st.Seats[p].Token
 		return nil
 	}
 	for _, p := range held {
 		if _, filled := st.Seats[p]; !filled {
-			return refuse(Conflict, "", "seats fill in order; the next is %q", next)
+			return refuse(Conflict, "", "seats fill in order; the next is %q", NextOrdered(sd, st))
 		}
 	}
 	return refuse(Conflict, "", "your seats at this step (%v) are filled", held)
+}
+
+// seats are the step's seats: one per policy, or AnySeat.
+func seats(sd *StepDef) []string {
+	if len(sd.Policies) == 0 {
+		return []string{AnySeat}
+	}
+	return sd.Policies
+}
+
+// Fillable lists the seats of an open step that an action can fill now,
+// in policy order: the unfilled ones, and of the ordered policies only the
+// next (NextOrdered). None when the step is not open.
+func Fillable(sd *StepDef, st *StepState) []string {
+	if st == nil || st.Status != Open {
+		return nil
+	}
+	next := NextOrdered(sd, st)
+	var out []string
+	for _, p := range seats(sd) {
+		if _, filled := st.Seats[p]; filled || slices.Contains(sd.Ordered, p) && p != next {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// FilledBy is the seat that user fills at the step in its current opening,
+// or "": one user fills at most one seat of a step.
+func FilledBy(st *StepState, userID string) string {
+	for p, seat := range st.Seats {
+		if seat.UserID == userID {
+			return p
+		}
+	}
+	return ""
+}
+
+// Fillers lists the users who fill the step's seats in its current
+// opening, in policy order.
+func Fillers(sd *StepDef, st *StepState) []string {
+	var out []string
+	for _, p := range seats(sd) {
+		if seat, ok := st.Seats[p]; ok && !slices.Contains(out, seat.UserID) {
+			out = append(out, seat.UserID)
+		}
+	}
+	return out
+}
+
+// SeatsFor lists the seats that a user holding holds (the step's policies
+// they hold there) could fill at the step now, in policy order: what
+// an action of theirs may fill. None when they fill one of its seats
+// already.
+func SeatsFor(sd *StepDef, st *StepState, userID string, holds []string) []string {
+	if st == nil || FilledBy(st, userID) != "" {
+		return nil
+	}
+	var out []string
+	for _, p := range Fillable(sd, st) {
+		if slices.Contains(holds, p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func tokenOf(sd *StepDef, policy string) string {
@@ -356,12 +411,8 @@ func NextOrdered(sd *StepDef, st *StepState) string {
 
 // Unfilled lists a step's unfilled seats in order (ordered ones first).
 func Unfilled(sd *StepDef, st *StepState) []string {
-	policies := sd.Policies
-	if len(policies) == 0 {
-		policies = []string{AnySeat}
-	}
 	var out []string
-	for _, p := range append(slices.Clone(sd.Ordered), policies...) {
+	for _, p := range append(slices.Clone(sd.Ordered), seats(sd)...) {
 		if _, filled := st.Seats[p]; !filled && !slices.Contains(out, p) {
 			out = append(out, p)
 		}

@@ -350,3 +350,36 @@ func TestRoutingKeepsParallelBranchesAndJoins(t *testing.T) {
 		t.Fatalf("sequential routing: %+v %+v", ss.Steps["B"], ss.Steps["C"])
 	}
 }
+
+// Fillable and SeatsFor say what an action may fill, as fillSeat does:
+// unfilled seats, of the ordered ones only the next, none for a user who
+// fills a seat of the step already.
+func TestFillableSeats(t *testing.T) {
+	def := Def{Steps: []StepDef{{ID: "A", Policies: []string{"P", "Q", "R"}, Tokens: []string{"tP", "tQ", "tR"}, Ordered: []string{"P", "Q"}}, {ID: "B", Deps: []string{"A"}}}}
+	s, _ := Start(def, t0, false)
+	a, b := &def.Steps[0], &def.Steps[1]
+	if got := Fillable(a, s.Steps["A"]); !slices.Equal(got, []string{"P", "R"}) {
+		t.Fatalf("fresh: %v", got)
+	}
+	if got := Fillable(b, s.Steps["B"]); got != nil {
+		t.Fatalf("waiting step: %v", got)
+	}
+	if got := SeatsFor(a, s.Steps["A"], "u1", []string{"Q", "R"}); !slices.Equal(got, []string{"R"}) {
+		t.Fatalf("u1 before: %v", got)
+	}
+	s = mustApply(t, def, s, Action{ID: "x", Type: Approval, StepID: "A", UserID: "u1", Holds: []string{"P", "Q", "R"}}).State
+	if got := Fillable(a, s.Steps["A"]); !slices.Equal(got, []string{"Q", "R"}) || FilledBy(s.Steps["A"], "u1") != "P" {
+		t.Fatalf("after P: %v", got)
+	}
+	if got := SeatsFor(a, s.Steps["A"], "u1", []string{"Q", "R"}); got != nil {
+		t.Fatalf("u1 fills P already: %v", got)
+	}
+	if got := SeatsFor(a, s.Steps["A"], "u2", []string{"Q"}); !slices.Equal(got, []string{"Q"}) || !slices.Equal(Fillers(a, s.Steps["A"]), []string{"u1"}) {
+		t.Fatalf("u2: %v", got)
+	}
+	s = mustApply(t, def, s, Action{ID: "y", Type: Approval, StepID: "A", UserID: "u2", Holds: []string{"R"}}).State
+	s = mustApply(t, def, s, Action{ID: "z", Type: Approval, StepID: "A", UserID: "u3", Holds: []string{"Q"}}).State
+	if got := Fillable(b, s.Steps["B"]); !slices.Equal(got, []string{AnySeat}) || Fillable(a, s.Steps["A"]) != nil {
+		t.Fatalf("after consensus: B %v", got)
+	}
+}

@@ -230,7 +230,9 @@ func (db *DB) Migrate(ctx context.Context) error {
 	if db.engine == Postgres {
 		dialect = goose.DialectPostgres
 	}
-	p, err := goose.NewProvider(dialect, db.write, dir)
+	p, err := goose.NewProvider(dialect, db.write, dir, goose.WithGoMigrations(
+		goose.NewGoMigration(16, &goose.GoFunc{RunTx: db.backfillOpenSeats}, nil),
+	))
 	if err != nil {
 		return fmt.Errorf("migrations: %w", err)
 	}
@@ -907,11 +909,13 @@ func (t *tx) results(br pgx.BatchResults, ws []laterWrite) (err, readErr error) 
 }
 
 // rebind turns a query written with ? placeholders into the engine's form.
-func (t *tx) rebind(query string) string {
-	if t.db.engine != Postgres {
+func (t *tx) rebind(query string) string { return t.db.rebind(query) }
+
+func (db *DB) rebind(query string) string {
+	if db.engine != Postgres {
 		return query
 	}
-	if v, ok := t.db.rebinds.Load(query); ok {
+	if v, ok := db.rebinds.Load(query); ok {
 		return v.(string)
 	}
 	var b strings.Builder
@@ -924,7 +928,7 @@ func (t *tx) rebind(query string) string {
 		}
 		b.WriteRune(r)
 	}
-	t.db.rebinds.Store(query, b.String())
+	db.rebinds.Store(query, b.String())
 	return b.String()
 }
 

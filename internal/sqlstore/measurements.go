@@ -68,8 +68,17 @@ func (t *tx) CreateMeasurement(m *wps.Measurement, namePrefix string, open []wps
 		return nil
 	}
 	q, args := upsertOpenSteps(m.OrgID, m.ID, open)
-	_, err = t.exec(q, args...)
-	return t.err(err, "", "")
+	if _, err = t.exec(q, args...); err != nil {
+		return t.err(err, "", "")
+	}
+	for _, ins := range []func(string, string, []wps.OpenStep) (string, []any){insertSeats, insertFillers} {
+		if q, args := ins(m.OrgID, m.ID, open); q != "" {
+			if _, err = t.exec(q, args...); err != nil {
+				return t.err(err, "", "")
+			}
+		}
+	}
+	return nil
 }
 
 func (t *tx) createMeasurementPG(m *wps.Measurement, namePrefix string, open []wps.OpenStep) error {
@@ -94,6 +103,16 @@ func (t *tx) createMeasurementPG(m *wps.Measurement, namePrefix string, open []w
 			args = append(args, s.StepID, s.Opening, s.OpenedAt.Millis(), nullTime(s.DueAt))
 		}
 		q.WriteString(`) AS v (step_id, opening, opened_at, due_at))`)
+	}
+	if n, rows := seatRows(open); n > 0 {
+		q.WriteString(`, os AS (INSERT INTO measurement_open_seats (org_id, measurement_id, step_id, policy_name, role)
+			SELECT ?, m.id, v.step_id, v.policy_name, v.role FROM m, (VALUES ` + valuesN(n, `(?::text, ?::text, ?::text)`) + `) AS v (step_id, policy_name, role))`)
+		args = append(append(args, m.OrgID), rows...)
+	}
+	if n, rows := fillerRows(open); n > 0 {
+		q.WriteString(`, sf AS (INSERT INTO measurement_step_fillers (org_id, measurement_id, step_id, user_id)
+			SELECT ?, m.id, v.step_id, v.user_id FROM m, (VALUES ` + valuesN(n, `(?::text, ?::text)`) + `) AS v (step_id, user_id))`)
+		args = append(append(args, m.OrgID), rows...)
 	}
 	q.WriteString(` SELECT seq FROM m`)
 	// Without the process's row the seq is NULL and the insert fails: the
@@ -266,10 +285,14 @@ func (t *tx) ListMeasurements(orgID string, q wps.MeasurementQuery) ([]wps.Liste
 	if q.Status != "" {
 		add(`status = `+asText, q.Status)
 	}
-	if q.OpenStepID != "" {
+	switch {
+	case q.Actionable:
+		cond, vals := actionable(orgID, q)
+		add(cond, vals...)
+	case q.OpenStepID != "":
 		add(`id IN (SELECT measurement_id FROM measurement_open_steps WHERE org_id = ? AND step_id = ?)`, orgID, q.OpenStepID)
 	}
-	if q.Overdue {
+	if q.Overdue && !q.Actionable {
 		add(`id IN (SELECT measurement_id FROM measurement_open_steps WHERE org_id = ? AND due_at IS NOT NULL AND due_at < ?)`, orgID, q.Now.Millis())
 	}
 	if q.CreatedFrom != nil {
@@ -280,7 +303,7 @@ func (t *tx) ListMeasurements(orgID string, q wps.MeasurementQuery) ([]wps.Liste
 	}
 	count, cargs := `SELECT count(*) FROM measurements WHERE `+where.String(), args
 	// Only process and status: the counters answer without counting rows.
-	if q.OpenStepID == "" && !q.Overdue && q.CreatedFrom == nil && q.CreatedBefore == nil {
+	if q.OpenStepID == "" && !q.Overdue && !q.Actionable && q.CreatedFrom == nil && q.CreatedBefore == nil {
 		count, cargs = `SELECT coalesce(sum(n), 0) FROM measurement_counts WHERE org_id = ?`, []any{orgID}
 		if q.ProcessID != "" {
 			count, cargs = count+` AND process_id = ?`, append(cargs, q.ProcessID)
@@ -329,6 +352,51 @@ func (t *tx) ListMeasurements(orgID string, q wps.MeasurementQuery) ([]wps.Liste
 	return list, total, nil
 }
 
+// actionable is the condition of the measurements with an open step that
+// has a seat with one of the filler's keys, of which the filler fills no
+// seat (and, with q.OpenStepID or q.Overdue, that is the step, or is past
+// its deadline). The seats are found through open_seats_key, the caller's
+// keys grouped by policy.
+func actionable(orgID string, q wps.MeasurementQuery) (string, []any) {
+	var keys strings.Builder
+	args := []any{orgID}
+	var policies []string
+	for _, k := range q.Filler.Keys {
+		if !slices.Contains(policies, k.Policy) {
+			policies = append(policies, k.Policy)
+		}
+	}
+	for i, p := range policies {
+		if i > 0 {
+			keys.WriteString(" OR ")
+		}
+		args = append(args, p)
+		n := 0
+		for _, k := range q.Filler.Keys {
+			if k.Policy == p {
+				args, n = append(args, k.Role), n+1
+			}
+		}
+		keys.WriteString(`s.policy_name = ? AND s.role IN (?` + strings.Repeat(`, ?`, n-1) + `)`)
+	}
+	if len(policies) == 0 {
+		keys.WriteString(`1 = 0`)
+	}
+	cond := `id IN (SELECT s.measurement_id FROM measurement_open_seats s WHERE s.org_id = ? AND (` + keys.String() + `)`
+	if q.OpenStepID != "" {
+		cond, args = cond+` AND s.step_id = ?`, append(args, q.OpenStepID)
+	}
+	cond += ` AND NOT EXISTS (SELECT 1 FROM measurement_step_fillers f
+		WHERE f.org_id = s.org_id AND f.measurement_id = s.measurement_id AND f.step_id = s.step_id AND f.user_id = ?)`
+	args = append(args, q.Filler.UserID)
+	if q.Overdue {
+		cond += ` AND EXISTS (SELECT 1 FROM measurement_open_steps o
+			WHERE o.org_id = s.org_id AND o.measurement_id = s.measurement_id AND o.step_id = s.step_id AND o.due_at < ?)`
+		args = append(args, q.Now.Millis())
+	}
+	return cond + `)`, args
+}
+
 // withTotal scans a row's first column into total, the next into dest,
 // the last into extra.
 type withTotal struct {
@@ -353,11 +421,106 @@ func (t *tx) SetOpenSteps(orgID, measurementID string, steps []wps.OpenStep) err
 			args = append(args, s.StepID)
 		}
 	}
-	if err := t.later(q, args...); err != nil || len(steps) == 0 {
+	if err := t.later(q, args...); err != nil {
 		return t.err(err, "", "")
 	}
-	q, args = upsertOpenSteps(orgID, measurementID, steps) // new arguments: the delete keeps its own until sent
-	return t.err(t.later(q, args...), "", "")
+	if len(steps) > 0 {
+		q, args = upsertOpenSteps(orgID, measurementID, steps) // new arguments: the delete keeps its own until sent
+		if err := t.later(q, args...); err != nil {
+			return t.err(err, "", "")
+		}
+	}
+	return t.setSeats(orgID, measurementID, steps)
+}
+
+// setSeats keeps the actionable index's rows of the measurement that
+// stay, drops the others and adds the new (as SetOpenSteps, disjoint rows).
+func (t *tx) setSeats(orgID, measurementID string, steps []wps.OpenStep) error {
+	for _, set := range []struct {
+		table, key string
+		rows       func([]wps.OpenStep) (int, []any)
+		insert     func(string, string, []wps.OpenStep) (string, []any)
+	}{
+		{"measurement_open_seats", `step_id = ? AND policy_name = ? AND role = ?`, seatRows, insertSeats},
+		{"measurement_step_fillers", `step_id = ? AND user_id = ?`, fillerRows, insertFillers},
+	} {
+		n, rows := set.rows(steps)
+		q := `DELETE FROM ` + set.table + ` WHERE org_id = ? AND measurement_id = ?` + strings.Repeat(` AND NOT (`+set.key+`)`, n)
+		if err := t.later(q, append([]any{orgID, measurementID}, rows...)...); err != nil {
+			return t.err(err, "", "")
+		}
+		if q, args := set.insert(orgID, measurementID, steps); q != "" {
+			if err := t.later(q, args...); err != nil {
+				return t.err(err, "", "")
+			}
+		}
+	}
+	return nil
+}
+
+// seatRows are the arguments of the open steps' seat keys (step_id,
+// policy_name, role), and how many.
+func seatRows(steps []wps.OpenStep) (int, []any) {
+	var args []any
+	for _, s := range steps {
+		for _, k := range s.Seats {
+			args = append(args, s.StepID, k.Policy, k.Role)
+		}
+	}
+	return len(args) / 3, args
+}
+
+// fillerRows are the arguments of the open steps' fillers (step_id,
+// user_id), and how many.
+func fillerRows(steps []wps.OpenStep) (int, []any) {
+	var args []any
+	for _, s := range steps {
+		for _, u := range s.Fillers {
+			args = append(args, s.StepID, u)
+		}
+	}
+	return len(args) / 2, args
+}
+
+// insertSeats inserts the open steps' seat keys, those not there yet; ""
+// when there are none.
+func insertSeats(orgID, measurementID string, steps []wps.OpenStep) (string, []any) {
+	n, rows := seatRows(steps)
+	if n == 0 {
+		return "", nil
+	}
+	args := make([]any, 0, 5*n)
+	for i := 0; i < len(rows); i += 3 {
+		args = append(args, orgID, measurementID, rows[i], rows[i+1], rows[i+2])
+	}
+	return `INSERT INTO measurement_open_seats (org_id, measurement_id, step_id, policy_name, role) VALUES ` +
+		valuesN(n, `(?, ?, ?, ?, ?)`) + ` ON CONFLICT DO NOTHING`, args
+}
+
+// insertFillers inserts the open steps' fillers, those not there yet; ""
+// when there are none.
+func insertFillers(orgID, measurementID string, steps []wps.OpenStep) (string, []any) {
+	n, rows := fillerRows(steps)
+	if n == 0 {
+		return "", nil
+	}
+	args := make([]any, 0, 4*n)
+	for i := 0; i < len(rows); i += 2 {
+		args = append(args, orgID, measurementID, rows[i], rows[i+1])
+	}
+	return `INSERT INTO measurement_step_fillers (org_id, measurement_id, step_id, user_id) VALUES ` +
+		valuesN(n, `(?, ?, ?, ?)`) + ` ON CONFLICT DO NOTHING`, args
+}
+
+// valuesN is n VALUES rows of the form row, comma-separated.
+func valuesN(n int, row string) string {
+	return strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")
+}
+
+// RenameSeatPolicy renames a policy in the seat keys of open steps.
+func (t *tx) RenameSeatPolicy(orgID, old, name string) error {
+	_, err := t.exec(`UPDATE measurement_open_seats SET policy_name = ? WHERE org_id = ? AND policy_name = ?`, name, orgID, old)
+	return t.err(err, "", "")
 }
 
 // upsertOpenSteps inserts open steps, or moves a step already open to its

@@ -180,6 +180,15 @@ func (e *Env) Replica() *Env {
 	if e.Engine != sqlstore.Postgres {
 		e.T.Fatal("replicas need PostgreSQL")
 	}
+	return e.Reopen()
+}
+
+// Reopen is a new store, service and API server on the same database, as
+// a restarted server would be: opening it applies the migrations the
+// database lacks. It shares the org, keys and clock. (The first store
+// stays open: on SQLite, leave it idle.)
+func (e *Env) Reopen() *Env {
+	e.T.Helper()
 	db, err := sqlstore.Open(context.Background(), e.url, sqlstore.Options{MaxConns: 8})
 	if err != nil {
 		e.T.Fatal(err)

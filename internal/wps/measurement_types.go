@@ -46,7 +46,9 @@ type Action struct {
 	CreatedAt        Time
 }
 
-// OpenStep is an open step of a measurement, for filters and deadlines.
+// OpenStep is an open step of a measurement, for filters and deadlines,
+// and for the actionable list: its seats that an action can fill now and
+// who fills the others (written with the measurement, not read back).
 type OpenStep struct {
 	MeasurementID string
 	OrgID         string
@@ -54,6 +56,12 @@ type OpenStep struct {
 	Opening       int
 	OpenedAt      Time
 	DueAt         *Time
+	// Seats are the keys of the seats an action can fill now (for ordered
+	// policies only the next one); none while the measurement is PENDING.
+	Seats []SeatKey
+	// Fillers are the users who fill a seat of this opening: none of them
+	// may fill another.
+	Fillers []string
 }
 
 // ListedMeasurement is a measurement of a list with the steps of its
@@ -73,9 +81,20 @@ type MeasurementQuery struct {
 	Now           Time // for Overdue
 	CreatedFrom   *Time
 	CreatedBefore *Time
-	// Actionable keeps the measurements with a seat the caller can fill now
-	// (the Inbox).
+	// Actionable keeps the measurements with an open step where the caller
+	// could fill a seat now (the Service sets Filler). With it, OpenStepID
+	// and Overdue apply to that step: the step waiting on the caller is
+	// the one open, or the one past its deadline.
 	Actionable bool
+	Filler     Filler
+}
+
+// Filler is the caller of an actionable list as the store matches them
+// against the open seats: the keys they hold (any one fills a seat that
+// has it) and their id (a user who fills a seat of a step fills no other).
+type Filler struct {
+	UserID string
+	Keys   []SeatKey
 }
 
 // Event is an outbox entry: written with the change that causes it.

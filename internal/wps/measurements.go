@@ -62,27 +62,102 @@ func (p Process) stepURLs(stepID string) string {
 	return ""
 }
 
-// seatHolder tells which of a step's policies a user holds there, and the
-// role that counts for each: the policy's roles, narrowed by the step's
-// roles[{p, r}]. A step without policies has one seat any actor may fill.
-func seatHolder(st Step, roles []string, policies []Policy) (holds []string, roleFor map[string]string) {
-	roleFor = map[string]string{}
-	if len(st.PolicyNames) == 0 {
-		r := ""
-		if len(roles) > 0 {
-			r = roles[0]
-		}
-		return []string{engine.AnySeat}, map[string]string{engine.AnySeat: r}
+// SeatKey is what filling a seat takes, as the actionable index stores it:
+// holding Policy, and when the step narrows the roles that count for it
+// (roles[{p, r}]), holding it through Role. A seat whose policy is not
+// narrowed has the one key {Policy, ""}; a narrowed one a key per role
+// that counts; a step without policies the key {"", ""} (any member who
+// may act). Step definitions are fixed once a measurement uses them, so
+// the keys of a seat do not change; a policy's roles do, which is why the
+// caller's keys are worked out when they ask (heldKeys).
+type SeatKey struct {
+	Policy string
+	Role   string
+}
+
+// heldKey is a key a user holds, with the role that counts for it.
+type heldKey struct {
+	SeatKey
+	role string
+}
+
+// heldKeys lists the keys a user with roles holds through policies (those
+// of the org they hold), policy by policy: {p, ""} and then {p, r} for each
+// role r of p they have, in p's role order; and {"", ""}, the seat of a step
+// without policies, which any member fills (the action's function is
+// checked apart).
+func heldKeys(roles []string, policies []Policy) []heldKey {
+	first := ""
+	if len(roles) > 0 {
+		first = roles[0]
 	}
-	for _, name := range st.PolicyNames {
-		i := slices.IndexFunc(policies, func(p Policy) bool { return p.Name == name })
-		if i < 0 {
+	out := []heldKey{{role: first}}
+	for _, pol := range policies {
+		var mine []heldKey
+		for _, r := range pol.Roles {
+			if slices.Contains(roles, r) {
+				mine = append(mine, heldKey{SeatKey{pol.Name, r}, r})
+			}
+		}
+		if len(mine) > 0 {
+			out = append(append(out, heldKey{SeatKey{pol.Name, ""}, mine[0].role}), mine...)
+		}
+	}
+	return out
+}
+
+// seatKeys lists the keys any of which fills seat policy (a name of the
+// step's policyNames, or engine.AnySeat) at st.
+func seatKeys(st Step, policy string) []SeatKey {
+	if policy == engine.AnySeat {
+		return []SeatKey{{}}
+	}
+	roles, narrowed := narrowing(st, policy)
+	if !narrowed {
+		return []SeatKey{{policy, ""}}
+	}
+	out := make([]SeatKey, len(roles))
+	for i, r := range roles {
+		out[i] = SeatKey{policy, r}
+	}
+	return out
+}
+
+// narrowing is what the step's roles[{p, r}] leave of the roles that may
+// count for policy (every entry for it narrows), and whether any narrows it.
+func narrowing(st Step, policy string) (roles []string, narrowed bool) {
+	for _, sr := range st.Roles {
+		if sr.P != policy {
 			continue
 		}
-		for _, r := range countingRoles(st, policies[i]) {
-			if slices.Contains(roles, r) {
+		if !narrowed {
+			roles, narrowed = slices.Clone(sr.R), true
+			continue
+		}
+		roles = slices.DeleteFunc(roles, func(r string) bool { return !slices.Contains(sr.R, r) })
+	}
+	return roles, narrowed
+}
+
+// seatHolder tells which of a step's policies a user holds there, and the
+// role that counts for each: a key of the seat (seatKeys) that the user
+// holds (heldKeys), that is a role of the policy, among those the step's
+// roles[{p, r}] leave. A step without policies has one seat any actor may
+// fill. This, with engine.SeatsFor, is the one rule of who may fill which
+// seat: actions, and the actionable list and its index, go through it.
+func seatHolder(st Step, roles []string, policies []Policy) (holds []string, roleFor map[string]string) {
+	roleFor = map[string]string{}
+	held := heldKeys(roles, policies)
+	names := st.PolicyNames
+	if len(names) == 0 {
+		names = []string{engine.AnySeat}
+	}
+	for _, name := range names {
+		keys := seatKeys(st, name)
+		for _, k := range held {
+			if slices.Contains(keys, k.SeatKey) {
 				holds = append(holds, name)
-				roleFor[name] = r
+				roleFor[name] = k.role
 				break
 			}
 		}
@@ -93,13 +168,11 @@ func seatHolder(st Step, roles []string, policies []Policy) (holds []string, rol
 // countingRoles are the roles that hold pol's seat at st: the policy's
 // roles, narrowed by the step's roles[{p, r}] for that policy.
 func countingRoles(st Step, pol Policy) []string {
-	roles := pol.Roles
-	for _, sr := range st.Roles {
-		if sr.P == pol.Name {
-			roles = slices.DeleteFunc(slices.Clone(roles), func(r string) bool { return !slices.Contains(sr.R, r) })
-		}
+	allowed, narrowed := narrowing(st, pol.Name)
+	if !narrowed {
+		return pol.Roles
 	}
-	return roles
+	return slices.DeleteFunc(slices.Clone(pol.Roles), func(r string) bool { return !slices.Contains(allowed, r) })
 }
 
 // engineError maps a refusal of the engine to a domain error, naming a
@@ -261,18 +334,41 @@ type overdueEvent struct {
 	StepID        string `json:"stepId"`
 }
 
-// openSteps are the measurement's open steps, with their deadlines.
-func (r *run) openSteps() []OpenStep {
+// openSteps are the measurement's open steps, with their deadlines and
+// what the actionable index keeps of them.
+func (r *run) openSteps() []OpenStep { return openSteps(r.m, r.proc.Steps, r.def) }
+
+// IndexOpenSteps is what the store keeps of a measurement's open steps
+// (Tx.CreateMeasurement, Tx.SetOpenSteps), worked out from its state and
+// the steps of its version: for a migration that fills a new column or
+// table of them.
+func IndexOpenSteps(m Measurement, steps []Step) []OpenStep {
+	return openSteps(m, steps, engineDef(steps))
+}
+
+func openSteps(m Measurement, steps []Step, def engine.Def) []OpenStep {
 	var open []OpenStep
-	for _, id := range engine.OpenSteps(r.def, r.m.State) {
-		ss := r.m.State.Steps[id]
-		_, st := stepByID(r.proc.Steps, id)
-		o := OpenStep{MeasurementID: r.m.ID, OrgID: r.m.OrgID, StepID: id, Opening: ss.Opening, OpenedAt: At(ss.OpenedAt)}
+	for _, id := range engine.OpenSteps(def, m.State) {
+		ss := m.State.Steps[id]
+		_, st := stepByID(steps, id)
+		_, sd := def.Step(id)
+		o := OpenStep{MeasurementID: m.ID, OrgID: m.OrgID, StepID: id, Opening: ss.Opening, OpenedAt: At(ss.OpenedAt)}
 		o.DueAt = dueAt(*st, ss.OpenedAt)
+		if seatsOpen(m) {
+			for _, p := range engine.Fillable(sd, ss) {
+				o.Seats = append(o.Seats, seatKeys(*st, p)...)
+			}
+			o.Fillers = engine.Fillers(sd, ss)
+		}
 		open = append(open, o)
 	}
 	return open
 }
+
+// seatsOpen reports whether anything of m waits on someone: a PENDING
+// measurement's occurrence has not come yet (an APPROVED one has no open
+// step).
+func seatsOpen(m Measurement) bool { return !m.State.Pending }
 
 // dueAt is when an opening of st becomes overdue, or nil.
 func dueAt(st Step, opened time.Time) *Time {

@@ -188,6 +188,9 @@ func renamePolicyReferences(tx Tx, orgID, old, name string) error {
 			}
 		}
 	}
+	if err := tx.RenameSeatPolicy(orgID, old, name); err != nil {
+		return err
+	}
 	entities, err := tx.EntitiesMentioning(orgID, jsonQuoted(old))
 	if err != nil {
 		return err

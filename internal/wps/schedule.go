@@ -160,7 +160,11 @@ func (s *Service) openDuePending(ctx context.Context, now Time) error {
 			}
 			old := m.Status
 			m.State.Pending = false
-			m.Status, m.UpdatedAt = engine.Status(engineDef(proc.Steps), m.State), now
+			def := engineDef(proc.Steps)
+			m.Status, m.UpdatedAt = engine.Status(def, m.State), now
+			if err := tx.SetOpenSteps(m.OrgID, m.ID, openSteps(m, proc.Steps, def)); err != nil { // its seats wait on people now
+				return err
+			}
 			return tx.UpdateMeasurement(m, old)
 		})
 		if err != nil {

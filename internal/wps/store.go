@@ -137,9 +137,16 @@ type Tx interface {
 	ReadMeasurement(orgID, id string) (Measurement, Process, []Action, error)
 	// UpdateMeasurement saves state and status; oldStatus keeps the counts right.
 	UpdateMeasurement(m Measurement, oldStatus string) error
+	// ListMeasurements pages the measurements q selects, newest first,
+	// with their total. With q.Actionable, those with an open step that
+	// has a seat with a key of q.Filler.Keys, of which q.Filler.UserID
+	// fills no seat (see OpenStep), found through an index of them.
 	ListMeasurements(orgID string, q MeasurementQuery) ([]ListedMeasurement, int, error)
-	// SetOpenSteps replaces the measurement's open steps.
+	// SetOpenSteps replaces the measurement's open steps, with their seats
+	// and fillers (the actionable index).
 	SetOpenSteps(orgID, measurementID string, steps []OpenStep) error
+	// RenameSeatPolicy makes the actionable index follow a renamed policy.
+	RenameSeatPolicy(orgID, old, name string) error
 
 	GetAction(orgID, id string) (Action, error)
 	ListActions(orgID, measurementID string) ([]Action, error)

@@ -186,6 +186,18 @@ var MeasurementStatuses = []string{"OPEN", "STAGE_OPEN", "IN_CONSENSUS", "CONSEN
 type MeasurementSummary struct {
 	MeasurementHead
 	OpenStepIDs []string `json:"openStepIds"`
+	// ActionableSteps is in the answers of ?actionable=me only.
+	ActionableSteps []ActionableStep `json:"actionableSteps,omitempty" doc:"With actionable=me: the open steps where the caller can fill a seat now, in step order"`
+}
+
+// ActionableStep is an open step where the caller can fill a seat now.
+type ActionableStep struct {
+	StepID      string   `json:"stepId"`
+	Label       string   `json:"label"`
+	PolicyNames []string `json:"policyNames" doc:"The seats the caller can fill now (* for a step without policies); an action fills the first unless it names one"`
+	OpenedAt    Time     `json:"openedAt"`
+	DueAt       *Time    `json:"dueAt" nullable:"true" doc:"When the step's deadline passes (null: no deadline)"`
+	Overdue     bool     `json:"overdue" doc:"The deadline has passed"`
 }
 
 // MeasurementDefinition is the seats of a measurement.
@@ -629,7 +641,9 @@ func (s *Service) GetAction(ctx context.Context, p *Principal, id string) (Actio
 	return out, err
 }
 
-// ListMeasurements pages the org's measurements, newest first.
+// ListMeasurements pages the measurements q selects, newest first. With
+// q.Actionable, those where p can fill a seat now (actionableSteps), each
+// with those steps; nothing for a caller who may not act at all.
 func (s *Service) ListMeasurements(ctx context.Context, p *Principal, q MeasurementQuery) ([]MeasurementSummary, int, error) {
 	if err := p.Require(FnMeasurementRead); err != nil {
 		return nil, 0, err
@@ -640,19 +654,60 @@ func (s *Service) ListMeasurements(ctx context.Context, p *Principal, q Measurem
 	out := []MeasurementSummary{}
 	var total int
 	q.Now = s.Now()
+	if q.Actionable && !p.Can(FnActionWrite) && !p.Can(FnActionApprove) {
+		return out, 0, nil
+	}
 	err := s.store.View(ctx, func(tx Tx) error { // the page, its total and its versions are one statement
+		var user User
+		if q.Actionable {
+			var err error
+			if user, err = actor(tx, p); err != nil {
+				return err
+			}
+			q.Filler = Filler{UserID: user.ID}
+			for _, k := range heldKeys(user.Roles, p.Policies) {
+				q.Filler.Keys = append(q.Filler.Keys, k.SeatKey)
+			}
+		}
 		list, n, err := tx.ListMeasurements(p.OrgID, q)
 		if err != nil {
 			return err
 		}
 		total = n
 		for _, m := range list {
-			r := &run{tx: tx, p: p, m: m.Measurement, proc: Process{Steps: m.Steps}, def: engineDef(m.Steps)}
-			out = append(out, r.summary())
+			r := &run{tx: tx, p: p, user: user, m: m.Measurement, proc: Process{Steps: m.Steps}, def: engineDef(m.Steps), now: q.Now}
+			sum := r.summary()
+			if q.Actionable {
+				sum.ActionableSteps = r.actionableSteps()
+			}
+			out = append(out, sum)
 		}
 		return nil
 	})
 	return out, total, err
+}
+
+// actionableSteps lists the open steps where the run's user can fill a
+// seat now, as an action of theirs could (seatHolder, engine.SeatsFor).
+func (r *run) actionableSteps() []ActionableStep {
+	out := []ActionableStep{}
+	if !seatsOpen(r.m) {
+		return out
+	}
+	for _, id := range engine.OpenSteps(r.def, r.m.State) {
+		_, sd := r.def.Step(id)
+		_, st := stepByID(r.proc.Steps, id)
+		ss := r.m.State.Steps[id]
+		holds, _ := seatHolder(*st, r.user.Roles, r.p.Policies)
+		seats := engine.SeatsFor(sd, ss, r.user.ID, holds)
+		if len(seats) == 0 {
+			continue
+		}
+		a := ActionableStep{StepID: id, Label: st.Label, PolicyNames: seats, OpenedAt: At(ss.OpenedAt), DueAt: dueAt(*st, ss.OpenedAt)}
+		a.Overdue = a.DueAt != nil && a.DueAt.Before(r.now.Time)
+		out = append(out, a)
+	}
+	return out
 }
 
 // readMapping says which parameters the action's data took from which
