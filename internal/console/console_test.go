@@ -78,7 +78,7 @@ func newOrg(t *testing.T, engine sqlstore.Engine) *org {
 	o.process = env.Call(post, "/v1/process", env.AdminKey, map[string]any{
 		"name": "Pump inspection", "label": "Pump inspection", "code": "PUMP",
 		"steps": []map[string]any{
-			{"label": "Inspect", "policyNames": []string{"Inspector"}, "prompt": "Measure the pump at its outlet.", "parameters": []map[string]any{
+			{"label": "Inspect", "policyNames": []string{"Inspector"}, "prompt": "Measure the pump at its outlet.", "deadline": "2", "deadlineType": "HOURS", "parameters": []map[string]any{
 				{"name": "temperature", "label": "Outlet temperature (°C)", "type": "NUMBER", "isRequired": true, "decimals": 1,
 					"advancedOptions": map[string]any{"min": -20, "max": 120, "tooltip": "Read it after 5 minutes of running", "placeholder": "e.g. 64.5"}},
 				{"name": "supplier", "label": "Supplier", "type": "ENTITY", "entityId": o.supplier, "showColumns": []string{"code", "name"}},
@@ -120,10 +120,20 @@ func TestConsoleInspection(t *testing.T) {
 		b := newBrowser(t)
 		base := o.env.Server.URL
 
-		// The inspector finds the task in the Inbox and opens it.
+		// Nothing waits on the supervisor before the inspection.
+		sam := b.person(base)
+		signIn(sam, "sam@example.com")
+		sam.sees("Nothing is waiting on you.")
+
+		// The inspector finds the task in the Inbox, overdue, and opens it.
+		o.env.Call(post, "/v1/measurements", o.inspector, map[string]any{"processId": o.process}, 201)
+		o.env.Clock.Advance(3 * time.Hour)
 		ines := b.person(base)
 		signIn(ines, "ines@example.com")
 		ines.sees(o.name)
+		if got := ines.text("tr.overdue"); !strings.Contains(got, "Overdue") || !strings.Contains(got, "Inspect") {
+			t.Fatalf("no overdue mark in the Inbox: %q", ines.text("main"))
+		}
 		ines.screenshot("inbox")
 		ines.press("link", o.name)
 		ines.sees("Measure the pump at its outlet.")
@@ -158,8 +168,7 @@ func TestConsoleInspection(t *testing.T) {
 		ines.sees("Técnica Hidráulica")
 
 		// The supervisor's ordered seat comes first; the manager's after.
-		sam := b.person(base)
-		signIn(sam, "sam@example.com")
+		sam.open("/inbox")
 		sam.sees(o.name)
 		sam.press("link", o.name)
 		sam.press("button", "Approve")

@@ -124,7 +124,7 @@ func (c *Console) list(q *req, inbox bool) error {
 	page, _ := strconv.Atoi(v.Get("page"))
 	page = max(page, 1)
 	mq := wps.MeasurementQuery{Page: wps.Page{Page: page, PerPage: perPage}, Actionable: inbox,
-		ProcessID: v.Get("process"), Status: v.Get("status"), Overdue: v.Get("overdue") == "on"}
+		ProcessID: v.Get("process"), Status: v.Get("status"), Overdue: v.Get("overdue") == "on", Name: strings.TrimSpace(v.Get("q"))}
 	list, total, err := c.svc.ListMeasurements(q.ctx(), q.p, mq)
 	if err != nil {
 		if wps.IsCode(err, wps.CodeInvalid) {
@@ -143,18 +143,26 @@ func (c *Console) list(q *req, inbox bool) error {
 	}
 	d := listData{Total: total, Page: page, Pages: (total + perPage - 1) / perPage, Query: v, Processes: procs, Inbox: inbox,
 		Statuses: wps.MeasurementStatuses}
-	now := c.svc.Now()
 	for _, m := range list {
 		r := row{MeasurementSummary: m, Process: names[m.ProcessID].Label}
 		if r.Process == "" {
 			r.Process = names[m.ProcessID].Name
 		}
-		for _, st := range names[m.ProcessID].Steps {
-			if contains(m.OpenStepIDs, st.ID) {
-				r.Steps = append(r.Steps, st.Label)
+		if inbox { // the steps waiting on the user, with their deadlines
+			for _, a := range m.ActionableSteps {
+				r.Steps = append(r.Steps, a.Label)
+				if a.DueAt != nil && (r.Due.IsZero() || a.DueAt.Before(r.Due.Time)) {
+					r.Due = *a.DueAt
+				}
+				r.Overdue = r.Overdue || a.Overdue
+			}
+		} else {
+			for _, st := range names[m.ProcessID].Steps {
+				if contains(m.OpenStepIDs, st.ID) {
+					r.Steps = append(r.Steps, st.Label)
+				}
 			}
 		}
-		_ = now
 		d.Items = append(d.Items, r)
 	}
 	pageURL := func(n int) string {

@@ -117,6 +117,20 @@ func TestConsolePages(t *testing.T) {
 			o.env.Call(post, "/v1/organizations", o.env.AdminKey, map[string]any{"operations": []string{}}, 200)
 		})
 
+		t.Run("measurements by the start of their name", func(t *testing.T) {
+			c := newClient(t, base)
+			c.signIn("ines@example.com")
+			if _, page := c.do(get, "/measurements?q="+strings.ToLower(o.name[:len(o.name)-1]), nil); !strings.Contains(page, ">"+o.name+"<") {
+				t.Fatal("the name search does not find the measurement")
+			}
+			if _, page := c.do(get, "/measurements?q=PUMP_", nil); !strings.Contains(page, "No measurements match.") {
+				t.Fatal("_ is a wildcard in the name search")
+			}
+			if n := o.env.Call(get, "/v1/measurements?name="+o.name, o.inspector, nil, 200).JSON()["meta"].(map[string]any)["total"]; n != 1.0 {
+				t.Fatalf("API name filter: total %v", n)
+			}
+		})
+
 		t.Run("a bad filter is a clear page, not a crash", func(t *testing.T) {
 			c := newClient(t, base)
 			c.signIn("ines@example.com")

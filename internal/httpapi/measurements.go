@@ -45,13 +45,14 @@ type measurementListIn struct {
 	Overdue     bool      `query:"overdue" doc:"Only measurements with an open step past its deadline"`
 	CreatedFrom time.Time `query:"createdFrom" doc:"Created at or after (RFC 3339)"`
 	CreatedTo   time.Time `query:"createdTo" doc:"Created before (RFC 3339)"`
+	Name        string    `query:"name" maxLength:"100" doc:"Only measurements whose name starts with this (case-insensitive), e.g. PUMP-12"`
 	Actionable  string    `query:"actionable" enum:"me" doc:"me: only measurements waiting on the caller (an open step with a seat they can fill now), each with its actionableSteps; stepId and overdue then apply to those steps"`
 }
 
 func (s *Server) listMeasurements(ctx context.Context, in *measurementListIn) (*paged[wps.MeasurementSummary], error) {
 	page := in.page()
 	q := wps.MeasurementQuery{Page: page, ProcessID: in.ProcessID, Status: in.Status, OpenStepID: in.StepID, Overdue: in.Overdue,
-		Actionable: in.Actionable == "me"}
+		Actionable: in.Actionable == "me", Name: in.Name}
 	if !in.CreatedFrom.IsZero() {
 		t := wps.At(in.CreatedFrom)
 		q.CreatedFrom = &t

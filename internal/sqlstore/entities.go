@@ -42,10 +42,12 @@ func (t *tx) FindEntityByName(orgID, name string) (wps.Entity, error) {
 
 // likePattern matches s anywhere, with LIKE's wildcards escaped; bind it
 // as asText.
-func likePattern(s string) string {
-	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
-	return "%" + r.Replace(s) + "%"
-}
+func likePattern(s string) string { return "%" + likeEscaper.Replace(s) + "%" }
+
+// likePrefix is a LIKE pattern of the strings that start with s.
+func likePrefix(s string) string { return likeEscaper.Replace(s) + "%" }
+
+var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 
 func (t *tx) ListEntities(orgID string, p wps.Page, search string) ([]wps.Entity, int, error) {
 	where := `org_id = ? AND deleted_at IS NULL`

@@ -295,6 +295,9 @@ func (t *tx) ListMeasurements(orgID string, q wps.MeasurementQuery) ([]wps.Liste
 	if q.Overdue && !q.Actionable {
 		add(`id IN (SELECT measurement_id FROM measurement_open_steps WHERE org_id = ? AND due_at IS NOT NULL AND due_at < ?)`, orgID, q.Now.Millis())
 	}
+	if q.Name != "" {
+		add(`name LIKE `+asText+` ESCAPE '\'`, likePrefix(strings.ToUpper(q.Name)))
+	}
 	if q.CreatedFrom != nil {
 		add(`created_at >= ?`, q.CreatedFrom.Millis())
 	}
@@ -303,7 +306,7 @@ func (t *tx) ListMeasurements(orgID string, q wps.MeasurementQuery) ([]wps.Liste
 	}
 	count, cargs := `SELECT count(*) FROM measurements WHERE `+where.String(), args
 	// Only process and status: the counters answer without counting rows.
-	if q.OpenStepID == "" && !q.Overdue && !q.Actionable && q.CreatedFrom == nil && q.CreatedBefore == nil {
+	if q.OpenStepID == "" && !q.Overdue && !q.Actionable && q.Name == "" && q.CreatedFrom == nil && q.CreatedBefore == nil {
 		count, cargs = `SELECT coalesce(sum(n), 0) FROM measurement_counts WHERE org_id = ?`, []any{orgID}
 		if q.ProcessID != "" {
 			count, cargs = count+` AND process_id = ?`, append(cargs, q.ProcessID)

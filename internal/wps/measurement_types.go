@@ -87,6 +87,9 @@ type MeasurementQuery struct {
 	// the one open, or the one past its deadline.
 	Actionable bool
 	Filler     Filler
+	// Name keeps the measurements whose name starts with it (names are a
+	// process code, upper case, and a number).
+	Name string
 }
 
 // Filler is the caller of an actionable list as the store matches them
