@@ -39,11 +39,21 @@ func TestServeBootstrapsOnce(t *testing.T) {
 		env := map[string]string{"WPS_DATABASE_URL": tu.DatabaseURL(t, engine)}
 		addr, out, stop := start(t, env)
 		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-		key := lines[len(lines)-1]
-		if !strings.HasPrefix(key, "wps_") {
+		if len(lines) != 4 || !strings.HasPrefix(lines[2], "wps_") {
 			t.Fatalf("no key printed: %q", out.String())
 		}
-		getMe(t, addr, key)
+		getMe(t, addr, lines[2])
+		// The console's first admin: a one-time link to the invitation page.
+		_, link, _ := strings.Cut(lines[3], "open ")
+		link, _, _ = strings.Cut(link, " ")
+		if !strings.Contains(link, "/invite/wpsinv_") {
+			t.Fatalf("no console link: %q", lines[3])
+		}
+		res, err := http.Get(strings.Replace(link, "localhost", "127.0.0.1", 1))
+		if err != nil || res.StatusCode != 200 || !strings.Contains(res.Header.Get("Content-Type"), "text/html") {
+			t.Fatalf("invitation page: %v %v", res, err)
+		}
+		res.Body.Close()
 		if err := stop(); err != nil {
 			t.Fatal(err)
 		}
