@@ -235,12 +235,11 @@ func (c *Console) act(q *req) error {
 		f.Fields[i].Error = formErrs[f.Fields[i].Name]
 		delete(formErrs, f.Fields[i].Name)
 	}
-	if err != nil {
-		f.Error = message(err)
-	} else {
-		f.Error = "Some values need attention."
+	f.Error = "Some values need attention: see the messages by the fields."
+	if err != nil && len(fieldErrors(err, "parameters.")) == 0 {
+		f.Error = message(err) // not about a field: a seat taken, a step closed
 	}
-	for k, v := range formErrs {
+	for k, v := range formErrs { // about a field the form does not show
 		f.Error += " " + k + ": " + v
 	}
 	return c.showMeasurement(q, statusOf(orInvalid(err)), &f)

@@ -131,6 +131,23 @@ func TestConsolePages(t *testing.T) {
 			}
 		})
 
+		t.Run("page weight: HTML, CSS and JS under 150 KB", func(t *testing.T) {
+			c := newClient(t, base)
+			c.signIn("ines@example.com")
+			for _, path := range []string{"/inbox", "/measurements/" + o.measure} {
+				_, page := c.do(get, path, nil)
+				total := len(page)
+				for _, asset := range regexp.MustCompile(`(?:href|src)="(/assets/[^"]+)"`).FindAllStringSubmatch(page, -1) {
+					_, b := c.do(get, strings.ReplaceAll(asset[1], "&amp;", "&"), nil)
+					total += len(b)
+				}
+				t.Logf("%s: %d bytes with its assets", path, total)
+				if total > 150_000 {
+					t.Fatalf("%s weighs %d bytes", path, total)
+				}
+			}
+		})
+
 		t.Run("a bad filter is a clear page, not a crash", func(t *testing.T) {
 			c := newClient(t, base)
 			c.signIn("ines@example.com")

@@ -83,7 +83,7 @@ func (c *Console) loadTemplates() {
 	funcs := template.FuncMap{
 		"asset": func(name string) string { return "/assets/" + name + "?v=" + c.assets[name] },
 		"when":  when,
-		"ago":   func(t wps.Time) string { return ago(time.Now(), t.Time) },
+		"ago":   func(t wps.Time) string { return ago(c.svc.Now().Time, t.Time) },
 		"short": func(s string) string {
 			if len(s) > 12 {
 				return s[:12] + "…"
