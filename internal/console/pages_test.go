@@ -95,6 +95,63 @@ func TestConsolePages(t *testing.T) {
 			}
 		})
 
+		t.Run("reprove an earlier action from the history", func(t *testing.T) {
+			sam := newClient(t, base)
+			sam.signIn("sam@example.com")
+			_, page := sam.do(get, "/measurements/"+o.measure, nil)
+			action := regexp.MustCompile(`action="/actions/([^/]+)/reprove"`).FindStringSubmatch(page)
+			if action == nil {
+				t.Fatal("no Reprove form in the history")
+			}
+			if res, _ := sam.do(post, "/actions/"+action[1]+"/reprove", url.Values{"csrf": {csrf(page)}, "observation": {"The photos are of another pump."}}); res.StatusCode != http.StatusSeeOther {
+				t.Fatalf("reprove: %d", res.StatusCode)
+			}
+			_, page = sam.do(get, "/measurements/"+o.measure+"?done=reproved", nil)
+			if !strings.Contains(page, "Reproved: the action") || !strings.Contains(page, "The photos are of another pump.") || !strings.Contains(page, ">Reproved</span>") {
+				t.Fatal("the reproval is not in the history")
+			}
+			// Twice is a conflict, shown as a page.
+			if res, body := sam.do(post, "/actions/"+action[1]+"/reprove", url.Values{"csrf": {csrf(page)}, "observation": {"again"}}); res.StatusCode != http.StatusConflict || !strings.Contains(body, "Conflict") {
+				t.Fatalf("second reprove: %d", res.StatusCode)
+			}
+		})
+
+		t.Run("admin pages: a policy, a webhook, a deactivation", func(t *testing.T) {
+			root := newClient(t, base)
+			root.signIn("root@example.com")
+			_, page := root.do(get, "/admin/policies", nil)
+			tok := csrf(page)
+			if res, body := root.do(post, "/admin/policies", url.Values{"csrf": {tok}, "name": {"Auditor"}, "roles": {"auditor, QA"}, "functions": {"measurement:read", "ledger:read"}}); res.StatusCode != http.StatusSeeOther {
+				t.Fatalf("create policy: %d %s", res.StatusCode, body)
+			}
+			pols := o.env.Call(get, "/v1/users/policies", o.env.AdminKey, nil, 200).Body
+			if !strings.Contains(string(pols), `"name":"Auditor","roles":["AUDITOR","QA"],"functions":["ledger:read","measurement:read"]`) {
+				t.Fatalf("policies: %s", pols)
+			}
+			if res, body := root.do(post, "/admin/policies", url.Values{"csrf": {tok}, "name": {"Auditor"}, "functions": {"no:such"}}); res.StatusCode != http.StatusUnprocessableEntity && res.StatusCode != http.StatusConflict || !strings.Contains(body, `class="error"`) {
+				t.Fatalf("a bad policy: %d", res.StatusCode)
+			}
+			res, body := root.do(post, "/admin/webhooks", url.Values{"csrf": {tok}, "url": {"https://hooks.example/wps"}, "events": {"measurement.created"}})
+			if res.StatusCode != http.StatusCreated || !strings.Contains(body, "whsec_") {
+				t.Fatalf("webhook: %d", res.StatusCode)
+			}
+			users := o.env.Call(get, "/v1/users?perPage=100", o.env.AdminKey, nil, 200).JSON()["data"].([]any)
+			var mia string
+			for _, u := range users {
+				if u.(map[string]any)["email"] == "mia@example.com" {
+					mia = u.(map[string]any)["id"].(string)
+				}
+			}
+			m := newClient(t, base)
+			m.signIn("mia@example.com")
+			if res, _ := root.do(post, "/admin/users/"+mia, url.Values{"csrf": {tok}, "do": {"deactivate"}}); res.StatusCode != http.StatusSeeOther {
+				t.Fatalf("deactivate: %d", res.StatusCode)
+			}
+			if res, _ := m.do(get, "/inbox", nil); res.StatusCode != http.StatusSeeOther {
+				t.Fatalf("a deactivated user's session still works: %d", res.StatusCode)
+			}
+		})
+
 		t.Run("the org's operations choose the sections non-admins see; the logo shows to all", func(t *testing.T) {
 			logo := upload(t, o.env, "logo.png", pngBytes)
 			o.env.Call(post, "/v1/organizations", o.env.AdminKey, map[string]any{"operations": []string{"inbox"}, "logoKey": logo, "pinnedUrl": "https://wiki.example/ops"}, 200)
