@@ -143,6 +143,7 @@ func (c *Console) signedIn(h handler) http.HandlerFunc {
 					c.fail(q, wps.Errorf(wps.CodeTooLarge, "the form is over the limit of %d bytes", c.opt.MaxUploadBytes))
 					return
 				}
+				defer r.MultipartForm.RemoveAll() // files past 8 MiB wait in temporary files
 			} else {
 				r.Body = http.MaxBytesReader(w, r.Body, 4<<20)
 			}
