@@ -76,21 +76,32 @@ func (db *DB) GenerateMeasurements(ctx context.Context, orgID, processID string,
 			SELECT org_id, process_id, status, count(*) FROM measurements WHERE org_id = ? AND process_id = ? GROUP BY org_id, process_id, status`, orgID, processID); err != nil {
 			return err
 		}
-		if db.engine == Postgres {
-			_, err := t.exec(`ANALYZE measurements`)
+		return t.analyze()
+	})
+}
+
+// Analyze gives the planner row counts of every table, as the list
+// benchmark's dataset has them (GenerateMeasurements). The server never
+// runs it. Only benchmarks call it.
+func (db *DB) Analyze(ctx context.Context) error {
+	return db.Write(ctx, func(wt wps.Tx) error { return wt.(*tx).analyze() })
+}
+
+func (t *tx) analyze() error {
+	if t.db.engine == Postgres {
+		_, err := t.exec(`ANALYZE`)
+		return err
+	}
+	// SQLite: row counts for the planner (sqlite_stat1) without STAT4's
+	// samples, as a server that never ran ANALYZE has none: with them,
+	// SQLite plans a statement for the values bound to an indexed
+	// column, and so re-prepares it on every run (see asText).
+	for _, q := range []string{`ANALYZE`, `DELETE FROM sqlite_stat4`, `ANALYZE sqlite_schema`} {
+		if _, err := t.exec(q); err != nil {
 			return err
 		}
-		// SQLite: row counts for the planner (sqlite_stat1) without STAT4's
-		// samples, as a server that never ran ANALYZE has none: with them,
-		// SQLite plans a statement for the values bound to an indexed
-		// column, and so re-prepares it on every run (see asText).
-		for _, q := range []string{`ANALYZE`, `DELETE FROM sqlite_stat4`, `ANALYZE sqlite_schema`} {
-			if _, err := t.exec(q); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // newV7At makes a UUIDv7 for a past instant, so ids sort like creation times.
