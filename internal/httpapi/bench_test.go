@@ -189,7 +189,7 @@ func BenchmarkActionableList(b *testing.B) {
 	}
 	rand.New(rand.NewPCG(1, 2)).Shuffle(len(pattern), func(i, j int) { pattern[i], pattern[j] = pattern[j], pattern[i] })
 	start := time.Now()
-	if err := env.DB.GenerateCopies(context.Background(), env.OrgID, pattern, n); err != nil {
+	if err := env.DB.GenerateCopies(context.Background(), env.OrgID, pattern, n, env.Clock.Now()); err != nil {
 		b.Fatal(err)
 	}
 	b.Logf("%d measurements generated in %s", n, time.Since(start).Round(time.Millisecond))

@@ -116,9 +116,10 @@ func newV7At(at time.Time) string {
 // GenerateCopies makes n measurements, the k-th a copy of pattern[k %
 // len(pattern)] (a measurement id; repeat one to weigh it), with its open
 // steps and its rows of the actionable index, under new ids and the next
-// numbers of its process, created 30 s apart up to now: the dataset of the
-// actionable list's benchmark. Only benchmarks call it.
-func (db *DB) GenerateCopies(ctx context.Context, orgID string, pattern []string, n int) error {
+// numbers of its process, created 30 s apart up to now (their steps open
+// then): the dataset of the actionable list's benchmark. Only benchmarks
+// call it.
+func (db *DB) GenerateCopies(ctx context.Context, orgID string, pattern []string, n int, now time.Time) error {
 	type template struct {
 		m              wps.Measurement
 		code           string
@@ -207,7 +208,6 @@ func (db *DB) GenerateCopies(ctx context.Context, orgID string, pattern []string
 		{"measurement_open_seats", "org_id, measurement_id, step_id, policy_name, role", 5},
 		{"measurement_step_fillers", "org_id, measurement_id, step_id, user_id", 4},
 	}
-	now := time.Now().UTC()
 	const perTx = 20000
 	for done := 0; done < n; {
 		err := db.Write(ctx, func(wt wps.Tx) error {
