@@ -116,9 +116,9 @@ func newV7At(at time.Time) string {
 // GenerateCopies makes n measurements, the k-th a copy of pattern[k %
 // len(pattern)] (a measurement id; repeat one to weigh it), with its open
 // steps and its rows of the actionable index, under new ids and the next
-// numbers of its process, created 30 s apart up to now (their steps open
-// then): the dataset of the actionable list's benchmark. Only benchmarks
-// call it.
+// numbers of its process, created 30 s apart up to now (the rows of their
+// open steps open then; the state keeps the copied times): the dataset of
+// the actionable list's benchmark. Only benchmarks call it.
 func (db *DB) GenerateCopies(ctx context.Context, orgID string, pattern []string, n int, now time.Time) error {
 	type template struct {
 		m              wps.Measurement
