@@ -160,6 +160,10 @@ func TestInbox(t *testing.T) {
 			for _, bad := range []string{"you", "ME", "true", "me,you"} {
 				tu.Problem(t, env.Do(tu.Request{Method: get, Path: "/v1/measurements?actionable=" + bad, Key: s.ian}), 422, "actionable")
 			}
+			all := env.Call(get, "/v1/measurements", s.ian, nil, 200).JSON()["meta"]
+			if empty := env.Call(get, "/v1/measurements?actionable=", s.ian, nil, 200).JSON()["meta"]; fmt.Sprint(empty) != fmt.Sprint(all) {
+				t.Fatalf("actionable= %v, the plain list %v", empty, all)
+			}
 		})
 		t.Run("no seat to fill: an empty list", func(t *testing.T) {
 			// The admin holds no policy: ADMIN skips function checks, not seats.
@@ -274,4 +278,26 @@ func TestInboxRolesAndUpgrade(t *testing.T) {
 			}
 		})
 	})
+}
+
+// The OpenAPI document declares actionable (only me) and the items' actionableSteps.
+func TestInboxInOpenAPI(t *testing.T) {
+	env := tu.NewEnv(t, sqlstore.SQLite)
+	doc := env.Call(get, "/v1/openapi.json", "", nil, 200).JSON()
+	declared := false
+	for _, p := range doc["paths"].(map[string]any)["/v1/measurements"].(map[string]any)["get"].(map[string]any)["parameters"].([]any) {
+		p := p.(map[string]any)
+		if p["name"] == "actionable" && p["in"] == "query" {
+			declared = fmt.Sprint(p["schema"].(map[string]any)["enum"]) == "[me]"
+		}
+	}
+	if !declared {
+		t.Fatal("GET /v1/measurements does not declare actionable with enum [me]")
+	}
+	schemas := doc["components"].(map[string]any)["schemas"].(map[string]any)
+	props := schemas["MeasurementSummary"].(map[string]any)["properties"].(map[string]any)
+	step, _ := schemas["ActionableStep"].(map[string]any)
+	if props["actionableSteps"] == nil || step == nil || step["properties"].(map[string]any)["dueAt"] == nil {
+		t.Fatalf("actionableSteps is not described: %v %v", props["actionableSteps"], step)
+	}
 }

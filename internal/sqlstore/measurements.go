@@ -285,11 +285,7 @@ func (t *tx) ListMeasurements(orgID string, q wps.MeasurementQuery) ([]wps.Liste
 	if q.Status != "" {
 		add(`status = `+asText, q.Status)
 	}
-	switch {
-	case q.Actionable:
-		cond, vals := actionable(orgID, q)
-		add(cond, vals...)
-	case q.OpenStepID != "":
+	if q.OpenStepID != "" && !q.Actionable {
 		add(`id IN (SELECT measurement_id FROM measurement_open_steps WHERE org_id = ? AND step_id = ?)`, orgID, q.OpenStepID)
 	}
 	if q.Overdue && !q.Actionable {
@@ -304,9 +300,12 @@ func (t *tx) ListMeasurements(orgID string, q wps.MeasurementQuery) ([]wps.Liste
 	if q.CreatedBefore != nil {
 		add(`created_at < ?`, q.CreatedBefore.Millis())
 	}
+	if q.Actionable {
+		return t.listActionable(orgID, q, where.String(), args)
+	}
 	count, cargs := `SELECT count(*) FROM measurements WHERE `+where.String(), args
 	// Only process and status: the counters answer without counting rows.
-	if q.OpenStepID == "" && !q.Overdue && !q.Actionable && q.Name == "" && q.CreatedFrom == nil && q.CreatedBefore == nil {
+	if q.OpenStepID == "" && !q.Overdue && q.Name == "" && q.CreatedFrom == nil && q.CreatedBefore == nil {
 		count, cargs = `SELECT coalesce(sum(n), 0) FROM measurement_counts WHERE org_id = ?`, []any{orgID}
 		if q.ProcessID != "" {
 			count, cargs = count+` AND process_id = ?`, append(cargs, q.ProcessID)
@@ -319,11 +318,39 @@ func (t *tx) ListMeasurements(orgID string, q wps.MeasurementQuery) ([]wps.Liste
 	// row: the page, its total and its versions are one statement, so one
 	// snapshot, even outside a transaction. The versions are joined to the
 	// page only, not to the rows an OFFSET skips.
-	var total int
-	rows, err := t.query(`SELECT pg.*, v.revision FROM (SELECT (`+count+`) AS total, `+measurementCols+` FROM measurements
+	return t.listPage(`SELECT pg.*, v.revision FROM (SELECT (`+count+`) AS total, `+measurementCols+` FROM measurements
 		WHERE `+where.String()+` ORDER BY id DESC`+page(q.Page)+`) pg
 		JOIN process_versions v ON v.process_id = pg.process_id AND v.version = pg.version ORDER BY pg.id DESC`,
-		append(slices.Clip(cargs), args...)...)
+		append(slices.Clip(cargs), args...), count, cargs)
+}
+
+// listActionable lists the measurements of the caller's open seats
+// (actionable), with where (on the measurements' columns) when it filters
+// more than the org. One pass over the seats the caller's keys find
+// (open_seats_key) gives the page's ids in order and their total (a window
+// count); the page's rows are read by id. SQLite plans without statistics
+// and would walk the org's measurements, looking each up in the seats:
+// CROSS JOIN keeps the seats outside, their measurements are read only
+// when a filter needs them, and only ids are sorted.
+func (t *tx) listActionable(orgID string, q wps.MeasurementQuery, where string, args []any) ([]wps.ListedMeasurement, int, error) {
+	seats, sargs := actionable(orgID, q)
+	ids, count := `SELECT s.measurement_id, count(*) OVER () AS total `+seats+` GROUP BY s.measurement_id`, `SELECT count(DISTINCT s.measurement_id) `+seats
+	if len(args) > 1 {
+		from := ` FROM (SELECT DISTINCT s.measurement_id ` + seats + `) s CROSS JOIN measurements WHERE id = s.measurement_id AND ` + where
+		ids, count, sargs = `SELECT s.measurement_id, count(*) OVER () AS total`+from, `SELECT count(*)`+from, append(sargs, args...)
+	}
+	return t.listPage(`SELECT p.total, `+prefixed("m.", measurementCols)+`, v.revision
+		FROM (`+ids+` ORDER BY s.measurement_id DESC`+page(q.Page)+`) p CROSS JOIN measurements m
+		JOIN process_versions v ON v.process_id = m.process_id AND v.version = m.version
+		WHERE m.id = p.measurement_id ORDER BY m.id DESC`, sargs, count, sargs)
+}
+
+// listPage runs a page's statement, whose rows are the total, a
+// measurement's columns and the revision of its version; count (with
+// cargs) tells the total alone when the page has no rows.
+func (t *tx) listPage(query string, args []any, count string, cargs []any) ([]wps.ListedMeasurement, int, error) {
+	var total int
+	rows, err := t.query(query, args...)
 	if err != nil {
 		return nil, 0, t.err(err, "", "")
 	}
@@ -355,37 +382,35 @@ func (t *tx) ListMeasurements(orgID string, q wps.MeasurementQuery) ([]wps.Liste
 	return list, total, nil
 }
 
-// actionable is the condition of the measurements with an open step that
-// has a seat with one of the filler's keys, of which the filler fills no
-// seat (and, with q.OpenStepID or q.Overdue, that is the step, or is past
-// its deadline). The seats are found through open_seats_key, the caller's
-// keys grouped by policy.
+// actionable is the FROM and WHERE of the open seats (s) that have one of
+// the filler's keys, at steps of which the filler fills no seat (and, with
+// q.OpenStepID or q.Overdue, at that step, or past its deadline). The
+// policies and roles of the keys, as two IN lists, find the seats through
+// open_seats_key; the keys themselves then keep the exact pairs.
 func actionable(orgID string, q wps.MeasurementQuery) (string, []any) {
-	var keys strings.Builder
-	args := []any{orgID}
-	var policies []string
-	for _, k := range q.Filler.Keys {
-		if !slices.Contains(policies, k.Policy) {
+	if len(q.Filler.Keys) == 0 {
+		return `FROM measurement_open_seats s WHERE 1 = 0`, nil
+	}
+	var policies, roles []any
+	var pairs strings.Builder
+	var pargs []any
+	for i, k := range q.Filler.Keys {
+		if !slices.Contains(policies, any(k.Policy)) {
 			policies = append(policies, k.Policy)
 		}
-	}
-	for i, p := range policies {
+		if !slices.Contains(roles, any(k.Role)) {
+			roles = append(roles, k.Role)
+		}
 		if i > 0 {
-			keys.WriteString(" OR ")
+			pairs.WriteString(" OR ")
 		}
-		args = append(args, p)
-		n := 0
-		for _, k := range q.Filler.Keys {
-			if k.Policy == p {
-				args, n = append(args, k.Role), n+1
-			}
-		}
-		keys.WriteString(`s.policy_name = ? AND s.role IN (?` + strings.Repeat(`, ?`, n-1) + `)`)
+		pairs.WriteString(`s.policy_name = ? AND s.role = ?`)
+		pargs = append(pargs, k.Policy, k.Role)
 	}
-	if len(policies) == 0 {
-		keys.WriteString(`1 = 0`)
-	}
-	cond := `id IN (SELECT s.measurement_id FROM measurement_open_seats s WHERE s.org_id = ? AND (` + keys.String() + `)`
+	cond := `FROM measurement_open_seats s WHERE s.org_id = ?
+		AND s.policy_name IN (?` + strings.Repeat(`, ?`, len(policies)-1) + `) AND s.role IN (?` + strings.Repeat(`, ?`, len(roles)-1) + `)
+		AND (` + pairs.String() + `)`
+	args := append(append(append([]any{orgID}, policies...), roles...), pargs...)
 	if q.OpenStepID != "" {
 		cond, args = cond+` AND s.step_id = ?`, append(args, q.OpenStepID)
 	}
@@ -397,7 +422,7 @@ func actionable(orgID string, q wps.MeasurementQuery) (string, []any) {
 			WHERE o.org_id = s.org_id AND o.measurement_id = s.measurement_id AND o.step_id = s.step_id AND o.due_at < ?)`
 		args = append(args, q.Now.Millis())
 	}
-	return cond + `)`, args
+	return cond, args
 }
 
 // withTotal scans a row's first column into total, the next into dest,

@@ -140,11 +140,12 @@ func narrowing(st Step, policy string) (roles []string, narrowed bool) {
 }
 
 // seatHolder tells which of a step's policies a user holds there, and the
-// role that counts for each: a key of the seat (seatKeys) that the user
-// holds (heldKeys), that is a role of the policy, among those the step's
-// roles[{p, r}] leave. A step without policies has one seat any actor may
-// fill. This, with engine.SeatsFor, is the one rule of who may fill which
-// seat: actions, and the actionable list and its index, go through it.
+// role that counts for each: the seats one of whose keys (seatKeys) the
+// user holds (heldKeys), that is, a role of the user is a role of the
+// policy that the step's roles[{p, r}] leave. A step without policies has
+// one seat any actor may fill. This, with engine.SeatsFor, is the one rule
+// of who may fill which seat: actions go through it, and so do the
+// actionable list and its index, through the same keys.
 func seatHolder(st Step, roles []string, policies []Policy) (holds []string, roleFor map[string]string) {
 	roleFor = map[string]string{}
 	held := heldKeys(roles, policies)
@@ -341,7 +342,7 @@ func (r *run) openSteps() []OpenStep { return openSteps(r.m, r.proc.Steps, r.def
 // IndexOpenSteps is what the store keeps of a measurement's open steps
 // (Tx.CreateMeasurement, Tx.SetOpenSteps), worked out from its state and
 // the steps of its version: for a migration that fills a new column or
-// table of them.
+// table of them (the store's migration 16 does).
 func IndexOpenSteps(m Measurement, steps []Step) []OpenStep {
 	return openSteps(m, steps, engineDef(steps))
 }
