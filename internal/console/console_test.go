@@ -35,7 +35,7 @@ type org struct {
 }
 
 // person invites email with roles and accepts with the test password.
-func person(t *testing.T, env *tu.Env, email string, roles ...string) string {
+func person(t testing.TB, env *tu.Env, email string, roles ...string) string {
 	t.Helper()
 	inv := env.Call(post, "/v1/invites", env.AdminKey, map[string]any{"email": email, "name": strings.Split(email, "@")[0], "roles": roles}, 201).JSON()
 	acc := env.Call(post, "/v1/invites/accept", "", map[string]any{"token": inv["token"], "password": password}, 201).JSON()

@@ -15,12 +15,12 @@ import (
 // client is a browser without script: a cookie jar that does not follow
 // redirects, so tests see each answer.
 type client struct {
-	t    *testing.T
+	t    testing.TB
 	http *http.Client
 	base string
 }
 
-func newClient(t *testing.T, base string) *client {
+func newClient(t testing.TB, base string) *client {
 	jar, _ := cookiejar.New(nil)
 	return &client{t: t, base: base, http: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 }
