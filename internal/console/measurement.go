@@ -64,9 +64,16 @@ func (c *Console) measurement(q *req) error {
 // refused (its values and errors are shown again).
 func (c *Console) showMeasurement(q *req, status int, failed *stepForm) error {
 	id := q.r.PathValue("id")
-	m, err := c.svc.GetMeasurement(q.ctx(), q.p, id)
+	m, actionable, err := c.svc.GetMeasurementActionable(q.ctx(), q.p, id)
 	if err != nil {
 		return err
+	}
+	seats := map[string][]string{} // step → the seats the user can fill now
+	for _, a := range actionable {
+		seats[a.StepID] = slices.DeleteFunc(a.PolicyNames, func(s string) bool { return s == "*" })
+		if seats[a.StepID] == nil {
+			seats[a.StepID] = []string{}
+		}
 	}
 	d := measurementData{M: m, Process: m.Process.Label, Labels: map[string]string{}, Reprove: q.p.Can(wps.FnActionReprove),
 		CanCheck: q.p.Can(wps.FnLedgerRead)}
@@ -104,16 +111,8 @@ func (c *Console) showMeasurement(q *req, status int, failed *stepForm) error {
 			}
 		}
 		d.Steps = append(d.Steps, ts)
-		if st.Status != "OPEN" {
-			continue
-		}
-		var held []string
-		for _, pol := range st.PolicyNames {
-			if q.p.HoldsPolicy(pol) {
-				held = append(held, pol)
-			}
-		}
-		if len(held) == 0 {
+		held, ok := seats[st.ID]
+		if !ok {
 			continue
 		}
 		f := stepForm{StepID: st.ID, Label: st.Label, Prompt: st.Prompt, Policies: held}

@@ -95,6 +95,22 @@ func TestConsolePages(t *testing.T) {
 			}
 		})
 
+		t.Run("a form only where a seat can be filled now: ordered seats", func(t *testing.T) {
+			m := o.env.Call(post, "/v1/measurements", o.inspector, map[string]any{"processId": o.process}, 201).JSON()
+			step := m["process"].(map[string]any)["steps"].([]any)[0].(map[string]any)["id"]
+			o.env.Call(post, "/v1/measurements/"+m["id"].(string)+"/actions", o.inspector, map[string]any{"stepId": step, "type": "WRITE_DATA",
+				"parameters": map[string]any{"temperature": 50, "condition": "good"}}, 201)
+			forms := func(email string) int {
+				c := newClient(t, base)
+				c.signIn(email)
+				_, page := c.do(get, "/measurements/"+m["id"].(string), nil)
+				return strings.Count(page, `name="stepId"`)
+			}
+			if mia, sam, ines := forms("mia@example.com"), forms("sam@example.com"), forms("ines@example.com"); mia != 0 || sam != 1 || ines != 0 {
+				t.Fatalf("forms: manager %d (after the supervisor), supervisor %d, inspector %d (step done)", mia, sam, ines)
+			}
+		})
+
 		t.Run("reprove an earlier action from the history", func(t *testing.T) {
 			sam := newClient(t, base)
 			sam.signIn("sam@example.com")

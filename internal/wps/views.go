@@ -599,19 +599,37 @@ func (s *Service) readRun(tx Tx, p *Principal, measurementID string) (*run, erro
 
 // GetMeasurement returns the measurement response. Errors: CodeNotFound.
 func (s *Service) GetMeasurement(ctx context.Context, p *Principal, id string) (MeasurementView, error) {
+	out, _, err := s.getMeasurement(ctx, p, id, false)
+	return out, err
+}
+
+// GetMeasurementActionable returns the measurement response and the open
+// steps where the caller can fill a seat now (the console's forms).
+func (s *Service) GetMeasurementActionable(ctx context.Context, p *Principal, id string) (MeasurementView, []ActionableStep, error) {
+	return s.getMeasurement(ctx, p, id, true)
+}
+
+func (s *Service) getMeasurement(ctx context.Context, p *Principal, id string, actionable bool) (MeasurementView, []ActionableStep, error) {
 	if err := p.Require(FnMeasurementRead); err != nil {
-		return MeasurementView{}, err
+		return MeasurementView{}, nil, err
 	}
 	var out MeasurementView
+	var steps []ActionableStep
 	err := s.store.View(ctx, func(tx Tx) error { // readRun reads in one statement
 		r, err := s.readRun(tx, p, id)
 		if err != nil {
 			return err
 		}
 		out = r.view()
+		if actionable {
+			if r.user, err = actor(tx, p); err != nil {
+				return err
+			}
+			steps = r.actionableSteps()
+		}
 		return nil
 	})
-	return out, err
+	return out, steps, err
 }
 
 // GetAction returns one action with its step, measurement and data. Errors: CodeNotFound.
