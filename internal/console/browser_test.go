@@ -2,10 +2,12 @@ package console_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -103,9 +105,20 @@ func (tb *tab) find(ctx context.Context, role, name string) (runtime.RemoteObjec
 		if err == nil {
 			var res accessibility.QueryAXTreeResult
 			res, err = chromedp.Call(ctx, accessibility.QueryAXTree, accessibility.QueryAXTreeParams{NodeID: doc.Root.NodeID, AccessibleName: name, Role: role})
+			if err == nil && !slices.ContainsFunc(res.Nodes, func(n *accessibility.Node) bool { return usable(n, role) }) {
+				// queryAXTree misses some controls (a file input's button): the full tree has them.
+				var full accessibility.GetFullAXTreeResult
+				if full, err = chromedp.Call(ctx, accessibility.GetFullAXTree, accessibility.GetFullAXTreeParams{}); err == nil {
+					for _, n := range full.Nodes {
+						if n.Name != nil && axString(n.Name.Value) == name && (role == "" || n.Role != nil && axString(n.Role.Value) == role) {
+							res.Nodes = append(res.Nodes, n)
+						}
+					}
+				}
+			}
 			if err == nil {
 				for _, n := range res.Nodes {
-					if n.Ignored || n.BackendDOMNodeID == 0 || role == "" && n.Role != nil && notControl[strings.Trim(string(n.Role.Value), `"`)] {
+					if !usable(n, role) {
 						continue
 					}
 					obj, err := chromedp.Call(ctx, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: n.BackendDOMNodeID})
@@ -127,6 +140,25 @@ func (tb *tab) find(ctx context.Context, role, name string) (runtime.RemoteObjec
 var notControl = map[string]bool{"StaticText": true, "LabelText": true, "InlineTextBox": true, "generic": true, "none": true,
 	"paragraph": true, "heading": true, "cell": true, "gridcell": true, "columnheader": true, "rowheader": true, "row": true,
 	"group": true, "legend": true, "Legend": true, "option": true, "listitem": true, "link": true, "button": true}
+
+// usable is a node that is the control looked for: in the page, of the
+// role asked, or of a control's role when none was.
+func usable(n *accessibility.Node, role string) bool {
+	if n.Ignored || n.BackendDOMNodeID == 0 || n.Role == nil {
+		return false
+	}
+	if role != "" {
+		return axString(n.Role.Value) == role
+	}
+	return !notControl[axString(n.Role.Value)]
+}
+
+// axString is a string value of the accessibility tree (JSON text).
+func axString(v []byte) string {
+	var s string
+	_ = json.Unmarshal(v, &s)
+	return s
+}
 
 func orAny(role string) string {
 	if role == "" {
@@ -162,6 +194,20 @@ func (tb *tab) call(role, name, fn string, args ...any) string {
 func (tb *tab) fill(name, value string) {
 	tb.t.Helper()
 	tb.call("", name, `function(v){ this.focus(); if (this.tagName === "SELECT") { for (const o of this.options) { if (o.value === v || o.text === v) o.selected = true } } else { this.value = v } this.dispatchEvent(new Event("input", {bubbles: true})); this.dispatchEvent(new Event("change", {bubbles: true})) }`, value)
+}
+
+// attach chooses files for a file input, as a person picking them would.
+func (tb *tab) attach(name string, paths ...string) {
+	tb.t.Helper()
+	ctx, cancel := tb.timeout()
+	defer cancel()
+	id, err := tb.find(ctx, "button", name) // Chromium's role for a file input
+	if err == nil {
+		_, err = chromedp.Call(ctx, dom.SetFileInputFiles, dom.SetFileInputFilesParams{Files: paths, ObjectID: id})
+	}
+	if err != nil {
+		tb.t.Fatalf("attach to %q: %v", name, err)
+	}
 }
 
 // check ticks a checkbox.

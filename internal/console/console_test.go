@@ -2,6 +2,8 @@ package console_test
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"net/http"
 	"strings"
 	"testing"
@@ -243,6 +245,16 @@ func TestConsoleAdmin(t *testing.T) {
 			t.Fatalf("first frozen column %q", got)
 		}
 		root.screenshot("records")
+		// Importing a CSV file: the page sends it to the API's import.
+		csvPath := filepath.Join(t.TempDir(), "suppliers.csv")
+		if err := os.WriteFile(csvPath, []byte("code,name,city,rating\nS-004,Delta Valves,Lyon,A\nS-005,Eco Seals,Gdańsk,C\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		root.attach("Import CSV", csvPath)
+		root.press("button", "Import")
+		root.sees("Records imported.")
+		root.sees("Gdańsk")
+		root.sees("5 records")
 		root.open("/processes/" + o.process)
 		root.screenshot("process")
 
