@@ -2,9 +2,9 @@ package console_test
 
 import (
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
