@@ -323,21 +323,35 @@ func (t *tx) ListMeasurements(orgID string, q wps.MeasurementQuery) ([]wps.Liste
 
 // listActionable lists the measurements of the caller's open seats
 // (actionable), with where (on the measurements' columns) when it filters
-// more than the org. One pass over the seats the caller's keys find
-// (open_seats_key) gives the page's ids in order and their total (a window
-// count); the page's rows are read by id. SQLite plans without statistics
-// and would walk the org's measurements, looking each up in the seats:
-// CROSS JOIN keeps the seats outside, their measurements are read only
-// when a filter needs them, and only ids are sorted.
+// more than the org. The seats the caller's keys find (open_seats_key) are
+// gathered first (a MATERIALIZED CTE); one pass over them gives the page's
+// ids in order and their total (a window count), looking up a measurement
+// only when where needs it; then the page's rows are read by id.
+//
+// Each engine would otherwise pick a plan whose cost grows with more than
+// the caller's seats: SQLite, which plans without statistics, walked the
+// org's measurements and looked each up in the seats; PostgreSQL's generic
+// plan (a prepared statement's, after a few runs) walked every open seat
+// backwards in id order to stop at the page, or read them all, as it
+// cannot know how few the keys select; so PostgreSQL plans this statement
+// for each call's values. A measurement is looked up in a correlated
+// scalar subquery, which neither engine turns into a join that could read
+// the whole table: one primary key probe per measurement.
 func (t *tx) listActionable(orgID string, q wps.MeasurementQuery, where string, args []any) ([]wps.ListedMeasurement, int, error) {
 	seats, sargs := actionable(orgID, q)
-	ids, count := `SELECT s.measurement_id, count(*) OVER () AS total `+seats+` GROUP BY s.measurement_id`, `SELECT count(DISTINCT s.measurement_id) `+seats
+	with := `WITH a AS MATERIALIZED (SELECT s.measurement_id ` + seats + `) `
+	ids, count := `SELECT measurement_id, count(*) OVER () AS total FROM a GROUP BY measurement_id`, with+`SELECT count(DISTINCT measurement_id) FROM a`
 	if len(args) > 1 {
-		from := ` FROM (SELECT DISTINCT s.measurement_id ` + seats + `) s CROSS JOIN measurements WHERE id = s.measurement_id AND ` + where
-		ids, count, sargs = `SELECT s.measurement_id, count(*) OVER () AS total`+from, `SELECT count(*)`+from, append(sargs, args...)
+		from := ` FROM (SELECT DISTINCT measurement_id FROM a) d WHERE (SELECT count(*) FROM measurements WHERE id = d.measurement_id AND ` + where + `) = 1`
+		ids, count, sargs = `SELECT measurement_id, count(*) OVER () AS total`+from, with+`SELECT count(*)`+from, append(sargs, args...)
 	}
-	return t.listPage(`SELECT p.total, `+prefixed("m.", measurementCols)+`, v.revision
-		FROM (`+ids+` ORDER BY s.measurement_id DESC`+page(q.Page)+`) p CROSS JOIN measurements m
+	if t.db.engine == Postgres {
+		// Planned for this call's keys, not generically: a generic plan
+		// cannot know that the keys select few seats, and read them all.
+		sargs = append([]any{pgx.QueryExecModeExec}, sargs...)
+	}
+	return t.listPage(with+`SELECT p.total, `+prefixed("m.", measurementCols)+`, v.revision
+		FROM (`+ids+` ORDER BY measurement_id DESC`+page(q.Page)+`) p CROSS JOIN measurements m
 		JOIN process_versions v ON v.process_id = m.process_id AND v.version = m.version
 		WHERE m.id = p.measurement_id ORDER BY m.id DESC`, sargs, count, sargs)
 }
