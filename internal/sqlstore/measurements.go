@@ -105,9 +105,9 @@ func (t *tx) createMeasurementPG(m *wps.Measurement, namePrefix string, open []w
 		q.WriteString(`) AS v (step_id, opening, opened_at, due_at))`)
 	}
 	if n, rows := seatRows(open); n > 0 {
-		q.WriteString(`, os AS (INSERT INTO measurement_open_seats (org_id, measurement_id, step_id, policy_name, role)
-			SELECT ?, m.id, v.step_id, v.policy_name, v.role FROM m, (VALUES ` + valuesN(n, `(?::text, ?::text, ?::text)`) + `) AS v (step_id, policy_name, role))`)
-		args = append(append(args, m.OrgID), rows...)
+		q.WriteString(`, os AS (INSERT INTO measurement_open_seats (org_id, measurement_id, process_id, step_id, policy_name, role)
+			SELECT ?, m.id, ?, v.step_id, v.policy_name, v.role FROM m, (VALUES ` + valuesN(n, `(?::text, ?::text, ?::text)`) + `) AS v (step_id, policy_name, role))`)
+		args = append(append(args, m.OrgID, m.ProcessID), rows...)
 	}
 	if n, rows := fillerRows(open); n > 0 {
 		q.WriteString(`, sf AS (INSERT INTO measurement_step_fillers (org_id, measurement_id, step_id, user_id)
@@ -279,7 +279,7 @@ func (t *tx) ListMeasurements(orgID string, q wps.MeasurementQuery) ([]wps.Liste
 		where.WriteString(" AND " + cond)
 		args = append(args, vals...)
 	}
-	if q.ProcessID != "" {
+	if q.ProcessID != "" && !q.Actionable { // actionable: the seats know it
 		add(`process_id = ?`, q.ProcessID)
 	}
 	if q.Status != "" {
@@ -395,7 +395,8 @@ func (t *tx) listPage(query string, args []any, count string, cargs []any) ([]wp
 
 // actionable is the FROM and WHERE of the open seats (s) that have one of
 // the filler's keys, at steps of which the filler fills no seat (and, with
-// q.OpenStepID or q.Overdue, at that step, or past its deadline). The
+// q.ProcessID, q.OpenStepID or q.Overdue, of that process, at that step,
+// or past its deadline). The
 // policies and roles of the keys, as two IN lists, find the seats through
 // open_seats_key; the keys themselves then keep the exact pairs.
 func actionable(orgID string, q wps.MeasurementQuery) (string, []any) {
@@ -422,6 +423,9 @@ func actionable(orgID string, q wps.MeasurementQuery) (string, []any) {
 		AND s.policy_name IN (?` + strings.Repeat(`, ?`, len(policies)-1) + `) AND s.role IN (?` + strings.Repeat(`, ?`, len(roles)-1) + `)
 		AND (` + pairs.String() + `)`
 	args := append(append(append([]any{orgID}, policies...), roles...), pargs...)
+	if q.ProcessID != "" {
+		cond, args = cond+` AND s.process_id = ?`, append(args, q.ProcessID)
+	}
 	if q.OpenStepID != "" {
 		cond, args = cond+` AND s.step_id = ?`, append(args, q.OpenStepID)
 	}
@@ -524,16 +528,17 @@ func fillerRows(steps []wps.OpenStep) (int, []any) {
 // insertSeats inserts the open steps' seat keys, those not there yet; ""
 // when there are none.
 func insertSeats(orgID, measurementID string, steps []wps.OpenStep) (string, []any) {
-	n, rows := seatRows(steps)
-	if n == 0 {
+	var args []any
+	for _, s := range steps {
+		for _, k := range s.Seats {
+			args = append(args, orgID, measurementID, s.ProcessID, s.StepID, k.Policy, k.Role)
+		}
+	}
+	if len(args) == 0 {
 		return "", nil
 	}
-	args := make([]any, 0, 5*n)
-	for i := 0; i < len(rows); i += 3 {
-		args = append(args, orgID, measurementID, rows[i], rows[i+1], rows[i+2])
-	}
-	return `INSERT INTO measurement_open_seats (org_id, measurement_id, step_id, policy_name, role) VALUES ` +
-		valuesN(n, `(?, ?, ?, ?, ?)`) + ` ON CONFLICT DO NOTHING`, args
+	return `INSERT INTO measurement_open_seats (org_id, measurement_id, process_id, step_id, policy_name, role) VALUES ` +
+		valuesN(len(args)/6, `(?, ?, ?, ?, ?, ?)`) + ` ON CONFLICT DO NOTHING`, args
 }
 
 // insertFillers inserts the open steps' fillers, those not there yet; ""
