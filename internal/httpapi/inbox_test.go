@@ -176,6 +176,11 @@ func TestInbox(t *testing.T) {
 			_, bare := member(t, env, "bare@example.com")
 			tu.Problem(t, env.Do(tu.Request{Method: get, Path: "/v1/measurements?actionable=me", Key: bare}), 403, "")
 		})
+		t.Run("a simplified creation fills its creator's seat", func(t *testing.T) {
+			env.Call(post, "/v1/measurements/simplified", s.ian, map[string]any{"processLabel": "Pump service", "parameters": map[string]any{"Kind": "scrap"}}, 201)
+			wantInbox(t, env, "sam", s.sam, "PUMP-4:Inspect", "PUMP-2:Photos")
+			wantInbox(t, env, "ian", s.ian, "PUMP-3:Inspect", "VALVE-3:Look", "VALVE-2:Look", "VALVE-1:Look", "PUMP-2:Repair")
+		})
 	})
 }
 

@@ -168,7 +168,7 @@ func (db *DB) GenerateCopies(ctx context.Context, orgID string, pattern []string
 				into *[][]any
 				cols int
 			}{
-				{`SELECT step_id, policy_name, role FROM measurement_open_seats WHERE org_id = ? AND measurement_id = ?`, &tp.seats, 3},
+				{`SELECT process_id, step_id, policy_name, role FROM measurement_open_seats WHERE org_id = ? AND measurement_id = ?`, &tp.seats, 4},
 				{`SELECT step_id, user_id FROM measurement_step_fillers WHERE org_id = ? AND measurement_id = ?`, &tp.fillers, 2},
 			} {
 				rows, err := t.query(r.q, orgID, id)
@@ -205,7 +205,7 @@ func (db *DB) GenerateCopies(ctx context.Context, orgID string, pattern []string
 	}{
 		{"measurements", measurementCols, 12},
 		{"measurement_open_steps", "measurement_id, org_id, step_id, opening, opened_at, due_at", 6},
-		{"measurement_open_seats", "org_id, measurement_id, step_id, policy_name, role", 5},
+		{"measurement_open_seats", "org_id, measurement_id, process_id, step_id, policy_name, role", 6},
 		{"measurement_step_fillers", "org_id, measurement_id, step_id, user_id", 4},
 	}
 	const perTx = 20000

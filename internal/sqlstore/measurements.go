@@ -105,9 +105,9 @@ func (t *tx) createMeasurementPG(m *wps.Measurement, namePrefix string, open []w
 		q.WriteString(`) AS v (step_id, opening, opened_at, due_at))`)
 	}
 	if n, rows := seatRows(open); n > 0 {
-		q.WriteString(`, os AS (INSERT INTO measurement_open_seats (org_id, measurement_id, step_id, policy_name, role)
-			SELECT ?, m.id, v.step_id, v.policy_name, v.role FROM m, (VALUES ` + valuesN(n, `(?::text, ?::text, ?::text)`) + `) AS v (step_id, policy_name, role))`)
-		args = append(append(args, m.OrgID), rows...)
+		q.WriteString(`, os AS (INSERT INTO measurement_open_seats (org_id, measurement_id, process_id, step_id, policy_name, role)
+			SELECT ?, m.id, ?, v.step_id, v.policy_name, v.role FROM m, (VALUES ` + valuesN(n, `(?::text, ?::text, ?::text)`) + `) AS v (step_id, policy_name, role))`)
+		args = append(append(args, m.OrgID, m.ProcessID), rows...)
 	}
 	if n, rows := fillerRows(open); n > 0 {
 		q.WriteString(`, sf AS (INSERT INTO measurement_step_fillers (org_id, measurement_id, step_id, user_id)
@@ -279,7 +279,7 @@ func (t *tx) ListMeasurements(orgID string, q wps.MeasurementQuery) ([]wps.Liste
 		where.WriteString(" AND " + cond)
 		args = append(args, vals...)
 	}
-	if q.ProcessID != "" {
+	if q.ProcessID != "" && !q.Actionable { // actionable: the seats know it
 		add(`process_id = ?`, q.ProcessID)
 	}
 	if q.Status != "" {
@@ -326,21 +326,35 @@ func (t *tx) ListMeasurements(orgID string, q wps.MeasurementQuery) ([]wps.Liste
 
 // listActionable lists the measurements of the caller's open seats
 // (actionable), with where (on the measurements' columns) when it filters
-// more than the org. One pass over the seats the caller's keys find
-// (open_seats_key) gives the page's ids in order and their total (a window
-// count); the page's rows are read by id. SQLite plans without statistics
-// and would walk the org's measurements, looking each up in the seats:
-// CROSS JOIN keeps the seats outside, their measurements are read only
-// when a filter needs them, and only ids are sorted.
+// more than the org. The seats the caller's keys find (open_seats_key) are
+// gathered first (a MATERIALIZED CTE); one pass over them gives the page's
+// ids in order and their total (a window count), looking up a measurement
+// only when where needs it; then the page's rows are read by id.
+//
+// Each engine would otherwise pick a plan whose cost grows with more than
+// the caller's seats: SQLite, which plans without statistics, walked the
+// org's measurements and looked each up in the seats; PostgreSQL's generic
+// plan (a prepared statement's, after a few runs) walked every open seat
+// backwards in id order to stop at the page, or read them all, as it
+// cannot know how few the keys select; so PostgreSQL plans this statement
+// for each call's values. A measurement is looked up in a correlated
+// scalar subquery, which neither engine turns into a join that could read
+// the whole table: one primary key probe per measurement.
 func (t *tx) listActionable(orgID string, q wps.MeasurementQuery, where string, args []any) ([]wps.ListedMeasurement, int, error) {
 	seats, sargs := actionable(orgID, q)
-	ids, count := `SELECT s.measurement_id, count(*) OVER () AS total `+seats+` GROUP BY s.measurement_id`, `SELECT count(DISTINCT s.measurement_id) `+seats
+	with := `WITH a AS MATERIALIZED (SELECT s.measurement_id ` + seats + `) `
+	ids, count := `SELECT measurement_id, count(*) OVER () AS total FROM a GROUP BY measurement_id`, with+`SELECT count(DISTINCT measurement_id) FROM a`
 	if len(args) > 1 {
-		from := ` FROM (SELECT DISTINCT s.measurement_id ` + seats + `) s CROSS JOIN measurements WHERE id = s.measurement_id AND ` + where
-		ids, count, sargs = `SELECT s.measurement_id, count(*) OVER () AS total`+from, `SELECT count(*)`+from, append(sargs, args...)
+		from := ` FROM (SELECT DISTINCT measurement_id FROM a) d WHERE (SELECT count(*) FROM measurements WHERE id = d.measurement_id AND ` + where + `) = 1`
+		ids, count, sargs = `SELECT measurement_id, count(*) OVER () AS total`+from, with+`SELECT count(*)`+from, append(sargs, args...)
 	}
-	return t.listPage(`SELECT p.total, `+prefixed("m.", measurementCols)+`, v.revision
-		FROM (`+ids+` ORDER BY s.measurement_id DESC`+page(q.Page)+`) p CROSS JOIN measurements m
+	if t.db.engine == Postgres {
+		// Planned for this call's keys, not generically: a generic plan
+		// cannot know that the keys select few seats, and read them all.
+		sargs = append([]any{pgx.QueryExecModeExec}, sargs...)
+	}
+	return t.listPage(with+`SELECT p.total, `+prefixed("m.", measurementCols)+`, v.revision
+		FROM (`+ids+` ORDER BY measurement_id DESC`+page(q.Page)+`) p CROSS JOIN measurements m
 		JOIN process_versions v ON v.process_id = m.process_id AND v.version = m.version
 		WHERE m.id = p.measurement_id ORDER BY m.id DESC`, sargs, count, sargs)
 }
@@ -384,7 +398,8 @@ func (t *tx) listPage(query string, args []any, count string, cargs []any) ([]wp
 
 // actionable is the FROM and WHERE of the open seats (s) that have one of
 // the filler's keys, at steps of which the filler fills no seat (and, with
-// q.OpenStepID or q.Overdue, at that step, or past its deadline). The
+// q.ProcessID, q.OpenStepID or q.Overdue, of that process, at that step,
+// or past its deadline). The
 // policies and roles of the keys, as two IN lists, find the seats through
 // open_seats_key; the keys themselves then keep the exact pairs.
 func actionable(orgID string, q wps.MeasurementQuery) (string, []any) {
@@ -411,6 +426,9 @@ func actionable(orgID string, q wps.MeasurementQuery) (string, []any) {
 		AND s.policy_name IN (?` + strings.Repeat(`, ?`, len(policies)-1) + `) AND s.role IN (?` + strings.Repeat(`, ?`, len(roles)-1) + `)
 		AND (` + pairs.String() + `)`
 	args := append(append(append([]any{orgID}, policies...), roles...), pargs...)
+	if q.ProcessID != "" {
+		cond, args = cond+` AND s.process_id = ?`, append(args, q.ProcessID)
+	}
 	if q.OpenStepID != "" {
 		cond, args = cond+` AND s.step_id = ?`, append(args, q.OpenStepID)
 	}
@@ -513,16 +531,17 @@ func fillerRows(steps []wps.OpenStep) (int, []any) {
 // insertSeats inserts the open steps' seat keys, those not there yet; ""
 // when there are none.
 func insertSeats(orgID, measurementID string, steps []wps.OpenStep) (string, []any) {
-	n, rows := seatRows(steps)
-	if n == 0 {
+	var args []any
+	for _, s := range steps {
+		for _, k := range s.Seats {
+			args = append(args, orgID, measurementID, s.ProcessID, s.StepID, k.Policy, k.Role)
+		}
+	}
+	if len(args) == 0 {
 		return "", nil
 	}
-	args := make([]any, 0, 5*n)
-	for i := 0; i < len(rows); i += 3 {
-		args = append(args, orgID, measurementID, rows[i], rows[i+1], rows[i+2])
-	}
-	return `INSERT INTO measurement_open_seats (org_id, measurement_id, step_id, policy_name, role) VALUES ` +
-		valuesN(n, `(?, ?, ?, ?, ?)`) + ` ON CONFLICT DO NOTHING`, args
+	return `INSERT INTO measurement_open_seats (org_id, measurement_id, process_id, step_id, policy_name, role) VALUES ` +
+		valuesN(len(args)/6, `(?, ?, ?, ?, ?, ?)`) + ` ON CONFLICT DO NOTHING`, args
 }
 
 // insertFillers inserts the open steps' fillers, those not there yet; ""

@@ -18,7 +18,7 @@ import (
 func (db *DB) backfillOpenSeats(ctx context.Context, tx *sql.Tx) error {
 	versions := map[versionRef][]wps.Step{}
 	var seats, fillers rowBatch
-	seats.table, seats.cols, seats.width = "measurement_open_seats", "org_id, measurement_id, step_id, policy_name, role", 5
+	seats.table, seats.cols, seats.width = "measurement_open_seats", "org_id, measurement_id, process_id, step_id, policy_name, role", 6
 	fillers.table, fillers.cols, fillers.width = "measurement_step_fillers", "org_id, measurement_id, step_id, user_id", 4
 	for after := ""; ; {
 		rows, err := tx.QueryContext(ctx, db.rebind(`SELECT `+measurementCols+` FROM measurements WHERE id IN
@@ -51,7 +51,7 @@ func (db *DB) backfillOpenSeats(ctx context.Context, tx *sql.Tx) error {
 			}
 			for _, o := range wps.IndexOpenSteps(m, steps) {
 				for _, k := range o.Seats {
-					if err := seats.add(ctx, db, tx, m.OrgID, m.ID, o.StepID, k.Policy, k.Role); err != nil {
+					if err := seats.add(ctx, db, tx, m.OrgID, m.ID, m.ProcessID, o.StepID, k.Policy, k.Role); err != nil {
 						return err
 					}
 				}

@@ -58,7 +58,9 @@ type OpenStep struct {
 	DueAt         *Time
 	// Seats are the keys of the seats an action can fill now (for ordered
 	// policies only the next one); none while the measurement is PENDING.
-	Seats []SeatKey
+	// ProcessID is the measurement's process, kept with them.
+	Seats     []SeatKey
+	ProcessID string
 	// Fillers are the users who fill a seat of this opening: none of them
 	// may fill another.
 	Fillers []string

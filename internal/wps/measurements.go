@@ -353,7 +353,7 @@ func openSteps(m Measurement, steps []Step, def engine.Def) []OpenStep {
 		ss := m.State.Steps[id]
 		_, st := stepByID(steps, id)
 		_, sd := def.Step(id)
-		o := OpenStep{MeasurementID: m.ID, OrgID: m.OrgID, StepID: id, Opening: ss.Opening, OpenedAt: At(ss.OpenedAt)}
+		o := OpenStep{MeasurementID: m.ID, OrgID: m.OrgID, StepID: id, Opening: ss.Opening, OpenedAt: At(ss.OpenedAt), ProcessID: m.ProcessID}
 		o.DueAt = dueAt(*st, ss.OpenedAt)
 		if seatsOpen(m) {
 			for _, p := range engine.Fillable(sd, ss) {

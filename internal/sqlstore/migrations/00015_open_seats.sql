@@ -15,13 +15,14 @@ CREATE TABLE measurement_open_seats (
     step_id        TEXT NOT NULL,
     policy_name    TEXT NOT NULL,
     role           TEXT NOT NULL,
+    process_id     TEXT NOT NULL, -- the measurement's, for the processId filter
     -- Not led by org_id: SQLite, which plans without statistics, would
     -- read all of an org's seats in this key's order for a DISTINCT over
     -- measurement ids rather than the few that open_seats_key finds.
     PRIMARY KEY (measurement_id, org_id, step_id, policy_name, role)
 );
 -- The caller's keys find their seats (with what the query needs of them).
-CREATE INDEX open_seats_key ON measurement_open_seats (org_id, policy_name, role, measurement_id, step_id);
+CREATE INDEX open_seats_key ON measurement_open_seats (org_id, policy_name, role, measurement_id, step_id, process_id);
 
 CREATE TABLE measurement_step_fillers (
     org_id         TEXT NOT NULL,
