@@ -175,32 +175,8 @@ func (c *Console) anyone(h handler) http.HandlerFunc {
 	}
 }
 
-// statusOf maps a domain error to the HTTP status the API answers for it.
-func statusOf(err error) int {
-	switch wps.ErrorCode(err) {
-	case wps.CodeBadRequest:
-		return http.StatusBadRequest
-	case wps.CodeUnauthorized:
-		return http.StatusUnauthorized
-	case wps.CodeForbidden:
-		return http.StatusForbidden
-	case wps.CodeNotFound:
-		return http.StatusNotFound
-	case wps.CodeConflict:
-		return http.StatusConflict
-	case wps.CodeGone:
-		return http.StatusGone
-	case wps.CodeInvalid:
-		return http.StatusUnprocessableEntity
-	case wps.CodeTooLarge:
-		return http.StatusRequestEntityTooLarge
-	case wps.CodeRateLimited:
-		return http.StatusTooManyRequests
-	case wps.CodeUpstream:
-		return http.StatusBadGateway
-	}
-	return http.StatusInternalServerError
-}
+// statusOf is the HTTP status the API answers for err.
+func statusOf(err error) int { return httpapi.Status(err) }
 
 // message is what a person reads for err: the domain's message, or a
 // generic one for an internal error (logged, never shown).
@@ -316,6 +292,16 @@ func (q *req) redirect(path, done string) error {
 	}
 	http.Redirect(q.w, q.r, path, http.StatusSeeOther)
 	return nil
+}
+
+// pageURL is the URL of the same page with other values, page n.
+func pageURL(path string, v url.Values, n int) string {
+	u := url.Values{}
+	for k, vs := range v {
+		u[k] = vs
+	}
+	u.Set("page", strconv.Itoa(n))
+	return path + "?" + u.Encode()
 }
 
 // localPath keeps a ?next= target on this site: a path, never a URL of

@@ -3,7 +3,6 @@ package console
 import (
 	"fmt"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 
@@ -122,19 +121,11 @@ func (c *Console) records(q *req) error {
 		}
 		d.Rows = append(d.Rows, row)
 	}
-	pageURL := func(n int) string {
-		u := url.Values{}
-		for k, vs := range v {
-			u[k] = vs
-		}
-		u.Set("page", strconv.Itoa(n))
-		return "/entities/" + url.PathEscape(id) + "?" + u.Encode()
-	}
 	if page > 1 {
-		d.Prev = pageURL(page - 1)
+		d.Prev = pageURL(q.r.URL.Path, v, page-1)
 	}
 	if page*recordsPerPage < total {
-		d.Next = pageURL(page + 1)
+		d.Next = pageURL(q.r.URL.Path, v, page+1)
 	}
 	c.render(q, http.StatusOK, "records", e.Label, d)
 	return nil

@@ -165,19 +165,11 @@ func (c *Console) list(q *req, inbox bool) error {
 		}
 		d.Items = append(d.Items, r)
 	}
-	pageURL := func(n int) string {
-		u := url.Values{}
-		for k, vs := range v {
-			u[k] = vs
-		}
-		u.Set("page", strconv.Itoa(n))
-		return q.r.URL.Path + "?" + u.Encode()
-	}
 	if page > 1 {
-		d.Prev = pageURL(page - 1)
+		d.Prev = pageURL(q.r.URL.Path, v, page-1)
 	}
 	if page < d.Pages {
-		d.Next = pageURL(page + 1)
+		d.Next = pageURL(q.r.URL.Path, v, page+1)
 	}
 	title := "All measurements"
 	if inbox {

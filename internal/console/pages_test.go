@@ -2,7 +2,6 @@ package console_test
 
 import (
 	"bytes"
-	"io"
 	"mime/multipart"
 	"net/http"
 	"net/url"
@@ -34,13 +33,7 @@ func (c *client) postMultipart(path string, fields url.Values, files map[string]
 	_ = w.Close()
 	req, _ := http.NewRequest(post, c.base+path, &body)
 	req.Header.Set("Content-Type", w.FormDataContentType())
-	res, err := c.http.Do(req)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	return res, string(b)
+	return c.send(req)
 }
 
 func TestConsolePages(t *testing.T) {

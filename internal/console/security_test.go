@@ -35,6 +35,12 @@ func (c *client) do(method, path string, form url.Values) (*http.Response, strin
 	if form != nil {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	}
+	return c.send(req)
+}
+
+// send sends req and reads the answer.
+func (c *client) send(req *http.Request) (*http.Response, string) {
+	c.t.Helper()
 	res, err := c.http.Do(req)
 	if err != nil {
 		c.t.Fatal(err)

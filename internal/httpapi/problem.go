@@ -55,6 +55,15 @@ var statusOf = map[wps.Code]int{
 	wps.CodeInternal:     http.StatusInternalServerError,
 }
 
+// Status is the HTTP status the API answers for err (500 for an error
+// that is not a wps.Error): the console shows errors with the same.
+func Status(err error) int {
+	if st := statusOf[wps.ErrorCode(err)]; st != 0 {
+		return st
+	}
+	return http.StatusInternalServerError
+}
+
 // codeOf names the statuses that only the HTTP layer produces.
 var codeOf = map[int]string{
 	http.StatusMethodNotAllowed:     "method_not_allowed",
