@@ -189,9 +189,27 @@ func TestConsoleInspection(t *testing.T) {
 		mia.press("link", "Check the ledger")
 		mia.sees("The ledger is intact")
 
-		// The step is the inspector's again.
+		// The step is the inspector's again, its form filled with what was sent back.
 		ines.open("/inbox")
 		ines.sees(o.name)
+		ines.press("link", o.name)
+		if v := ines.eval(`document.getElementById("f-temperature").value`); v != "64.5" {
+			t.Fatalf("the rework form starts from %q, want the value sent back", v)
+		}
+		ines.fill("Outlet temperature (°C)", "61")
+		ines.press("button", "Save")
+		ines.sees("Saved.")
+		// Both ordered seats approve: the measurement is approved.
+		sam.open("/inbox")
+		sam.press("link", o.name)
+		sam.press("button", "Approve")
+		mia.open("/inbox")
+		mia.press("link", o.name)
+		mia.press("button", "Approve")
+		mia.sees("Approved.")
+		if got := mia.text(".head .badge"); got != "Approved" {
+			t.Fatalf("status %q after both seats approved", got)
+		}
 	})
 }
 

@@ -80,7 +80,7 @@ func (c *Console) showMeasurement(q *req, status int, failed *stepForm) error {
 	if d.Process == "" {
 		d.Process = m.Process.Name
 	}
-	current := currentValues(m)
+	current, last := currentValues(m, false), currentValues(m, true)
 	for _, st := range m.Process.Steps {
 		d.Labels[st.ID] = st.Label
 		ts := timelineStep{ID: st.ID, Label: st.Label, Status: st.Status}
@@ -120,7 +120,7 @@ func (c *Console) showMeasurement(q *req, status int, failed *stepForm) error {
 			f = *failed
 			f.Label, f.Prompt, f.Policies = st.Label, st.Prompt, held
 		} else {
-			f.Fields = c.fields(q, st.Parameters, current)
+			f.Fields = c.fields(q, st.Parameters, last) // rework starts from the values sent back
 		}
 		f.HasData = slices.ContainsFunc(f.Fields, func(x field) bool { return !x.ReadOnly })
 		d.Forms = append(d.Forms, f)
@@ -146,8 +146,10 @@ type current struct {
 }
 
 // currentValues are each parameter's latest value: the last action that
-// wrote it and was not superseded or reproved wins.
-func currentValues(m wps.MeasurementView) map[string]current {
+// wrote it and was not superseded or reproved wins. With sentBack, the
+// values of superseded and reproved actions count too: a form to rework
+// starts from them.
+func currentValues(m wps.MeasurementView, sentBack bool) map[string]current {
 	out := map[string]current{}
 	types := map[string]string{}
 	for _, st := range m.Process.Steps {
@@ -156,7 +158,7 @@ func currentValues(m wps.MeasurementView) map[string]current {
 		}
 	}
 	for _, a := range m.Process.Actions {
-		if a.Superseded || a.Reproved {
+		if (a.Superseded || a.Reproved) && !sentBack {
 			continue
 		}
 		for _, dv := range a.Data {
