@@ -2,12 +2,13 @@
 //
 //	wps [serve] [flags]          run the server (the default)
 //	wps migrate [flags]          apply database migrations and exit
-//	wps org create --name NAME   add an org with its own ADMIN and print its key
-//	wps version                  print the version
+//	wps help                     list every command; wps COMMAND --help its flags
 package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -17,7 +18,11 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	if errors.Is(err, flag.ErrHelp) { // COMMAND --help printed its flags
+		return
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "wps:", err)
 		os.Exit(1)
 	}

@@ -13,6 +13,7 @@ import (
 	"net/http/pprof"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -34,7 +35,7 @@ var version = "dev"
 // run is the whole program; main only wires signals and the process environment.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	cmd := "serve"
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+	if len(args) > 0 && (!strings.HasPrefix(args[0], "-") || slices.Contains([]string{"-h", "-help", "--help"}, args[0])) {
 		cmd, args = args[0], args[1:]
 	}
 	switch cmd {
@@ -58,10 +59,58 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "bench":
 		return benchCommand(ctx, args, stdout, stderr)
 	case "version":
-		fmt.Fprintln(stdout, "wps", version)
+		fmt.Fprintln(stdout, versionLine())
+		return nil
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
 		return nil
 	}
-	return fmt.Errorf("unknown command %q (serve, migrate, org create, admin key, user deactivate, bench, version)", cmd)
+	return fmt.Errorf("unknown command %q; wps help lists them", cmd)
+}
+
+// usage lists the commands; each one's --help lists its flags.
+const usage = `wps runs the Workflow Process Service.
+
+Usage:
+  wps [serve] [flags]                          run the server (the default)
+  wps migrate [flags]                          apply database migrations and exit
+  wps org create --name NAME [--admin-email E] add an org with its own ADMIN and print its key
+  wps admin key --org ID --email EMAIL         print a new API key for a user
+  wps user deactivate --org ID --email EMAIL   offboard a user: keys and sessions stop
+  wps bench [flags]                            measure the server (docs/performance.md)
+  wps version                                  print the version and the source revision
+  wps help                                     print this
+
+Each command's flags: wps COMMAND --help (the server's: wps serve --help).
+Every server flag can be set by an environment variable (docs/operations.md).
+`
+
+// versionLine is the version set at build time, else the module's, and the
+// VCS revision the binary was built from.
+func versionLine() string {
+	v, rev, dirty := version, "", false
+	if info, ok := debug.ReadBuildInfo(); ok {
+		if v == "dev" && info.Main.Version != "" && info.Main.Version != "(devel)" {
+			v = info.Main.Version
+		}
+		for _, s := range info.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				dirty = s.Value == "true"
+			}
+		}
+	}
+	line := "wps " + v
+	if rev != "" {
+		line += " (" + rev
+		if dirty {
+			line += ", modified"
+		}
+		line += ")"
+	}
+	return line
 }
 
 func newLogger(cfg config.Config, w io.Writer) *slog.Logger {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"flag"
 	"io"
 	"net/http"
 	"strings"
@@ -221,4 +223,33 @@ func TestUserCommands(t *testing.T) {
 			t.Fatal("admin key without --email worked")
 		}
 	})
+}
+
+func TestHelpAndVersion(t *testing.T) {
+	getenv := func(string) string { return "" }
+	for _, args := range [][]string{{"help"}, {"--help"}, {"-h"}} {
+		var out bytes.Buffer
+		if err := run(context.Background(), args, getenv, &out, io.Discard); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		for _, cmd := range []string{"serve", "migrate", "org create", "admin key", "user deactivate", "bench", "version"} {
+			if !strings.Contains(out.String(), "wps "+cmd) {
+				t.Fatalf("%v does not list %q:\n%s", args, cmd, out.String())
+			}
+		}
+	}
+	// A command's --help prints its flags; main exits 0 on flag.ErrHelp.
+	for _, args := range [][]string{{"serve", "--help"}, {"migrate", "-h"}, {"org", "create", "--help"}, {"admin", "key", "--help"}, {"user", "deactivate", "--help"}, {"bench", "--help"}} {
+		var flags bytes.Buffer
+		if err := run(context.Background(), args, getenv, io.Discard, &flags); !errors.Is(err, flag.ErrHelp) || !strings.Contains(flags.String(), "-") {
+			t.Fatalf("%v: %v\n%s", args, err, flags.String())
+		}
+	}
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"version"}, getenv, &out, io.Discard); err != nil || !strings.HasPrefix(out.String(), "wps ") {
+		t.Fatalf("version: %q %v", out.String(), err)
+	}
+	if err := run(context.Background(), []string{"nope"}, getenv, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "wps help") {
+		t.Fatalf("unknown command: %v", err)
+	}
 }
