@@ -171,7 +171,7 @@ func BenchmarkActionableList(b *testing.B) {
 	}
 	act(ian, approved, 1, "APPROVAL")
 	act(sam, approved, 2, "APPROVAL")
-	// One pattern of 100 slots: the backlogs' share of n, the rest approved.
+	// A pattern of 100,000 slots: the backlogs' share of n, the rest approved.
 	var pattern []string
 	waiting := 0
 	for _, w := range []struct {
