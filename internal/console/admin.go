@@ -3,6 +3,7 @@ package console
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -69,7 +70,7 @@ func (c *Console) showUsers(q *req, status int, d usersData) error {
 	d.Roles = []string{wps.RoleAdmin}
 	for _, pol := range q.p.OrgPolicies {
 		for _, r := range pol.Roles {
-			if !contains(d.Roles, r) {
+			if !slices.Contains(d.Roles, r) {
 				d.Roles = append(d.Roles, r)
 			}
 		}
@@ -101,7 +102,7 @@ func splitRoles(vs []string) []string {
 	out := []string{}
 	for _, v := range vs {
 		for _, r := range strings.Split(v, ",") {
-			if r = strings.ToUpper(strings.TrimSpace(r)); r != "" && !contains(out, r) {
+			if r = strings.ToUpper(strings.TrimSpace(r)); r != "" && !slices.Contains(out, r) {
 				out = append(out, r)
 			}
 		}

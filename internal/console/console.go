@@ -18,6 +18,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -103,6 +104,8 @@ type req struct {
 	p     *wps.Principal
 	token string // the session token (the cookie's value)
 	org   wps.Org
+	// records are the linked records read for this page, by entity and columns.
+	records map[string]recordOptions
 }
 
 func (q *req) ctx() context.Context { return q.r.Context() }
@@ -253,7 +256,7 @@ func (c *Console) render(q *req, status int, name, title string, data any) {
 		u := q.p.User
 		pg.User, pg.Org, pg.CSRF = &u, q.org, wps.CSRFToken(q.token)
 		for _, s := range sections {
-			if q.p.IsAdmin() || len(q.org.Operations) == 0 || contains(q.org.Operations, s.Name) {
+			if q.p.IsAdmin() || len(q.org.Operations) == 0 || slices.Contains(q.org.Operations, s.Name) {
 				s.Current = strings.HasPrefix(q.r.URL.Path, s.Href)
 				pg.Nav = append(pg.Nav, s)
 			}
@@ -323,13 +326,4 @@ func clientAddr(r *http.Request) string {
 		return r.RemoteAddr
 	}
 	return host
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }

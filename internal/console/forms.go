@@ -1,8 +1,8 @@
 package console
 
 import (
-	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -72,7 +72,7 @@ func (c *Console) fields(q *req, params []wps.StepParameter, cur map[string]curr
 				f.Value = f.Value[:16]
 			}
 			for i := range f.Options {
-				f.Options[i].Selected = contains(f.Values, f.Options[i].Value)
+				f.Options[i].Selected = slices.Contains(f.Values, f.Options[i].Value)
 			}
 			if f.Input == "table" {
 				for i, it := range v.items {
@@ -197,7 +197,26 @@ func decimals(p wps.Parameter) int {
 
 // recordOptions lists the linked entity's records the user may read, each
 // labelled by the parameter's showColumns (else the record's first values).
+// A page reads each entity's records once, however many fields link to it.
 func (c *Console) recordOptions(q *req, p wps.Parameter) ([]option, bool) {
+	key := p.EntityID + "\x00" + strings.Join(p.ShowColumns, "\x00")
+	if r, ok := q.records[key]; ok {
+		return r.options, r.more
+	}
+	opts, more := c.readRecordOptions(q, p)
+	if q.records == nil {
+		q.records = map[string]recordOptions{}
+	}
+	q.records[key] = recordOptions{opts, more}
+	return opts, more
+}
+
+type recordOptions struct {
+	options []option
+	more    bool
+}
+
+func (c *Console) readRecordOptions(q *req, p wps.Parameter) ([]option, bool) {
 	list, total, err := c.svc.ListRecords(q.ctx(), q.p, p.EntityID, wps.Page{Page: 1, PerPage: pickerLimit}, nil)
 	if err != nil {
 		return nil, false
@@ -230,5 +249,3 @@ func (c *Console) recordOptions(q *req, p wps.Parameter) ([]option, bool) {
 	}
 	return out, total > len(list)
 }
-
-func asError(err error, e **wps.Error) bool { return errors.As(err, e) }

@@ -2,6 +2,7 @@ package console
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"slices"
@@ -267,7 +268,7 @@ func orInvalid(err error) error {
 func fieldErrors(err error, prefix string) map[string]string {
 	out := map[string]string{}
 	var e *wps.Error
-	if !asError(err, &e) {
+	if !errors.As(err, &e) {
 		return out
 	}
 	for _, f := range e.Fields {

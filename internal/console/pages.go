@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -158,7 +159,7 @@ func (c *Console) list(q *req, inbox bool) error {
 			}
 		} else {
 			for _, st := range names[m.ProcessID].Steps {
-				if contains(m.OpenStepIDs, st.ID) {
+				if slices.Contains(m.OpenStepIDs, st.ID) {
 					r.Steps = append(r.Steps, st.Label)
 				}
 			}
@@ -207,5 +208,3 @@ func (c *Console) file(q *req) error {
 	_, err = io.Copy(q.w, rc)
 	return nil
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }

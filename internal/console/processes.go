@@ -3,6 +3,7 @@ package console
 import (
 	"net/http"
 	"strconv"
+	"strings"
 
 	"wps/internal/wps"
 )
@@ -117,7 +118,7 @@ func layout(steps []wps.Step) diagram {
 		y := pad + rows[col[i]]*(nodeH+gapY)
 		rows[col[i]]++
 		pos[i] = [2]int{x, y}
-		n := node{X: x, Y: y, W: nodeW, H: nodeH, Label: clip(st.Label, 24), Policies: clip(joinNames(st.PolicyNames), 28),
+		n := node{X: x, Y: y, W: nodeW, H: nodeH, Label: clip(st.Label, 24), Policies: clip(strings.Join(st.PolicyNames, ", "), 28),
 			TextX: x + 10, TextY: y + 22, SubY: y + 42}
 		d.Nodes = append(d.Nodes, n)
 		d.Width = max(d.Width, x+nodeW+pad)
@@ -140,17 +141,6 @@ func layout(steps []wps.Step) diagram {
 		}
 	}
 	return d
-}
-
-func joinNames(names []string) string {
-	out := ""
-	for i, n := range names {
-		if i > 0 {
-			out += ", "
-		}
-		out += n
-	}
-	return out
 }
 
 // clip shortens s to n characters with an ellipsis.

@@ -5,6 +5,8 @@ import (
 	"io/fs"
 	"net/http"
 	"path"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -91,7 +93,7 @@ func (c *Console) loadTemplates() {
 			return s
 		},
 		"join":     strings.Join,
-		"contains": contains,
+		"contains": slices.Contains[[]string],
 		"lower":    strings.ToLower,
 		"title":    statusTitle,
 		"add":      func(a, b int) int { return a + b },
@@ -136,7 +138,7 @@ func plural(n int, unit string) string {
 	if n == 1 {
 		return "1 " + unit
 	}
-	return itoa(n) + " " + unit + "s"
+	return strconv.Itoa(n) + " " + unit + "s"
 }
 
 // statusTitle is a status as people read it: IN_CONSENSUS → In consensus.
