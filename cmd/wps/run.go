@@ -23,6 +23,7 @@ import (
 	"wps/internal/config"
 	"wps/internal/console"
 	"wps/internal/httpapi"
+	"wps/internal/ledger"
 	"wps/internal/schedule"
 	"wps/internal/sqlstore"
 	"wps/internal/webhook"
@@ -58,6 +59,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return userCommand(ctx, cmd, args, getenv, stdout, stderr)
 	case "bench":
 		return benchCommand(ctx, args, stdout, stderr)
+	case "ledger":
+		return ledgerCommand(ctx, args, getenv, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, versionLine())
 		return nil
@@ -77,6 +80,9 @@ Usage:
   wps org create --name NAME [--admin-email E] add an org with its own ADMIN and print its key
   wps admin key --org ID --email EMAIL         print a new API key for a user
   wps user deactivate --org ID --email EMAIL   offboard a user: keys and sessions stop
+  wps ledger verify --key F --checkpoint F --proof F --action F
+                                               check an action's inclusion offline (docs/ledger.md)
+  wps ledger monitor --url URL --key FILE      watch the ledger's checkpoints, each consistent with the last
   wps bench [flags]                            measure the server (docs/performance.md)
   wps version                                  print the version and the source revision
   wps help                                     print this
@@ -145,6 +151,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
+	if _, err := svc.LedgerKey(ctx); err != nil { // made at first start
+		return fmt.Errorf("ledger key: %w", err)
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return err
@@ -188,10 +197,13 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		bg := context.WithoutCancel(ctx)
 		worker := webhook.New(db, webhook.Config{AllowPrivate: cfg.AllowPrivate, Logger: log})
 		sched := schedule.New(svc, schedule.Config{Logger: log})
+		integrator := ledger.New(svc, ledger.Config{Logger: log, CheckpointEvery: cfg.CheckpointEvery})
 		worker.Start(bg)
 		sched.Start(bg)
+		integrator.Start(bg)
 		defer worker.Stop()
 		defer sched.Stop()
+		defer integrator.Stop()
 	}
 
 	errc := make(chan error, 1)

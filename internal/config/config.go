@@ -26,7 +26,8 @@ type Config struct {
 	LogLevel         string                       // WPS_LOG_LEVEL: debug, info, warn, error
 	SQLiteSync       string                       // WPS_SQLITE_SYNCHRONOUS: FULL (default), NORMAL, ...
 	AllowPrivate     bool                         // WPS_WEBHOOK_ALLOW_PRIVATE: webhooks may target loopback/private addresses
-	Background       bool                         // WPS_BACKGROUND: run the webhook worker and the scheduler here
+	Background       bool                         // WPS_BACKGROUND: run the webhook worker, the scheduler and the ledger's integrator here
+	CheckpointEvery  time.Duration                // WPS_LEDGER_CHECKPOINT_EVERY: a growing ledger's new signed checkpoint, at most this often
 	PprofAddr        string                       // WPS_PPROF_ADDR: serve /debug/pprof there (off when empty)
 	AttachmentDir    string                       // WPS_ATTACHMENT_DIR: where uploaded files are kept
 	APICallHosts     string                       // WPS_API_CALL_HOSTS: hosts apiCalls may call, comma-separated ("" = off)
@@ -92,6 +93,9 @@ func Load(getenv func(string) string, args []string, stderr io.Writer) (Config, 
 	if c.Background, err = strconv.ParseBool(env("WPS_BACKGROUND", "true")); err != nil {
 		return c, fmt.Errorf("WPS_BACKGROUND: %w", err)
 	}
+	if c.CheckpointEvery, err = time.ParseDuration(env("WPS_LEDGER_CHECKPOINT_EVERY", "2s")); err != nil {
+		return c, fmt.Errorf("WPS_LEDGER_CHECKPOINT_EVERY: %w", err)
+	}
 	if c.SessionIdle, err = time.ParseDuration(env("WPS_SESSION_IDLE", "12h")); err != nil {
 		return c, fmt.Errorf("WPS_SESSION_IDLE: %w", err)
 	}
@@ -114,7 +118,8 @@ func Load(getenv func(string) string, args []string, stderr io.Writer) (Config, 
 	fs.StringVar(&c.APICallHosts, "api-call-hosts", env("WPS_API_CALL_HOSTS", ""), "hosts that apiCalls may call, comma-separated, *.example.com for subdomains; empty turns API calls off (WPS_API_CALL_HOSTS)")
 	fs.BoolVar(&c.APICallPrivate, "api-call-allow-private", c.APICallPrivate, "let apiCalls reach loopback and private addresses (WPS_API_CALL_ALLOW_PRIVATE)")
 	fs.DurationVar(&c.APICallTimeout, "api-call-timeout", c.APICallTimeout, "time limit of one API call (WPS_API_CALL_TIMEOUT)")
-	fs.BoolVar(&c.Background, "background", c.Background, "run the webhook worker and the scheduler in this replica (WPS_BACKGROUND)")
+	fs.BoolVar(&c.Background, "background", c.Background, "run the webhook worker, the scheduler and the ledger's integrator in this replica (WPS_BACKGROUND)")
+	fs.DurationVar(&c.CheckpointEvery, "ledger-checkpoint-every", c.CheckpointEvery, "a growing ledger gets a new signed checkpoint at most this often (WPS_LEDGER_CHECKPOINT_EVERY)")
 	fs.Float64Var(&c.RateLimit, "rate-limit", c.RateLimit, "requests per second per API key, 0 turns it off (WPS_RATE_LIMIT)")
 	fs.IntVar(&c.RateBurst, "rate-burst", c.RateBurst, "burst per API key (WPS_RATE_BURST)")
 	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", c.MaxBodyBytes, "request body limit (WPS_MAX_BODY_BYTES)")
@@ -149,6 +154,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("log format must be text or json")
 	case c.IdempotencyLease < 3*time.Millisecond:
 		return fmt.Errorf("idempotency lease must be at least 3ms (it is renewed every third of it)")
+	case c.CheckpointEvery <= 0:
+		return fmt.Errorf("ledger checkpoint interval must be positive")
 	case c.SessionIdle <= 0 || c.SessionMaxAge <= 0:
 		return fmt.Errorf("session idle time and max age must be positive")
 	case c.SignInPerAccount < 1 || c.SignInPerAddress < 1:

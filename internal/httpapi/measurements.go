@@ -106,8 +106,3 @@ func (s *Server) reprove(ctx context.Context, in *reproveIn) (*created[wps.Actio
 	a, err := s.svc.Reprove(ctx, principal(ctx), in.ID, in.Body.Observation, in.Body.TransactionHash)
 	return &created[wps.ActionView]{Location: "/v1/actions/" + a.ID, Body: a}, err
 }
-
-func (s *Server) verifyLedger(ctx context.Context, _ *empty) (*body[wps.LedgerReport], error) {
-	r, err := s.svc.VerifyLedger(ctx, principal(ctx))
-	return &body[wps.LedgerReport]{r}, err
-}

@@ -75,7 +75,11 @@ func (s *Server) routes() {
 	register(s, op(post, "/v1/measurements/{id}/actions", "createAction", "Act on a measurement (WRITE_DATA needs action:write; APPROVAL and REJECTION need action:approve)", 201, member), s.act)
 	register(s, op(get, "/v1/actions/{id}", "getAction", "Get an action", 200, needs(wps.FnMeasurementRead)), s.getAction)
 	register(s, op(post, "/v1/actions/{id}/reprove", "reproveAction", "Reprove an action", 201, needs(wps.FnActionReprove)), s.reprove)
-	register(s, op(get, "/v1/ledger/verify", "verifyLedger", "Verify the organization's action ledger", 200, needs(wps.FnLedgerRead)), s.verifyLedger)
+	register(s, op(get, "/v1/actions/{id}/proof", "getActionProof", "Prove that an action is in the organization's ledger (inclusion proof and signed checkpoint)", 200, needs(wps.FnLedgerRead)), s.actionProof)
+	register(s, op(get, "/v1/ledger/verify", "verifyLedger", "Verify the organization's ledger: its tree against the latest checkpoint, each measurement replayed", 200, needs(wps.FnLedgerRead)), s.verifyLedger)
+	register(s, op(get, "/v1/ledger/key", "getLedgerKey", "The verifier key of the ledger's checkpoints", 200, needs(wps.FnLedgerRead)), s.ledgerKey)
+	register(s, op(get, "/v1/ledger/checkpoint", "getLedgerCheckpoint", "The latest signed checkpoint of the organization's ledger", 200, needs(wps.FnLedgerRead)), s.ledgerCheckpoint)
+	register(s, op(get, "/v1/ledger/consistency", "getLedgerConsistency", "Prove that the ledger's tree of size from is a prefix of its tree of size to", 200, needs(wps.FnLedgerRead)), s.ledgerConsistency)
 
 	register(s, withSecrets(op(post, "/v1/webhooks", "createWebhook", "Subscribe a URL to events", 201, needs(wps.FnWebhooksManage)), "secret"), s.createWebhook)
 	register(s, op(get, "/v1/webhooks", "listWebhooks", "List webhook subscriptions", 200, needs(wps.FnWebhooksManage)), s.listWebhooks)

@@ -80,7 +80,6 @@ type DB struct {
 	versions versionCache
 	stripes  [16]stripe   // PostgreSQL: queues for orgs' contended rows (tx.hot)
 	retries  atomic.Int64 // PostgreSQL: writes run again (Retries)
-	heads    sync.Map     // org → its ledgerHead this process last wrote (SQLite) or committed (PostgreSQL) (tx.AppendLedger)
 }
 
 var _ wps.Store = (*DB)(nil)
@@ -232,6 +231,7 @@ func (db *DB) Migrate(ctx context.Context) error {
 	}
 	p, err := goose.NewProvider(dialect, db.write, dir, goose.WithGoMigrations(
 		goose.NewGoMigration(16, &goose.GoFunc{RunTx: db.backfillOpenSeats}, nil),
+		goose.NewGoMigration(23, &goose.GoFunc{RunTx: db.backfillLedger}, nil),
 	))
 	if err != nil {
 		return fmt.Errorf("migrations: %w", err)
@@ -363,7 +363,6 @@ func (db *DB) writeOnce(ctx context.Context, fn func(wps.Tx) error) error {
 		if t.begun {
 			_, _ = c.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
 		}
-		t.forgetHead()
 		return err
 	}
 	t.committed()
@@ -689,8 +688,6 @@ type tx struct {
 	stripe   *stripe              // PostgreSQL: the stripe of the org whose contended rows it writes (hot)
 	turn     bool                 // it holds the stripe's turn
 	begun    bool                 // PostgreSQL write: BEGIN was sent (begin)
-	newHead  *ledgerHead          // the ledger head this transaction moved to (headMoved)
-	linked   string               // PostgreSQL: the org whose ledger linkPG extends
 	versions []versionSteps       // versions read, kept once committed
 	revs     map[versionRef]int64 // the revision of each process version read (oneProcess)
 	hooks    *prefetchedHooks     // PostgreSQL: an org's webhooks read along (hooksCol)

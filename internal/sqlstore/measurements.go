@@ -3,7 +3,6 @@ package sqlstore
 import (
 	"cmp"
 	"database/sql"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -586,7 +585,7 @@ func upsertOpenSteps(orgID, measurementID string, steps []wps.OpenStep) (string,
 }
 
 const actionCols = `id, org_id, measurement_id, step_id, opening, seq, type, user_id, username, user_roles, role, policy_name, token_id,
-	observation, transaction_hash, data, reproves_action_id, reproved, superseded, prev_hash, ledger_hash, created_at`
+	observation, transaction_hash, data, reproves_action_id, reproved, superseded, prev_hash, ledger_hash, created_at, leaf_hash, route`
 
 func scanAction(s interface{ Scan(...any) error }) (wps.Action, error) {
 	var a wps.Action
@@ -604,188 +603,11 @@ func actionFields(a *wps.Action) ([]any, func() error) {
 	var created int64
 	return []any{&a.ID, &a.OrgID, &a.MeasurementID, &a.StepID, &a.Opening, &a.Seq, &a.Type, &a.UserID, &a.Username, &roles, &a.Role,
 			&a.PolicyName, &a.TokenID, &a.Observation, &a.TransactionHash, &data, &a.ReprovesActionID, &a.Reproved, &a.Superseded,
-			&a.PrevHash, &a.LedgerHash, &created}, func() error {
+			&a.PrevHash, &a.LedgerHash, &created, &a.LeafHash, &a.Route}, func() error {
 			fromJSON(roles, &a.UserRoles)
 			a.CreatedAt = wps.FromMillis(created)
 			return fromJSONNumbers(data, &a.Data)
 		}
-}
-
-// AppendLedger links the actions after the org's ledger head, inserts
-// them and moves the head.
-//
-// On PostgreSQL, once this process has seen the org's head row committed
-// (db.heads), one statement sent with the COMMIT links them under the
-// head's lock (linkPG). Before that, and on SQLite without a known head,
-// the head is read (and created, and locked) first.
-//
-// On SQLite the head is usually known without reading it: db.heads holds
-// the head the single writer last wrote, at once (a job rolled back leaves
-// it stale). The head row is moved only if it is still that one, which
-// keeps a stale entry harmless: the head is then read and the actions
-// linked again. That saves a read per write.
-func (t *tx) AppendLedger(orgID string, actions []*wps.Action, link func(i int, seq int64, prev string)) error {
-	if err := t.hot(orgID); err != nil {
-		return err
-	}
-	h, known := t.db.heads.Load(orgID)
-	if known && t.db.engine == Postgres {
-		t.linkPG(orgID, actions, link)
-		return nil
-	}
-	if known {
-		head := h.(ledgerHead)
-		rows, args, next := linkActions(actions, head, link)
-		moved, err := t.moveHead(head, next, rows, args)
-		if err != nil || moved {
-			return err
-		}
-	}
-	seq, prev, err := t.LedgerHead(orgID)
-	if err != nil {
-		return err
-	}
-	rows, args, next := linkActions(actions, ledgerHead{orgID, seq, prev}, link)
-	if _, err := t.exec(`INSERT INTO actions (`+actionCols+`) VALUES `+rows, args...); err != nil {
-		return t.err(err, "action", "action exists")
-	}
-	res, err := t.exec(`UPDATE ledger_heads SET seq = ?, hash = ? WHERE org_id = ?`, next.seq, next.hash, orgID)
-	if err := affected(res, err, "ledger head"); err != nil {
-		return t.err(err, "ledger head", "")
-	}
-	t.headMoved(next)
-	return nil
-}
-
-// linkPG inserts the actions after the org's ledger head and moves the
-// head, in one statement sent with the COMMIT (deferTop). PostgreSQL links
-// them itself, under the head's row lock: each action's seq, prevHash and
-// ledgerHash (SHA-256 over the previous hash and wps.LedgerParts around the
-// seq), so the statement never assumes a head and the next writer's waits
-// inside PostgreSQL. link then fills in the actions from its rows, and the
-// hashes must agree: TestLedgerParts and the ledger's verification hold
-// them to it, as this check comes after the statement (and a COMMIT sent
-// with it) ran. Without a head row (only the first link of an org creates
-// it, in AppendLedger's other path) the seq is NULL and the insert fails.
-func (t *tx) linkPG(orgID string, actions []*wps.Action, link func(i int, seq int64, prev string)) {
-	t.linked = orgID
-	var vals strings.Builder
-	args := []any{orgID}
-	for i, a := range actions {
-		if i > 0 {
-			vals.WriteString(", ")
-		}
-		vals.WriteString(`(?::integer, ?::bytea, ?::bytea, ?::text, ?::text, ?::text, ?::text, ?::text, ?::integer, ?::text, ?::text, ?::text,
-			?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::boolean, ?::boolean, ?::bigint)`)
-		before, after := wps.LedgerParts(*a, a.TransactionHash)
-		args = append(args, i+1, before, after, a.TransactionHash, a.ID, a.OrgID, a.MeasurementID, a.StepID, a.Opening, a.Type, a.UserID,
-			a.Username, jsonText(a.UserRoles), a.Role, a.PolicyName, a.TokenID, a.Observation, jsonText(a.Data), a.ReprovesActionID,
-			a.Reproved, a.Superseded, a.CreatedAt.Millis())
-	}
-	args = append(args, orgID, len(actions))
-	q := `WITH RECURSIVE cur AS (SELECT seq, hash FROM ledger_heads WHERE org_id = ? FOR UPDATE),
-		v (i, before, after, client, id, org_id, measurement_id, step_id, opening, type, user_id, username, user_roles, role,
-			policy_name, token_id, observation, data, reproves_action_id, reproved, superseded, created_at) AS (VALUES ` + vals.String() + `),
-		chain (i, seq, prev, hash) AS (SELECT 0, seq, ''::text, hash FROM cur
-			UNION ALL SELECT v.i, c.seq + 1, c.hash,
-				encode(sha256(convert_to(c.hash, 'UTF8') || v.before || convert_to((c.seq + 1)::text, 'UTF8') || v.after), 'hex')
-			FROM chain c JOIN v ON v.i = c.i + 1),
-		a AS (INSERT INTO actions (` + actionCols + `)
-			SELECT v.id, v.org_id, v.measurement_id, v.step_id, v.opening, c.seq, v.type, v.user_id, v.username, v.user_roles, v.role,
-				v.policy_name, v.token_id, v.observation, CASE WHEN v.client = '' THEN c.hash ELSE v.client END, v.data,
-				v.reproves_action_id, v.reproved, v.superseded, c.prev, c.hash, v.created_at
-			FROM v LEFT JOIN chain c ON c.i = v.i),
-		h AS (UPDATE ledger_heads l SET seq = c.seq, hash = c.hash FROM chain c WHERE l.org_id = ? AND c.i = ?)
-		SELECT i, seq, prev, hash FROM chain WHERE i > 0 ORDER BY i`
-	t.deferTop(q, args, "action exists", func(rows pgx.Rows) error {
-		n := 0
-		for ; rows.Next(); n++ {
-			var i int
-			var seq int64
-			var prev, hash string
-			if err := rows.Scan(&i, &seq, &prev, &hash); err != nil {
-				return err
-			}
-			link(i-1, seq, prev)
-			if got := actions[i-1].LedgerHash; got != hash {
-				return wps.Internal(fmt.Errorf("ledger: PostgreSQL hashed action %s to %s, LedgerHash to %s", actions[i-1].ID, hash, got))
-			}
-		}
-		if err := rows.Err(); err != nil || n == len(actions) {
-			return err
-		}
-		return wps.Internal(fmt.Errorf("ledger: %d of %d actions linked", n, len(actions)))
-	})
-}
-
-// moveHead moves SQLite's ledger head from head to next and inserts the
-// actions linked between them (rows, args), only if the head is still
-// head. It reports whether it was.
-func (t *tx) moveHead(head, next ledgerHead, rows string, args []any) (bool, error) {
-	res, err := t.exec(`UPDATE ledger_heads SET seq = ?, hash = ? WHERE org_id = ? AND seq = ? AND hash = ?`,
-		next.seq, next.hash, head.org, head.seq, head.hash)
-	if err != nil {
-		return false, t.err(err, "ledger head", "")
-	}
-	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		return false, nil
-	}
-	if _, err := t.exec(`INSERT INTO actions (`+actionCols+`) VALUES `+rows, args...); err != nil {
-		return false, t.err(err, "action", "action exists")
-	}
-	t.headMoved(next)
-	return true, nil
-}
-
-// headMoved records the head this transaction moved to. On SQLite the
-// org's next transaction links its actions to it and moves the head only
-// if the row still holds it (moveHead). On PostgreSQL it only tells, once
-// committed, that the org's head row exists, so that linkPG may lock it.
-func (t *tx) headMoved(next ledgerHead) {
-	t.newHead = &next
-	if t.db.engine == SQLite {
-		t.db.heads.Store(next.org, next)
-	}
-}
-
-// forgetHead drops the head of a transaction that did not commit (only to
-// spare the next one a failed move: moveHead checks it anyway). On
-// PostgreSQL, after a failed linkPG, the org's next link reads its head
-// row first again, should the row be what failed.
-func (t *tx) forgetHead() {
-	if t.newHead != nil {
-		t.db.heads.CompareAndDelete(t.newHead.org, *t.newHead)
-	}
-	if t.linked != "" {
-		t.db.heads.Delete(t.linked)
-	}
-}
-
-// ledgerHead is an org's last ledger link.
-type ledgerHead struct {
-	org  string
-	seq  int64
-	hash string
-}
-
-// linkActions links actions after head and returns their VALUES rows,
-// arguments and the new head.
-func linkActions(actions []*wps.Action, head ledgerHead, link func(i int, seq int64, prev string)) (string, []any, ledgerHead) {
-	var rows strings.Builder
-	var args []any
-	for i, a := range actions {
-		head.seq++
-		link(i, head.seq, head.hash)
-		head.hash = a.LedgerHash
-		if i > 0 {
-			rows.WriteString(", ")
-		}
-		rows.WriteString(`(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-		args = append(args, a.ID, a.OrgID, a.MeasurementID, a.StepID, a.Opening, a.Seq, a.Type, a.UserID, a.Username, jsonText(a.UserRoles), a.Role,
-			a.PolicyName, a.TokenID, a.Observation, a.TransactionHash, jsonText(a.Data), a.ReprovesActionID, a.Reproved, a.Superseded,
-			a.PrevHash, a.LedgerHash, a.CreatedAt.Millis())
-	}
-	return rows.String(), args, head
 }
 
 func (t *tx) GetAction(orgID, id string) (wps.Action, error) {
@@ -795,15 +617,6 @@ func (t *tx) GetAction(orgID, id string) (wps.Action, error) {
 
 func (t *tx) ListActions(orgID, measurementID string) ([]wps.Action, error) {
 	rows, err := t.query(`SELECT `+actionCols+` FROM actions WHERE org_id = ? AND measurement_id = ? ORDER BY seq`, orgID, measurementID)
-	if err != nil {
-		return nil, t.err(err, "", "")
-	}
-	list, err := collect(rows, scanAction)
-	return list, t.err(err, "", "")
-}
-
-func (t *tx) ListLedger(orgID string, afterSeq int64, limit int) ([]wps.Action, error) {
-	rows, err := t.query(`SELECT `+actionCols+` FROM actions WHERE org_id = ? AND seq > ? ORDER BY seq`+limitN(limit), orgID, afterSeq)
 	if err != nil {
 		return nil, t.err(err, "", "")
 	}
@@ -827,33 +640,6 @@ func (t *tx) MarkSuperseded(orgID, measurementID string, stepIDs []string) error
 func (t *tx) MarkReproved(orgID, actionID string) error {
 	res, err := t.exec(`UPDATE actions SET reproved = ? WHERE org_id = ? AND id = ?`, true, orgID, actionID)
 	return t.err(affected(res, err, "action"), "action", "")
-}
-
-// LedgerHead reads the org's last link; in a write transaction it creates
-// the head on first use and locks it (the upsert takes the row lock on
-// PostgreSQL), so concurrent writers extend one chain.
-func (t *tx) LedgerHead(orgID string) (int64, string, error) {
-	var seq int64
-	var hash string
-	var err error
-	if t.write {
-		if err := t.hot(orgID); err != nil {
-			return 0, "", err
-		}
-		// The writes waiting (a status change's counters) go first: as WITH
-		// queries of the upsert they would lock after the head.
-		if err := t.send(false); err != nil {
-			return 0, "", err
-		}
-		err = t.queryRow(`INSERT INTO ledger_heads (org_id, seq, hash) VALUES (?, 0, '')
-			ON CONFLICT (org_id) DO UPDATE SET seq = ledger_heads.seq RETURNING seq, hash`, orgID).Scan(&seq, &hash)
-	} else {
-		err = t.queryRow(`SELECT seq, hash FROM ledger_heads WHERE org_id = ?`, orgID).Scan(&seq, &hash)
-		if err == sql.ErrNoRows {
-			return 0, "", nil
-		}
-	}
-	return seq, hash, t.err(err, "", "")
 }
 
 func (t *tx) InsertEvents(es []wps.Event) error {

@@ -198,9 +198,6 @@ func (t *tx) committed() {
 	for _, v := range t.versions {
 		t.db.versions.put(v.key, v.steps)
 	}
-	if t.newHead != nil && t.db.engine == Postgres {
-		t.db.heads.Store(t.newHead.org, *t.newHead)
-	}
 }
 
 // recurrence indexes the first step's frequency (the only one that may recur).

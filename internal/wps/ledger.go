@@ -2,16 +2,261 @@ package wps
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+
+	"golang.org/x/mod/sumdb/tlog"
 )
 
-// ledgerBody is the canonical JSON of an action: what its ledger hash covers.
-// Field order is fixed by the struct; map keys are sorted by encoding/json.
-type ledgerBody struct {
+// The ledger (docs/ledger.md) is a Merkle tree log per org, hashed as RFC
+// 6962 says (golang.org/x/mod/sumdb/tlog). Its leaves are the org's ledger
+// entries: every action, and every change that a measurement's state or
+// evidence derives from that is not an action. A write queues its entries
+// in its own transaction (Tx.AppendLedger); the org's integrator gives them
+// their leaf index later, in batches (Service.IntegrateLedger).
+
+// Kinds of ledger entries. A leaf's data is canonical JSON whose "kind"
+// field is one of these.
+const (
+	LeafAction        = "action"         // an action (actionLeaf)
+	LeafChainedAction = "chained-action" // an action of the hash chain that came before the log (actionLeaf with the chain's hashes)
+	LeafMeasurement   = "measurement"    // a measurement created (measurementLeaf)
+	LeafOpened        = "opened"         // a PENDING measurement opened by the scheduler (markLeaf)
+	LeafSuperseded    = "superseded"     // actions superseded by a rejection or a reproval (markLeaf)
+	LeafReproved      = "reproved"       // an action reproved (markLeaf)
+	LeafDocument      = "document"       // a generated document's SHA-256 (Leaf)
+	LeafSheet         = "sheet"          // a filled workbook's SHA-256 (Leaf)
+)
+
+// LedgerEntry is an entry of an org's ledger: queued by the write that
+// makes it, then a leaf of the org's tree log.
+type LedgerEntry struct {
+	OrgID         string
+	ID            string // the action's id for an action, else the entry's own
+	Kind          string
+	MeasurementID string
+	// Payload is the leaf data of an entry that is not an action; an
+	// action's is made from its row (ActionLeaf).
+	Payload   []byte
+	LeafHash  tlog.Hash
+	CreatedAt Time
+	// Seq orders the entries waiting to be integrated (the store sets it):
+	// a measurement's in the order they were written.
+	Seq int64
+	// Index is the leaf index once integrated, -1 before.
+	Index        int64
+	IntegratedAt Time
+}
+
+// Integrated reports whether the entry has its leaf index.
+func (e LedgerEntry) Integrated() bool { return e.Index >= 0 }
+
+func newEntry(orgID, id, kind, measurementID string, payload, data []byte, at Time) LedgerEntry {
+	return LedgerEntry{OrgID: orgID, ID: id, Kind: kind, MeasurementID: measurementID, Payload: payload,
+		LeafHash: tlog.RecordHash(data), CreatedAt: at, Index: -1}
+}
+
+// Leaf is an entry of the ledger that is not an action: a hash of evidence
+// that a measurement keeps (a generated document, a filled workbook).
+type Leaf struct {
+	Kind          string `json:"kind"`          // LeafDocument, LeafSheet, or another name of lower-case letters and '-'
+	OrgID         string `json:"orgId"`         //
+	MeasurementID string `json:"measurementId"` // the measurement it belongs to
+	SubjectID     string `json:"subjectId"`     // the document's or workbook's id
+	SHA256        string `json:"sha256"`        // its content's SHA-256, lower-case hex
+	At            Time   `json:"at"`
+}
+
+var leafKind = regexp.MustCompile(`^[a-z][a-z-]{0,31}$`)
+
+// reservedKinds are the entries the service itself writes.
+var reservedKinds = []string{LeafAction, LeafChainedAction, LeafMeasurement, LeafOpened, LeafSuperseded, LeafReproved}
+
+// AppendLeaf queues a non-action entry in the org's ledger, inside tx: it
+// commits with the change that records the evidence (call it in the same
+// store.Write), and the integrator makes it a leaf of the org's log within
+// a second. It returns the leaf hash (base64), which the verification and
+// proofs recompute from l. Errors: CodeInvalid for a malformed l.
+func AppendLeaf(tx Tx, l Leaf) (string, error) {
+	switch {
+	case !leafKind.MatchString(l.Kind) || slices.Contains(reservedKinds, l.Kind):
+		return "", Invalid("kind", "%q is not a kind of leaf one may append", l.Kind)
+	case l.OrgID == "" || l.SubjectID == "":
+		return "", Invalid("subjectId", "a leaf names its org and its subject")
+	case !isSHA256Hex(l.SHA256):
+		return "", Invalid("sha256", "must be a SHA-256 in lower-case hex")
+	}
+	data := leafJSON(l)
+	e := newEntry(l.OrgID, NewID(), l.Kind, l.MeasurementID, data, data, l.At)
+	return e.LeafHash.String(), tx.AppendLedger([]LedgerEntry{e})
+}
+
+func isSHA256Hex(s string) bool {
+	b, err := hex.DecodeString(s)
+	return err == nil && len(b) == sha256.Size && hex.EncodeToString(b) == s
+}
+
+// actionLeaf is an action's leaf data. The values written are in it as a
+// hash (dataHash), so that a proof shows no value its reader may not see.
+type actionLeaf struct {
+	Kind             string   `json:"kind"`
+	OrgID            string   `json:"orgId"`
+	ID               string   `json:"id"`
+	MeasurementID    string   `json:"measurementId"`
+	StepID           string   `json:"stepId"`
+	Opening          int      `json:"opening"`
+	Type             string   `json:"type"`
+	UserID           string   `json:"userId"`
+	Username         string   `json:"username"`
+	UserRoles        []string `json:"userRoles"`
+	Role             string   `json:"role"`
+	PolicyName       string   `json:"policyName"`
+	TokenID          string   `json:"tokenId"`
+	Observation      string   `json:"observation"`
+	TransactionHash  string   `json:"transactionHash"` // the client's, "" when it sent none
+	ReprovesActionID string   `json:"reprovesActionId"`
+	Route            string   `json:"route"`    // the routing value its consensus used
+	DataHash         string   `json:"dataHash"` // SHA-256 (hex) of the values' canonical JSON
+	CreatedAt        Time     `json:"createdAt"`
+	// The hash chain's link of an action recorded before the log.
+	PrevHash   string `json:"prevHash,omitempty"`
+	LedgerHash string `json:"ledgerHash,omitempty"`
+}
+
+// ActionLeaf is the leaf data of an action as stored, of kind LeafAction
+// or LeafChainedAction.
+func ActionLeaf(a Action, kind string) []byte {
+	roles := a.UserRoles
+	if roles == nil {
+		roles = []string{}
+	}
+	data := a.Data
+	if data == nil {
+		data = map[string]any{}
+	}
+	values, err := json.Marshal(data)
+	if err != nil {
+		panic(err) // plain values only
+	}
+	sum := sha256.Sum256(values)
+	l := actionLeaf{Kind: kind, OrgID: a.OrgID, ID: a.ID, MeasurementID: a.MeasurementID, StepID: a.StepID, Opening: a.Opening,
+		Type: a.Type, UserID: a.UserID, Username: a.Username, UserRoles: roles, Role: a.Role, PolicyName: a.PolicyName,
+		TokenID: a.TokenID, Observation: a.Observation, TransactionHash: clientHash(a), ReprovesActionID: a.ReprovesActionID,
+		Route: a.Route, DataHash: hex.EncodeToString(sum[:]), CreatedAt: a.CreatedAt}
+	if kind == LeafChainedAction {
+		l.PrevHash, l.LedgerHash = a.PrevHash, a.LedgerHash
+	}
+	return leafJSON(l)
+}
+
+// clientHash is the transactionHash the client sent ("" when the ledger's
+// hash stands in for it).
+func clientHash(a Action) string {
+	if a.TransactionHash == a.LedgerHash {
+		return ""
+	}
+	return a.TransactionHash
+}
+
+// sealAction sets a new action's leaf hash, its ledgerHash (the leaf hash in
+// hex) and its transactionHash (client's, else the ledgerHash), and returns
+// its entry.
+func sealAction(a *Action, client string) LedgerEntry {
+	a.TransactionHash, a.LedgerHash, a.PrevHash = client, "", "" // clientHash(*a) is client
+	h := tlog.RecordHash(ActionLeaf(*a, LeafAction))
+	a.LeafHash = h.String()
+	a.LedgerHash = hex.EncodeToString(h[:])
+	if client == "" {
+		a.TransactionHash = a.LedgerHash
+	}
+	return LedgerEntry{OrgID: a.OrgID, ID: a.ID, Kind: LeafAction, MeasurementID: a.MeasurementID, LeafHash: h, CreatedAt: a.CreatedAt, Index: -1}
+}
+
+// measurementLeaf records a measurement's creation: what the engine
+// started it from.
+type measurementLeaf struct {
+	Kind          string `json:"kind"`
+	OrgID         string `json:"orgId"`
+	MeasurementID string `json:"measurementId"`
+	ProcessID     string `json:"processId"`
+	Version       int    `json:"version"`
+	CreatedBy     string `json:"createdBy"`
+	StartedAt     Time   `json:"startedAt"` // the instant its steps opened at (its occurrence's when PENDING)
+	Pending       bool   `json:"pending"`
+	CreatedAt     Time   `json:"createdAt"`
+}
+
+// markLeaf records a change of actions or of a measurement that is not an
+// action: actions superseded or reproved (by the action that did it), a
+// PENDING measurement opened.
+type markLeaf struct {
+	Kind          string   `json:"kind"`
+	OrgID         string   `json:"orgId"`
+	MeasurementID string   `json:"measurementId"`
+	ActionIDs     []string `json:"actionIds,omitempty"`
+	ByActionID    string   `json:"byActionId,omitempty"`
+	At            Time     `json:"at"`
+}
+
+// MeasurementEntry is the entry of a measurement's creation, from which
+// the engine started it at startedAt (pending: a scheduled occurrence).
+func MeasurementEntry(m Measurement, startedAt Time, pending bool) LedgerEntry {
+	data := leafJSON(measurementLeaf{Kind: LeafMeasurement, OrgID: m.OrgID, MeasurementID: m.ID, ProcessID: m.ProcessID,
+		Version: m.Version, CreatedBy: m.CreatedBy, StartedAt: startedAt, Pending: pending, CreatedAt: m.CreatedAt})
+	return newEntry(m.OrgID, NewID(), LeafMeasurement, m.ID, data, data, m.CreatedAt)
+}
+
+// MarkEntry is the entry of actions marked (LeafSuperseded, LeafReproved)
+// by the action byActionID, or of a measurement opened (LeafOpened).
+func MarkEntry(kind, orgID, measurementID string, actionIDs []string, byActionID string, at Time) LedgerEntry {
+	data := leafJSON(markLeaf{Kind: kind, OrgID: orgID, MeasurementID: measurementID, ActionIDs: actionIDs, ByActionID: byActionID, At: at})
+	return newEntry(orgID, NewID(), kind, measurementID, data, data, at)
+}
+
+// leafJSON is v as canonical JSON: fields in struct order, map keys
+// sorted, no HTML escaping.
+func leafJSON(v any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic(err) // plain values only
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+// leafData is the data an entry's leaf hash covers: an action's from its
+// row (nil when the row is missing), the payload of the others.
+func leafData(e LedgerEntry, a *Action) []byte {
+	switch e.Kind {
+	case LeafAction, LeafChainedAction:
+		if a == nil {
+			return nil
+		}
+		return ActionLeaf(*a, e.Kind)
+	}
+	return e.Payload
+}
+
+// LedgerHash is the hash chain's link of an action (the ledger before the
+// Merkle log): SHA-256 over the previous link's hash and the action's
+// canonical JSON of then. The verification checks the links of the actions
+// recorded then (LeafChainedAction) with it.
+func LedgerHash(prev string, a Action, clientHash string) string {
+	h := sha256.New()
+	h.Write([]byte(prev))
+	h.Write(chainJSON(a, clientHash))
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// chainBody is an action's canonical JSON in the hash chain.
+type chainBody struct {
 	ID               string         `json:"id"`
 	OrgID            string         `json:"orgId"`
 	Seq              int64          `json:"seq"`
@@ -32,30 +277,7 @@ type ledgerBody struct {
 	CreatedAt        int64          `json:"createdAt"`
 }
 
-// LedgerHash is SHA-256 over the previous link's hash and the action's
-// canonical JSON. clientHash is the transactionHash the client sent ("" if none).
-func LedgerHash(prev string, a Action, clientHash string) string {
-	h := sha256.New()
-	h.Write([]byte(prev))
-	h.Write(ledgerJSON(a, clientHash))
-	return hex.EncodeToString(h.Sum(nil))
-}
-
-// LedgerParts is the action's canonical JSON before and after its seq, for a
-// store that links actions inside the database: LedgerHash(prev, a, c) is
-// SHA-256 over prev, before, the seq in decimal and after.
-func LedgerParts(a Action, clientHash string) (before, after []byte) {
-	a.Seq = 0
-	body := ledgerJSON(a, clientHash)
-	// "seq" follows "id" and "orgId", whose quotes inside are escaped.
-	before, after, ok := bytes.Cut(body, []byte(`,"seq":0,`))
-	if !ok {
-		panic("ledger body without seq")
-	}
-	return append(before[:len(before):len(before)], `,"seq":`...), append([]byte(","), after...)
-}
-
-func ledgerJSON(a Action, clientHash string) []byte {
+func chainJSON(a Action, clientHash string) []byte {
 	roles := a.UserRoles
 	if roles == nil {
 		roles = []string{}
@@ -64,7 +286,7 @@ func ledgerJSON(a Action, clientHash string) []byte {
 	if data == nil {
 		data = map[string]any{}
 	}
-	body, err := json.Marshal(ledgerBody{ID: a.ID, OrgID: a.OrgID, Seq: a.Seq, MeasurementID: a.MeasurementID, StepID: a.StepID,
+	body, err := json.Marshal(chainBody{ID: a.ID, OrgID: a.OrgID, Seq: a.Seq, MeasurementID: a.MeasurementID, StepID: a.StepID,
 		Opening: a.Opening, Type: a.Type, UserID: a.UserID, Username: a.Username, UserRoles: roles, Role: a.Role,
 		PolicyName: a.PolicyName, TokenID: a.TokenID, Observation: a.Observation, ClientHash: clientHash,
 		ReprovesActionID: a.ReprovesActionID, Data: data, CreatedAt: a.CreatedAt.Millis()})
@@ -74,78 +296,38 @@ func ledgerJSON(a Action, clientHash string) []byte {
 	return body
 }
 
-// LedgerReport is the answer of a ledger verification.
-type LedgerReport struct {
-	OK      bool          `json:"ok"`
-	Checked int64         `json:"checked" doc:"Actions whose link was checked"`
-	Head    string        `json:"head" doc:"The last link's hash"`
-	Broken  *LedgerBreach `json:"broken,omitempty" doc:"The first broken link"`
+// Checkpoints: C2SP signed notes (https://c2sp.org/tlog-checkpoint) whose
+// text is the origin, the tree size and the root hash.
+
+// LedgerOrigin is the origin line of an org's checkpoints.
+func LedgerOrigin(orgID string) string { return "wps/" + orgID }
+
+// checkpointText is a checkpoint's text (the note's body).
+func checkpointText(orgID string, size int64, root tlog.Hash) string {
+	return LedgerOrigin(orgID) + "\n" + strconv.FormatInt(size, 10) + "\n" + root.String() + "\n"
 }
 
-// LedgerBreach says where the chain breaks and why.
-type LedgerBreach struct {
-	Seq      int64  `json:"seq"`
-	ActionID string `json:"actionId,omitempty"`
-	Reason   string `json:"reason"`
+// Checkpoint is a checkpoint's text, parsed.
+type Checkpoint struct {
+	Origin string
+	Size   int64
+	Root   tlog.Hash
 }
 
-// VerifyLedger re-walks the org's chain and reports the first broken link:
-// an edited row, a removed or inserted one, or a head that does not match.
-func (s *Service) VerifyLedger(ctx context.Context, p *Principal) (LedgerReport, error) {
-	if err := p.Require(FnLedgerRead); err != nil {
-		return LedgerReport{}, err
+// ParseCheckpoint parses a checkpoint's text (a verified note's Text):
+// origin, size and root hash lines, then any extension lines.
+func ParseCheckpoint(text string) (Checkpoint, error) {
+	lines := bytes.SplitN([]byte(text), []byte("\n"), 4)
+	if len(lines) < 4 || len(lines[0]) == 0 {
+		return Checkpoint{}, errors.New("a checkpoint has an origin, a size and a root hash, one per line")
 	}
-	rep := LedgerReport{OK: true}
-	var prev string
-	var seq int64
-	breach := func(at int64, id, format string, args ...any) {
-		rep.OK = false
-		rep.Broken = &LedgerBreach{Seq: at, ActionID: id, Reason: fmt.Sprintf(format, args...)}
+	size, err := strconv.ParseInt(string(lines[1]), 10, 64)
+	if err != nil || size < 0 || strconv.FormatInt(size, 10) != string(lines[1]) {
+		return Checkpoint{}, fmt.Errorf("checkpoint: bad tree size %q", lines[1])
 	}
-	for {
-		var page []Action
-		err := s.store.Read(ctx, func(tx Tx) (err error) {
-			page, err = tx.ListLedger(p.OrgID, seq, 1000)
-			return err
-		})
-		if err != nil {
-			return rep, err
-		}
-		for _, a := range page {
-			client := a.TransactionHash
-			if client == a.LedgerHash {
-				client = ""
-			}
-			switch {
-			case a.Seq != seq+1:
-				breach(seq+1, a.ID, "link %d is missing", seq+1)
-			case a.PrevHash != prev:
-				breach(a.Seq, a.ID, "the link does not point to the previous one")
-			case LedgerHash(prev, a, client) != a.LedgerHash:
-				breach(a.Seq, a.ID, "the action's content does not match its hash")
-			}
-			if !rep.OK {
-				return rep, nil
-			}
-			prev, seq = a.LedgerHash, a.Seq
-			rep.Checked++
-		}
-		if len(page) < 1000 {
-			break
-		}
-	}
-	var headSeq int64
-	var headHash string
-	err := s.store.Read(ctx, func(tx Tx) (err error) {
-		headSeq, headHash, err = tx.LedgerHead(p.OrgID)
-		return err
-	})
+	root, err := tlog.ParseHash(string(lines[2]))
 	if err != nil {
-		return rep, err
+		return Checkpoint{}, fmt.Errorf("checkpoint: bad root hash %q", lines[2])
 	}
-	if headSeq != seq || headHash != prev {
-		breach(headSeq, "", "the chain ends at %d but the head says %d", seq, headSeq)
-	}
-	rep.Head = prev
-	return rep, nil
+	return Checkpoint{Origin: string(lines[0]), Size: size, Root: root}, nil
 }

@@ -20,7 +20,7 @@ type Measurement struct {
 	ActionCount int
 }
 
-// Action is one recorded act on a measurement, a link of the org's ledger.
+// Action is one recorded act on a measurement, an entry of the org's ledger.
 type Action struct {
 	ID               string
 	OrgID            string
@@ -41,9 +41,15 @@ type Action struct {
 	ReprovesActionID string
 	Reproved         bool
 	Superseded       bool
-	PrevHash         string
-	LedgerHash       string
-	CreatedAt        Time
+	// Route is the routing value the action's consensus used ("" for none).
+	Route string
+	// PrevHash and LedgerHash are the action's link in the hash chain that
+	// came before the log; since, PrevHash is "" and LedgerHash the leaf
+	// hash in hex. LeafHash is its leaf hash (base64).
+	PrevHash   string
+	LedgerHash string
+	LeafHash   string
+	CreatedAt  Time
 }
 
 // OpenStep is an open step of a measurement, for filters and deadlines,

@@ -227,7 +227,12 @@ type run struct {
 	def     engine.Def
 	actions []Action
 	unsaved []int // indexes in actions of the ones save must write
-	isNew   bool  // the measurement is not written yet
+	entries []LedgerEntry // the ledger entries of its changes, in order, written by save
+	isNew   bool          // the measurement is not written yet
+	// startedAt and startPending are what the engine started a new
+	// measurement from (its ledger entry says so).
+	startedAt    Time
+	startPending bool
 	// savedStatus is the status as stored, for the status counters.
 	savedStatus string
 	events      []Event
@@ -282,7 +287,7 @@ func (s *Service) newMeasurement(tx Tx, p *Principal, proc Process, id string) (
 	r.m = Measurement{ID: id, OrgID: p.OrgID, ProcessID: proc.ID, Version: proc.Version,
 		State: state, CreatedBy: p.UserID, CreatedAt: now, UpdatedAt: now} // named in save
 	r.m.Status = engine.Status(r.def, state)
-	r.isNew = true
+	r.isNew, r.startedAt = true, now
 	r.event(EvMeasurementCreated, "", "")
 	return r, nil
 }
@@ -488,6 +493,9 @@ func (r *run) act(in ActInput) (Action, engine.Result, error) {
 		}
 	}
 	a.PolicyName, a.TokenID, a.Role = res.Seat, res.Token, roleFor[res.Seat]
+	if st.Routing != nil {
+		a.Route = route
+	}
 	if a.Data == nil {
 		a.Data = map[string]any{}
 	}
@@ -697,14 +705,19 @@ func (r *run) claimUnique(st Step, data map[string]any) error {
 }
 
 // record applies the engine's result to the measurement, queues the
-// action as the run's next ledger link and queues its events. Nothing is
-// written before save.
+// action and the actions it supersedes as the run's next ledger entries and
+// queues its events. Nothing is written before save but the superseded
+// marks.
 func (r *run) record(a *Action, clientHash string, res engine.Result) error {
 	if err := r.tx.MarkSuperseded(r.m.OrgID, r.m.ID, res.Reset); err != nil {
 		return err
 	}
+	var superseded []string
 	for i := range r.actions {
 		if slices.Contains(res.Reset, r.actions[i].StepID) && r.actions[i].Type != engine.Rejection {
+			if !r.actions[i].Superseded {
+				superseded = append(superseded, r.actions[i].ID)
+			}
 			r.actions[i].Superseded = true
 		}
 	}
@@ -712,7 +725,10 @@ func (r *run) record(a *Action, clientHash string, res engine.Result) error {
 	r.m.Status = engine.Status(r.def, res.State)
 	r.m.UpdatedAt = r.now
 	a.Opening = res.State.Steps[a.StepID].Opening
-	a.TransactionHash = clientHash // the ledger hash stands in when empty (save)
+	r.entries = append(r.entries, sealAction(a, clientHash)) // the leaf hash in hex stands in for a missing transactionHash
+	if len(superseded) > 0 {
+		r.entries = append(r.entries, MarkEntry(LeafSuperseded, r.m.OrgID, r.m.ID, superseded, a.ID, r.now))
+	}
 	r.actions = append(r.actions, *a)
 	r.unsaved = append(r.unsaved, len(r.actions)-1)
 	if a.Type == engine.Rejection && a.ReprovesActionID != "" {
@@ -733,11 +749,12 @@ func (r *run) record(a *Action, clientHash string, res engine.Result) error {
 }
 
 // save writes what the run changed, in its transaction: the events (the
-// outbox) with their deliveries, the measurement and its open steps, and
-// its new actions as the next links of the org's ledger. The rows that
-// every writer of a process or org waits for (the measurement sequence, the
-// status counters, the ledger head) are written last, so that they are
-// held for as short a time as possible before the commit.
+// outbox) with their deliveries, the measurement and its open steps, its
+// new actions and its ledger entries. The rows that every writer of a
+// process waits for (the measurement sequence, the status counters) are
+// written last, so that they are held for as short a time as possible
+// before the commit. The ledger entries lock nothing another write waits
+// for: the log integrates them after the commit.
 func (r *run) save() error {
 	r.m.ActionCount = len(r.actions)
 	if len(r.events) > 0 {
@@ -750,10 +767,12 @@ func (r *run) save() error {
 		}
 		r.events = nil
 	}
+	entries := r.entries
 	if r.isNew {
 		if err := r.tx.CreateMeasurement(&r.m, r.proc.Code, r.openSteps()); err != nil {
 			return err
 		}
+		entries = append([]LedgerEntry{MeasurementEntry(r.m, r.startedAt, r.startPending)}, entries...)
 		r.isNew, r.savedStatus = false, r.m.Status
 	} else {
 		if err := r.tx.SetOpenSteps(r.m.OrgID, r.m.ID, r.openSteps()); err != nil {
@@ -766,37 +785,33 @@ func (r *run) save() error {
 			r.savedStatus = r.m.Status
 		}
 	}
-	if len(r.unsaved) == 0 {
-		return nil
-	}
-	actions := make([]*Action, len(r.unsaved))
-	clients := make([]string, len(r.unsaved)) // the transactionHash each client sent
+	actions := make([]Action, len(r.unsaved))
 	var refs []AttachmentRef
 	for k, i := range r.unsaved {
-		a := &r.actions[i]
-		actions[k], clients[k] = a, a.TransactionHash
+		a := r.actions[i]
+		actions[k] = a
 		if _, st := stepByID(r.proc.Steps, a.StepID); st != nil && len(a.Data) > 0 {
 			refs = append(refs, attachmentRefs(st.Parameters, a.Data, AttachmentRef{OrgID: r.m.OrgID, MeasurementID: r.m.ID})...)
 		}
 	}
+	r.unsaved, r.entries = nil, nil
 	if len(refs) > 0 {
 		if err := r.tx.AddAttachmentRefs(refs); err != nil {
 			return err
 		}
 	}
-	r.unsaved = nil
-	return r.tx.AppendLedger(r.m.OrgID, actions, func(k int, seq int64, prev string) {
-		a := actions[k]
-		a.Seq, a.PrevHash = seq, prev
-		a.LedgerHash = LedgerHash(prev, *a, clients[k])
-		a.TransactionHash = clients[k]
-		if a.TransactionHash == "" {
-			a.TransactionHash = a.LedgerHash
+	if len(actions) > 0 {
+		if err := r.tx.InsertActions(actions); err != nil {
+			return err
 		}
-	})
+	}
+	if len(entries) == 0 {
+		return nil
+	}
+	return r.tx.AppendLedger(entries)
 }
 
-// action returns the run's copy of an action (with its ledger link once saved).
+// action returns the run's copy of an action (with its ledger hashes once recorded).
 func (r *run) action(id string) Action {
 	for _, a := range r.actions {
 		if a.ID == id {
@@ -1071,6 +1086,7 @@ func (s *Service) Reprove(ctx context.Context, p *Principal, actionID, observati
 		if err := r.record(&a, txHash, res); err != nil {
 			return err
 		}
+		r.entries = append(r.entries, MarkEntry(LeafReproved, p.OrgID, r.m.ID, []string{target.ID}, a.ID, r.now))
 		return r.save()
 	})
 	if err != nil {

@@ -121,7 +121,8 @@ func (s *Service) createOccurrence(ctx context.Context, proc Process, at time.Ti
 			return err
 		}
 		if pending {
-			r.m.State, _ = engine.Start(r.def, at, true)
+			r.startedAt, r.startPending = At(at), true
+			r.m.State, _ = engine.Start(r.def, r.startedAt.Time, true)
 			r.m.Status = engine.Status(r.def, r.m.State)
 		}
 		ok, err := tx.ClaimOccurrence(proc.OrgID, proc.ID, At(at), r.m.ID)
@@ -165,7 +166,10 @@ func (s *Service) openDuePending(ctx context.Context, now Time) error {
 			if err := tx.SetOpenSteps(m.OrgID, m.ID, openSteps(m, proc.Steps, def)); err != nil { // its seats wait on people now
 				return err
 			}
-			return tx.UpdateMeasurement(m, old)
+			if err := tx.UpdateMeasurement(m, old); err != nil {
+				return err
+			}
+			return tx.AppendLedger([]LedgerEntry{MarkEntry(LeafOpened, m.OrgID, m.ID, nil, "", now)})
 		})
 		if err != nil {
 			return err

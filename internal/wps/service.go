@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -24,6 +25,8 @@ type Service struct {
 	hasher       *hasher
 	byAccount    *throttle // failed sign-ins per email
 	byAddress    *throttle // failed sign-ins per client address
+	lkey         atomic.Pointer[ledgerSigner] // the ledger's signing key, once loaded (ledgerKey)
+	lkeyMu       sync.Mutex
 }
 
 // keyCache remembers resolved API keys briefly: authentication would

@@ -1,6 +1,10 @@
 package wps
 
-import "context"
+import (
+	"context"
+
+	"golang.org/x/mod/sumdb/tlog"
+)
 
 // Store persists the domain. Every change runs inside Write, every
 // consistent read inside Read; fn sees one transaction and may run more than
@@ -130,7 +134,7 @@ type Tx interface {
 	// GetMeasurement locks the row in a write transaction.
 	GetMeasurement(orgID, id string) (Measurement, error)
 	// ReadMeasurement reads a measurement with its process version and its
-	// actions (in ledger order), in one statement unless its actions are
+	// actions (in order), in one statement unless its actions are
 	// not all there (ActionCount). In a write transaction it locks the
 	// measurement, as GetMeasurement does, and the actions are the ones the
 	// lock's previous holder committed.
@@ -150,21 +154,52 @@ type Tx interface {
 
 	GetAction(orgID, id string) (Action, error)
 	ListActions(orgID, measurementID string) ([]Action, error)
-	// ListLedger pages an org's actions in ledger order, after seq.
-	ListLedger(orgID string, afterSeq int64, limit int) ([]Action, error)
+	// InsertActions writes new actions; the store numbers them (Seq) in
+	// the order of each measurement's actions.
+	InsertActions(actions []Action) error
 	MarkSuperseded(orgID, measurementID string, stepIDs []string) error
 	MarkReproved(orgID, actionID string) error
-	// LedgerHead returns the org's last ledger link (locked in a write
-	// transaction).
-	LedgerHead(orgID string) (seq int64, hash string, err error)
-	// AppendLedger writes actions as the next links of the org's ledger:
-	// link is called for each (by index, in order) with its seq and the
-	// previous link's hash, and must set the action's seq and hashes as
-	// LedgerHash does, with the action's TransactionHash until then as the
-	// client's ("" for none): a store may link them in the database. It may
-	// be called again for all of them if the head moved meanwhile, and only
-	// at commit. The head stays locked until commit, so call it last.
-	AppendLedger(orgID string, actions []*Action, link func(i int, seq int64, prev string)) error
+
+	// AppendLedger queues ledger entries, in order, to be integrated into
+	// their orgs' logs; it locks nothing that another write waits for.
+	AppendLedger(entries []LedgerEntry) error
+	// LedgerBacklog lists the orgs with entries waiting to be integrated
+	// or a tree larger than its last checkpoint.
+	LedgerBacklog() ([]string, error)
+	// LockLedgerLog reads and locks an org's log state (made on first
+	// use) for its integrator; false when another transaction holds it.
+	LockLedgerLog(orgID string) (LedgerLog, bool, error)
+	// GetLedgerLog reads an org's log state (zero before its first leaf).
+	GetLedgerLog(orgID string) (LedgerLog, error)
+	SaveLedgerLog(l LedgerLog) error
+	// PendingLedger lists up to limit of an org's queued entries, in order.
+	PendingLedger(orgID string, limit int) ([]LedgerEntry, error)
+	// IntegrateLedger makes queued entries leaves (e.Index set) and adds
+	// the tree's stored hashes from index from on.
+	IntegrateLedger(orgID string, leaves []LedgerEntry, from int64, hashes []tlog.Hash) error
+	// ReadLedgerHashes reads stored hashes of an org's tree by index
+	// (tlog.StoredHashIndex); CodeNotFound if one is missing.
+	ReadLedgerHashes(orgID string, indexes []int64) ([]tlog.Hash, error)
+	// ListLedgerHashes pages the stored hashes from index from on.
+	ListLedgerHashes(orgID string, from int64, limit int) ([]tlog.Hash, error)
+	// ListLedgerLeaves pages an org's leaves from index from on, each
+	// with its action's row when it is an action (nil when missing).
+	ListLedgerLeaves(orgID string, from int64, limit int) ([]LedgerLeaf, error)
+	// GetLedgerEntry finds an entry by id, integrated or queued.
+	GetLedgerEntry(orgID, id string) (LedgerEntry, error)
+	// MeasurementLedger lists a measurement's entries in log order: its
+	// leaves, then its queued entries.
+	MeasurementLedger(orgID, measurementID string) ([]LedgerEntry, error)
+	// ListPendingLedger pages an org's queued entries after seq, each with
+	// its action's row as ListLedgerLeaves.
+	ListPendingLedger(orgID string, afterSeq int64, limit int) ([]LedgerLeaf, error)
+	// ListMeasurementIDs pages an org's measurement ids after after.
+	ListMeasurementIDs(orgID, after string, limit int) ([]string, error)
+	// GetLedgerKey reads the installation's signing key (CodeNotFound
+	// before it is made); CreateLedgerKey stores it once (CodeConflict
+	// after).
+	GetLedgerKey() (LedgerKey, error)
+	CreateLedgerKey(k LedgerKey) error
 
 	// ClaimUniqueValue records that a measurement holds a unique parameter's
 	// value (replacing what it held); a conflict means another measurement of

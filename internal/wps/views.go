@@ -113,6 +113,7 @@ type MeasurementActionView struct {
 	CounterpartsPoliciesRoles []Counterpart `json:"counterpartsPoliciesRoles"`
 	PolicyName                string        `json:"policyName"`
 	LedgerHash                string        `json:"ledgerHash"`
+	LeafHash                  string        `json:"leafHash" doc:"The action's leaf hash in the org's ledger (base64): GET /v1/actions/{id}/proof proves it"`
 	Reproved                  bool          `json:"reproved"`
 	Superseded                bool          `json:"superseded"`
 	ReprovesActionID          string        `json:"reprovesActionId,omitempty"`
@@ -260,6 +261,7 @@ type ActionView struct {
 	StepID           string             `json:"stepId"`
 	PolicyName       string             `json:"policyName"`
 	LedgerHash       string             `json:"ledgerHash"`
+	LeafHash         string             `json:"leafHash" doc:"The action's leaf hash in the org's ledger (base64): GET /v1/actions/{id}/proof proves it"`
 	ReprovesActionID string             `json:"reprovesActionId,omitempty"`
 	CreatedAt        Time               `json:"createdAt"`
 	Step             StepView           `json:"step"`
@@ -442,7 +444,7 @@ func (r *run) actionViews() []MeasurementActionView {
 		v := MeasurementActionView{ID: a.ID, StepID: a.StepID, ActionID: a.ID, MeasurementID: a.MeasurementID, TokenID: a.TokenID,
 			CreatedAt: a.CreatedAt, UpdatedAt: a.CreatedAt, Username: a.Username, UserID: a.UserID, Role: a.Role, UserRoles: a.UserRoles,
 			Observation: a.Observation, TransactionHash: a.TransactionHash, UserAddress: a.UserID, Type: a.Type, Data: []DataView{},
-			CounterpartsPoliciesRoles: r.counterparts(st), PolicyName: a.PolicyName, LedgerHash: a.LedgerHash,
+			CounterpartsPoliciesRoles: r.counterparts(st), PolicyName: a.PolicyName, LedgerHash: a.LedgerHash, LeafHash: a.LeafHash,
 			Reproved: a.Reproved, Superseded: a.Superseded, ReprovesActionID: a.ReprovesActionID}
 		v.Data = dataViews(a, st, r.hidden())
 		out = append(out, v)
@@ -576,7 +578,7 @@ func (r *run) actionView(a Action, reproved *Action) ActionView {
 	_, st := stepByID(r.proc.Steps, a.StepID)
 	v := ActionView{ID: a.ID, TokenID: a.TokenID, Type: a.Type, UserAddress: a.UserID, Username: a.Username, UserID: a.UserID,
 		TransactionHash: a.TransactionHash, Observation: a.Observation, MeasurementID: a.MeasurementID, StepID: a.StepID,
-		PolicyName: a.PolicyName, LedgerHash: a.LedgerHash, ReprovesActionID: a.ReprovesActionID, CreatedAt: a.CreatedAt,
+		PolicyName: a.PolicyName, LedgerHash: a.LedgerHash, LeafHash: a.LeafHash, ReprovesActionID: a.ReprovesActionID, CreatedAt: a.CreatedAt,
 		Step: r.stepView(*st, true), Measurement: r.summary(), Data: []DataView{}, CurrentStep: r.currentStep()}
 	shown := a
 	if reproved != nil {
