@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -82,7 +83,7 @@ func TestConcurrentActionsOnOneMeasurement(t *testing.T) {
 		if n := env.RawInt(`SELECT count(*) FROM actions WHERE measurement_id = ?`, id); n != policies {
 			t.Fatalf("%d actions stored", n)
 		}
-		if rep := env.Call(get, "/v1/ledger/verify", env.AdminKey, nil, 200).JSON(); rep["ok"] != true || rep["checked"] != float64(policies) {
+		if rep := env.Call(get, "/v1/ledger/verify", env.AdminKey, nil, 200).JSON(); rep["ok"] != true || rep["actions"] != float64(policies) {
 			t.Fatalf("ledger: %v", rep)
 		}
 	})
@@ -127,15 +128,14 @@ func TestConcurrentMeasurementNames(t *testing.T) {
 				t.Fatalf("names: %v", names)
 			}
 		}
-		if rep := env.Call(get, "/v1/ledger/verify", env.AdminKey, nil, 200).JSON(); rep["ok"] != true || rep["checked"] != float64(n) {
+		if rep := env.Call(get, "/v1/ledger/verify", env.AdminKey, nil, 200).JSON(); rep["ok"] != true || rep["actions"] != float64(n) {
 			t.Fatalf("ledger: %v", rep)
 		}
 	})
 }
 
-// A write that moved the ledger head and then failed leaves nothing behind:
-// the writes after it link to the head before it, whatever this process
-// remembered of the failed one.
+// A write that queued ledger entries and then failed leaves nothing
+// behind: neither its action nor its entries.
 func TestLedgerAfterAFailedWrite(t *testing.T) {
 	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
 		env := tu.NewEnv(t, engine)
@@ -146,11 +146,13 @@ func TestLedgerAfterAFailedWrite(t *testing.T) {
 		m := create()
 		boom := errors.New("boom")
 		err := env.DB.Write(context.Background(), func(tx wps.Tx) error {
-			a := &wps.Action{ID: wps.NewID(), OrgID: env.OrgID, MeasurementID: m["id"].(string), StepID: "x", Type: "WRITE_DATA",
+			a := wps.Action{ID: wps.NewID(), OrgID: env.OrgID, MeasurementID: m["id"].(string), StepID: "x", Type: "WRITE_DATA",
 				UserID: "u", Username: "u", CreatedAt: wps.At(env.Clock.Now())}
-			if err := tx.AppendLedger(env.OrgID, []*wps.Action{a}, func(_ int, seq int64, prev string) {
-				a.Seq, a.PrevHash, a.LedgerHash, a.TransactionHash = seq, prev, "h", "h"
-			}); err != nil {
+			if err := tx.InsertActions([]wps.Action{a}); err != nil {
+				return err
+			}
+			if _, err := wps.AppendLeaf(tx, wps.Leaf{Kind: wps.LeafDocument, OrgID: env.OrgID, MeasurementID: a.MeasurementID,
+				SubjectID: "d", SHA256: strings.Repeat("ab", 32), At: a.CreatedAt}); err != nil {
 				return err
 			}
 			return boom
@@ -159,7 +161,8 @@ func TestLedgerAfterAFailedWrite(t *testing.T) {
 			t.Fatalf("write: %v", err)
 		}
 		create()
-		if rep := env.Call(get, "/v1/ledger/verify", env.AdminKey, nil, 200).JSON(); rep["ok"] != true || rep["checked"] != float64(2) {
+		integrate(t, env)
+		if rep := env.Call(get, "/v1/ledger/verify", env.AdminKey, nil, 200).JSON(); rep["ok"] != true || rep["actions"] != float64(2) || rep["checked"] != float64(4) {
 			t.Fatalf("ledger: %v", rep)
 		}
 	})
@@ -195,11 +198,7 @@ func TestActionAfterWaitingForTheMeasurement(t *testing.T) {
 				}
 				a := actions[0]
 				a.ID, a.Data, a.CreatedAt, a.TransactionHash = wps.NewID(), map[string]any{paramA: 5.0}, wps.At(env.Clock.Now()), ""
-				if err := tx.AppendLedger(env.OrgID, []*wps.Action{&a}, func(_ int, seq int64, prev string) {
-					a.Seq, a.PrevHash = seq, prev
-					a.LedgerHash = wps.LedgerHash(prev, a, "")
-					a.TransactionHash = a.LedgerHash
-				}); err != nil {
+				if err := tx.InsertActions([]wps.Action{a}); err != nil {
 					return err
 				}
 				m.ActionCount++
@@ -301,7 +300,7 @@ func TestCreatesAndChangesTogether(t *testing.T) {
 		if r := env.DB.Retries(); r != 0 {
 			t.Errorf("%d writes were retried (deadlocks)", r)
 		}
-		if rep := env.Call(get, "/v1/ledger/verify", env.AdminKey, nil, 200).JSON(); rep["ok"] != true || rep["checked"] != float64(2*n) {
+		if rep := env.Call(get, "/v1/ledger/verify", env.AdminKey, nil, 200).JSON(); rep["ok"] != true || rep["actions"] != float64(2*n) {
 			t.Fatalf("ledger: %v", rep)
 		}
 	})

@@ -341,15 +341,22 @@ func checkLists(t *testing.T, s *service, approved, open string) {
 
 func checkLedger(t *testing.T, s *service, id string) {
 	t.Helper()
+	integrate(t, s.env)
 	rep := s.env.Call(get, "/v1/ledger/verify", s.env.AdminKey, nil, 200).JSON()
-	if rep["ok"] != true || rep["checked"] != 9.0 {
+	if rep["ok"] != true || rep["actions"] != 9.0 || rep["measurements"] != 2.0 {
 		t.Fatalf("ledger: %v", rep)
 	}
-	// Edit one action in the database: the chain breaks there.
-	s.env.RawExec(`UPDATE actions SET observation = 'rewritten' WHERE seq = 5`)
+	// Edit one action in the database: the verification names it.
+	var rejection string
+	for _, a := range s.env.Call(get, "/v1/measurements/"+id, s.env.AdminKey, nil, 200).JSON()["process"].(map[string]any)["actions"].([]any) {
+		if a := a.(map[string]any); a["type"] == "REJECTION" && rejection == "" {
+			rejection = a["id"].(string)
+		}
+	}
+	s.env.RawExec(`UPDATE actions SET observation = 'rewritten' WHERE id = ?`, rejection)
 	rep = s.env.Call(get, "/v1/ledger/verify", s.env.AdminKey, nil, 200).JSON()
 	broken, _ := rep["broken"].(map[string]any)
-	if rep["ok"] != false || broken["seq"] != 5.0 {
+	if rep["ok"] != false || broken["actionId"] != rejection {
 		t.Fatalf("edited row not detected: %v", rep)
 	}
 	tu.Problem(t, s.env.Do(tu.Request{Method: get, Path: "/v1/ledger/verify", Key: s.ian}), 403, "")

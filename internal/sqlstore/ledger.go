@@ -121,8 +121,11 @@ func (t *tx) LockLedgerLog(orgID string) (wps.LedgerLog, bool, error) {
 		if err == nil {
 			return l, true, nil
 		}
-		if err != sql.ErrNoRows || try == 1 {
-			return l, false, t.err(err, "", "") // no row after the insert: another holds it
+		if err != sql.ErrNoRows {
+			return l, false, t.err(err, "", "")
+		}
+		if try == 1 {
+			return l, false, nil // no row after the insert: another holds it
 		}
 		if _, err := t.exec(`INSERT INTO ledger_logs (`+logCols+`) VALUES (?, 0, ?, 0, '', 0) ON CONFLICT (org_id) DO NOTHING`,
 			orgID, tlog.Hash{}.String()); err != nil {

@@ -26,7 +26,9 @@ import (
 // which new actions and entries take their numbers, after every number
 // used.
 func (db *DB) backfillLedger(ctx context.Context, tx *sql.Tx) error {
-	q := func(query string, args ...any) (*sql.Rows, error) { return tx.QueryContext(ctx, db.rebind(query), args...) }
+	q := func(query string, args ...any) (*sql.Rows, error) {
+		return tx.QueryContext(ctx, db.rebind(query), args...)
+	}
 	orgs, err := q(`SELECT DISTINCT org_id FROM measurements ORDER BY org_id`)
 	if err != nil {
 		return err

@@ -226,7 +226,7 @@ type run struct {
 	proc    Process // the measurement's version
 	def     engine.Def
 	actions []Action
-	unsaved []int // indexes in actions of the ones save must write
+	unsaved []int         // indexes in actions of the ones save must write
 	entries []LedgerEntry // the ledger entries of its changes, in order, written by save
 	isNew   bool          // the measurement is not written yet
 	// startedAt and startPending are what the engine started a new

@@ -23,8 +23,8 @@ type Service struct {
 	keys         keyCache
 	sessions     SessionConfig
 	hasher       *hasher
-	byAccount    *throttle // failed sign-ins per email
-	byAddress    *throttle // failed sign-ins per client address
+	byAccount    *throttle                    // failed sign-ins per email
+	byAddress    *throttle                    // failed sign-ins per client address
 	lkey         atomic.Pointer[ledgerSigner] // the ledger's signing key, once loaded (ledgerKey)
 	lkeyMu       sync.Mutex
 }
