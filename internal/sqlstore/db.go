@@ -221,9 +221,62 @@ func (db *DB) Ping(ctx context.Context) error {
 
 // Migrate applies the pending migrations of the DB's engine, each in a transaction.
 func (db *DB) Migrate(ctx context.Context) error {
-	dir, err := fs.Sub(migrations, "migrations")
+	p, err := db.migrations()
 	if err != nil {
 		return err
+	}
+	res, err := p.Up(ctx)
+	if err != nil {
+		return fmt.Errorf("migrations: %w", err)
+	}
+	for _, r := range res {
+		db.log.Info("migration applied", "version", r.Source.Version, "path", r.Source.Path)
+	}
+	return nil
+}
+
+// MigrateTo applies or reverts the migrations of the database that rawURL
+// names until it is at version, on a connection of its own: for tests of
+// upgrades, which take a database back to what an older release left (a
+// Go migration's revert does nothing).
+func MigrateTo(ctx context.Context, rawURL string, version int64) error {
+	engine, dsn := ParseURL(rawURL)
+	db := &DB{engine: engine, log: slog.New(slog.DiscardHandler)}
+	var err error
+	if engine == SQLite {
+		err = db.openSQLite(dsn, Options{Synchronous: "FULL", ReadConns: 1})
+	} else {
+		err = db.openPostgres(dsn, Options{MaxConns: 1})
+	}
+	if err != nil {
+		return err
+	}
+	defer db.closeConns()
+	p, err := db.migrations()
+	if err != nil {
+		return err
+	}
+	current, err := p.GetDBVersion(ctx)
+	if err != nil {
+		return fmt.Errorf("migrations: %w", err)
+	}
+	if version < current {
+		_, err = p.DownTo(ctx, version)
+	} else {
+		_, err = p.UpTo(ctx, version)
+	}
+	if err != nil {
+		return fmt.Errorf("migrations: %w", err)
+	}
+	return nil
+}
+
+// migrations is the goose provider of the DB's engine, with the Go
+// migrations: those that write rows only the domain can work out.
+func (db *DB) migrations() (*goose.Provider, error) {
+	dir, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return nil, err
 	}
 	dialect := goose.DialectSQLite3
 	if db.engine == Postgres {
@@ -234,16 +287,9 @@ func (db *DB) Migrate(ctx context.Context) error {
 		goose.NewGoMigration(23, &goose.GoFunc{RunTx: db.backfillLedger}, nil),
 	))
 	if err != nil {
-		return fmt.Errorf("migrations: %w", err)
+		return nil, fmt.Errorf("migrations: %w", err)
 	}
-	res, err := p.Up(ctx)
-	if err != nil {
-		return fmt.Errorf("migrations: %w", err)
-	}
-	for _, r := range res {
-		db.log.Info("migration applied", "version", r.Source.Version, "path", r.Source.Path)
-	}
-	return nil
+	return p, nil
 }
 
 // Close stops the writer after the queued writes and closes the connections.

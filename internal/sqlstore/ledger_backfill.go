@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"encoding/hex"
 	"fmt"
 	"slices"
 	"time"
@@ -46,7 +47,7 @@ func (db *DB) backfillLedger(ctx context.Context, tx *sql.Tx) error {
 		}
 	}
 	if db.engine == Postgres {
-		_, err := tx.ExecContext(ctx, `CREATE SEQUENCE ledger_seq`)
+		_, err := tx.ExecContext(ctx, `CREATE SEQUENCE IF NOT EXISTS ledger_seq`)
 		if err != nil {
 			return err
 		}
@@ -127,9 +128,11 @@ func (db *DB) backfillOrg(ctx context.Context, tx *sql.Tx, org string) error {
 					return err
 				}
 			}
-			data := wps.ActionLeaf(a, wps.LeafChainedAction)
 			e := wps.LedgerEntry{OrgID: org, ID: a.ID, Kind: wps.LeafChainedAction, MeasurementID: a.MeasurementID, CreatedAt: a.CreatedAt}
-			e.LeafHash = tlog.RecordHash(data)
+			e.LeafHash = tlog.RecordHash(wps.ActionLeaf(a, e.Kind))
+			if h := tlog.RecordHash(wps.ActionLeaf(a, wps.LeafAction)); a.PrevHash == "" && a.LedgerHash == hex.EncodeToString(h[:]) {
+				e.Kind, e.LeafHash = wps.LeafAction, h // recorded in the log already (a database taken back to an older release)
+			}
 			if err := add(e); err != nil {
 				return err
 			}
