@@ -232,14 +232,14 @@ func TestHelpAndVersion(t *testing.T) {
 		if err := run(context.Background(), args, getenv, &out, io.Discard); err != nil {
 			t.Fatalf("%v: %v", args, err)
 		}
-		for _, cmd := range []string{"serve", "migrate", "org create", "admin key", "user deactivate", "bench", "version"} {
+		for _, cmd := range []string{"serve", "migrate", "org create", "admin key", "user deactivate", "ledger verify", "ledger monitor", "bench", "version"} {
 			if !strings.Contains(out.String(), "wps "+cmd) {
 				t.Fatalf("%v does not list %q:\n%s", args, cmd, out.String())
 			}
 		}
 	}
 	// A command's --help prints its flags; main exits 0 on flag.ErrHelp.
-	for _, args := range [][]string{{"serve", "--help"}, {"migrate", "-h"}, {"org", "create", "--help"}, {"admin", "key", "--help"}, {"user", "deactivate", "--help"}, {"bench", "--help"}} {
+	for _, args := range [][]string{{"serve", "--help"}, {"migrate", "-h"}, {"org", "create", "--help"}, {"admin", "key", "--help"}, {"user", "deactivate", "--help"}, {"ledger", "verify", "--help"}, {"ledger", "monitor", "--help"}, {"bench", "--help"}} {
 		var flags bytes.Buffer
 		if err := run(context.Background(), args, getenv, io.Discard, &flags); !errors.Is(err, flag.ErrHelp) || !strings.Contains(flags.String(), "-") {
 			t.Fatalf("%v: %v\n%s", args, err, flags.String())
