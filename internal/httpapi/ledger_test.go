@@ -608,3 +608,47 @@ func TestLedgerFromTheHashChain(t *testing.T) {
 		}
 	})
 }
+
+// The scheduler's measurements replay too: those made when due, the one
+// made PENDING ahead of its occurrence (from that instant), and its
+// opening by the scheduler, an entry of its own.
+func TestLedgerReplaysScheduledMeasurements(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := tu.NewEnv(t, engine) // the clock reads 2026-01-05T09:00Z
+		env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": "Admins", "roles": []string{"ADMIN"}}, 201)
+		p := env.Call(post, "/v1/process", env.AdminKey, map[string]any{"name": "Daily round", "code": "DR", "steps": []map[string]any{
+			{"label": "Walk", "policyNames": []string{"Admins"}, "frequency": "DAILY", "frequencyDate": "2026-01-04T12:00:00Z"},
+		}}, 201).JSON()
+		if n, err := env.Service.RunRecurrences(context.Background()); err != nil || n != 2 {
+			t.Fatalf("recurrences: %d %v", n, err)
+		}
+		env.Clock.Advance(4 * time.Hour) // the PENDING one's occurrence comes
+		if _, err := env.Service.RunRecurrences(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		list := env.Call(get, "/v1/measurements?processId="+p["id"].(string), env.AdminKey, nil, 200).JSON()["data"].([]any)
+		var names []string
+		for _, m := range list {
+			names = append(names, fmt.Sprint(m.(map[string]any)["name"], ":", m.(map[string]any)["status"]))
+		}
+		if fmt.Sprint(names) != "[DR-3:PENDING DR-2:OPEN DR-1:OPEN]" { // DR-2 was PENDING, DR-3 is the next
+			t.Fatalf("measurements: %v", names)
+		}
+		id := list[1].(map[string]any)["id"].(string)
+		env.Call(post, "/v1/measurements/"+id+"/actions", env.AdminKey, map[string]any{"stepId": steps(p)[0]["id"], "type": "APPROVAL"}, 201)
+		integrate(t, env)
+		rep := verify(env)
+		if rep["ok"] != true || rep["measurements"] != float64(len(list)) {
+			t.Fatalf("verify: %v", rep)
+		}
+		var opened int
+		for _, l := range readTree(t, env).leaves {
+			if l.Kind == wps.LeafOpened {
+				opened++
+			}
+		}
+		if opened != 1 {
+			t.Fatalf("%d opened entries", opened)
+		}
+	})
+}
