@@ -70,6 +70,13 @@ type Report struct {
 	DurationSec      float64      `json:"durationSeconds"`
 	RawCommitsPerSec float64      `json:"rawCommitsPerSecond"`
 	CreateVsRaw      float64      `json:"createToRawCommitRatio"`
+	ApproveVsRaw     float64      `json:"approveToRawCommitRatio"`
+	// Lag is the time from an action's answer to its leaf index in the
+	// ledger (integration), under the create and the approve load.
+	CreateLagP50ms  float64 `json:"createIntegrationLagP50Ms"`
+	CreateLagP99ms  float64 `json:"createIntegrationLagP99Ms"`
+	ApproveLagP50ms float64 `json:"approveIntegrationLagP50Ms"`
+	ApproveLagP99ms float64 `json:"approveIntegrationLagP99Ms"`
 	PeakRSSMB        float64      `json:"serverPeakRssMb"`
 	Paths            []PathResult `json:"paths"`
 	// Ceiling is the same measurement answer served by a bare net/http
@@ -134,6 +141,7 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 
 	var created []string
 	var mu sync.Mutex
+	var createAnswers, approveAnswers answers
 	run := func(name string, fn func(c *client, rng *rand.Rand) (int, error)) PathResult {
 		logf("driving %s for %s with %d clients...", name, opt.Duration, opt.Clients)
 		done := make(chan struct{})
@@ -160,21 +168,32 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 	}
 	rep.Paths = append(rep.Paths, run("POST /v1/measurements/simplified", func(c *client, rng *rand.Rand) (int, error) {
 		id, status, err := seed.create(c, rng)
-		if err == nil {
+		if err == nil && status == 201 {
 			mu.Lock()
 			created = append(created, id)
 			mu.Unlock()
+			createAnswers.add(id)
 		}
 		return status, err
 	}))
+	if rep.CreateLagP50ms, rep.CreateLagP99ms, err = integrationLag(ctx, rep.Engine, dbURL, createAnswers.list, 1); err != nil {
+		logf("integration lag of creates: %v", err)
+	}
 	var next atomic.Int64
 	rep.Paths = append(rep.Paths, run("POST /v1/measurements/{id}/actions", func(c *client, _ *rand.Rand) (int, error) {
 		i := int(next.Add(1)) - 1
 		if i >= len(created) {
 			return 0, errExhausted
 		}
-		return seed.approve(c, created[i])
+		status, err := seed.approve(c, created[i])
+		if err == nil && status == 201 {
+			approveAnswers.add(created[i])
+		}
+		return status, err
 	}))
+	if rep.ApproveLagP50ms, rep.ApproveLagP99ms, err = integrationLag(ctx, rep.Engine, dbURL, approveAnswers.list, 2); err != nil {
+		logf("integration lag of approvals: %v", err)
+	}
 	if len(created) == 0 {
 		return nil, errors.New("no measurement was created")
 	}
@@ -201,6 +220,7 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 	}))
 	if rep.RawCommitsPerSec > 0 {
 		rep.CreateVsRaw = rep.Paths[0].RPS / rep.RawCommitsPerSec
+		rep.ApproveVsRaw = rep.Paths[1].RPS / rep.RawCommitsPerSec
 	}
 
 	if opt.Dataset > 0 {
@@ -586,7 +606,9 @@ func status(res *http.Response) int {
 func (r *Report) Table(w io.Writer) {
 	fmt.Fprintf(w, "engine %s, %d clients, %.0fs per path\n", r.Engine, r.Clients, r.DurationSec)
 	fmt.Fprintf(w, "raw commit rate (one-row insert transactions): %.0f/s\n", r.RawCommitsPerSec)
-	fmt.Fprintf(w, "create-measurement rate / raw commit rate: %.2f\n", r.CreateVsRaw)
+	fmt.Fprintf(w, "create-measurement rate / raw commit rate: %.2f; approve: %.2f\n", r.CreateVsRaw, r.ApproveVsRaw)
+	fmt.Fprintf(w, "ledger integration lag after the answer: creates p50 %.0f ms, p99 %.0f ms; approvals p50 %.0f ms, p99 %.0f ms\n",
+		r.CreateLagP50ms, r.CreateLagP99ms, r.ApproveLagP50ms, r.ApproveLagP99ms)
 	fmt.Fprintf(w, "server peak RSS: %.1f MB\n\n", r.PeakRSSMB)
 	fmt.Fprintf(w, "%-52s %9s %7s %9s %8s %8s %8s %10s %10s %10s\n", "path", "requests", "errors", "req/s", "p50 ms", "p95 ms", "p99 ms", "cpu µs/req", "client µs", "db µs")
 	for _, p := range r.Paths {

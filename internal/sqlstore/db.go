@@ -78,7 +78,7 @@ type DB struct {
 	rebinds  sync.Map // query text → PostgreSQL form
 	steps    stepsCache
 	versions versionCache
-	stripes  [16]stripe   // PostgreSQL: queues for orgs' contended rows (tx.hot)
+	stripes  [16]stripe   // PostgreSQL: queues for processes' contended rows (tx.hot)
 	retries  atomic.Int64 // PostgreSQL: writes run again (Retries)
 }
 
@@ -387,7 +387,7 @@ func (db *DB) Retries() int64 { return db.retries.Load() }
 
 // writeOnce runs fn in a transaction on a connection of the pool. The
 // transaction's last statements are sent with its COMMIT, in one round trip
-// (tx.send): the rows every writer of an org contends for are locked by
+// (tx.send): the rows every writer of a process contends for are locked by
 // those statements, so they are held inside PostgreSQL only, for the
 // statements and the flush, never across a round trip to this process.
 func (db *DB) writeOnce(ctx context.Context, fn func(wps.Tx) error) error {
@@ -415,16 +415,16 @@ func (db *DB) writeOnce(ctx context.Context, fn func(wps.Tx) error) error {
 	return nil
 }
 
-// stripe queues the PostgreSQL write transactions of this process whose
-// orgs hash to it, for the rows that every writer of an org contends for
-// (a process's measurement sequence, the status counters, the ledger head).
-// A transaction takes both before its first write to those rows (hot):
+// stripe queues the PostgreSQL write transactions of this server whose
+// process (of the domain: a workflow) hashes to it, for the rows that every
+// writer of a process contends for (its measurement sequence, its status
+// counters). A transaction takes both before its first write to those
+// rows (hot):
 //   - sent, one of two places, kept until the transaction ends: one
 //     transaction runs inside PostgreSQL, and the statements of the other
 //     wait there for its locks and run as soon as it commits. Every other
 //     waits here: with more waiters on a row, each commit wakes them, and
-//     PostgreSQL's lock manager costs more CPU than the work (1.7 to 2.2 ms
-//     per create against 1.2 to 1.6 with two).
+//     PostgreSQL's lock manager costs more CPU than the work.
 //   - turn, kept until its COMMIT is sent (tx.send).
 //
 // Every contended row is locked after both, so a transaction waiting for
@@ -432,19 +432,20 @@ func (db *DB) writeOnce(ctx context.Context, fn func(wps.Tx) error) error {
 // other row after (the scheduler opens each measurement in a write of its
 // own), as a writer waiting for them may hold it. So no wait that
 // PostgreSQL cannot see closes a cycle. A transaction takes at most one
-// stripe.
+// stripe (a second process's rows are locked without one).
 type stripe struct {
 	turn chan struct{}
 	sent chan struct{}
 }
 
-// hot takes the turn of the org's stripe (see stripe), once per transaction.
-func (t *tx) hot(orgID string) error {
+// hot takes the turn of the process's stripe (see stripe), once per
+// transaction.
+func (t *tx) hot(processID string) error {
 	if t.db.engine != Postgres || !t.write || t.stripe != nil {
 		return nil
 	}
 	h := fnv.New32a()
-	_, _ = h.Write([]byte(orgID))
+	_, _ = h.Write([]byte(processID))
 	s := &t.db.stripes[h.Sum32()%uint32(len(t.db.stripes))]
 	select {
 	case s.sent <- struct{}{}:
@@ -731,7 +732,7 @@ type tx struct {
 	conn     *sql.Conn // PostgreSQL write: the connection q is, for pipelines (send)
 	ctx      context.Context
 	write    bool
-	stripe   *stripe              // PostgreSQL: the stripe of the org whose contended rows it writes (hot)
+	stripe   *stripe              // PostgreSQL: the stripe of the process whose contended rows it writes (hot)
 	turn     bool                 // it holds the stripe's turn
 	begun    bool                 // PostgreSQL write: BEGIN was sent (begin)
 	versions []versionSteps       // versions read, kept once committed
@@ -775,8 +776,8 @@ func (t *tx) later(query string, args ...any) error {
 // The later writes made before it go in a statement of their own before
 // it, never as its WITH queries: PostgreSQL runs those after the main
 // query, and every transaction must lock the rows writers contend for in
-// one order (a status counter before the ledger head), or two of them in
-// PostgreSQL at once deadlock.
+// one order (a process's sequence, then its status counters in status
+// order), or two of them in PostgreSQL at once deadlock.
 func (t *tx) deferTop(query string, args []any, dup string, read func(pgx.Rows) error) {
 	t.pending = append(t.pending, laterWrite{query: query, args: args, top: true, read: read, dup: dup})
 }

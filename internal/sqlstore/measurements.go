@@ -42,7 +42,7 @@ func measurementFields(m *wps.Measurement) ([]any, func()) {
 // flush: concurrent creations of a process queue on that row. The number
 // and the name are set when it has run.
 func (t *tx) CreateMeasurement(m *wps.Measurement, namePrefix string, open []wps.OpenStep) error {
-	if err := t.hot(m.OrgID); err != nil {
+	if err := t.hot(m.ProcessID); err != nil {
 		return err
 	}
 	if t.db.engine == Postgres {
@@ -254,7 +254,7 @@ func (t *tx) UpdateMeasurement(m wps.Measurement, oldStatus string) error {
 	if err := affected(res, err, "measurement"); err != nil || m.Status == oldStatus {
 		return t.err(err, "measurement", "")
 	}
-	if err := t.hot(m.OrgID); err != nil {
+	if err := t.hot(m.ProcessID); err != nil {
 		return err
 	}
 	// The two counters in status order: two changes of opposite direction

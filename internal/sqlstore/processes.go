@@ -270,7 +270,7 @@ func (t *tx) ListProcesses(orgID string, pg wps.Page, search string) ([]wps.Proc
 }
 
 func (t *tx) UpdateProcess(p wps.Process) error {
-	if err := t.hot(p.OrgID); err != nil {
+	if err := t.hot(p.ID); err != nil {
 		return err
 	}
 	res, err := t.exec(`UPDATE processes SET code = ?, name = ?, label = ?, icon_name = ?, version = ?, recurrence = ?, updated_at = ?
@@ -280,7 +280,7 @@ func (t *tx) UpdateProcess(p wps.Process) error {
 }
 
 func (t *tx) SoftDeleteProcess(orgID, id string, at wps.Time) error {
-	if err := t.hot(orgID); err != nil {
+	if err := t.hot(id); err != nil {
 		return err
 	}
 	res, err := t.exec(`UPDATE processes SET deleted_at = ? WHERE org_id = ? AND id = ? AND deleted_at IS NULL`, at.Millis(), orgID, id)
