@@ -65,20 +65,20 @@ type PathResult struct {
 
 // Report is a whole run.
 type Report struct {
-	Engine           string       `json:"engine"`
-	Clients          int          `json:"clients"`
-	DurationSec      float64      `json:"durationSeconds"`
-	RawCommitsPerSec float64      `json:"rawCommitsPerSecond"`
-	CreateVsRaw      float64      `json:"createToRawCommitRatio"`
-	ApproveVsRaw     float64      `json:"approveToRawCommitRatio"`
+	Engine           string  `json:"engine"`
+	Clients          int     `json:"clients"`
+	DurationSec      float64 `json:"durationSeconds"`
+	RawCommitsPerSec float64 `json:"rawCommitsPerSecond"`
+	CreateVsRaw      float64 `json:"createToRawCommitRatio"`
+	ApproveVsRaw     float64 `json:"approveToRawCommitRatio"`
 	// Lag is the time from an action's answer to its leaf index in the
 	// ledger (integration), under the create and the approve load.
-	CreateLagP50ms  float64 `json:"createIntegrationLagP50Ms"`
-	CreateLagP99ms  float64 `json:"createIntegrationLagP99Ms"`
-	ApproveLagP50ms float64 `json:"approveIntegrationLagP50Ms"`
-	ApproveLagP99ms float64 `json:"approveIntegrationLagP99Ms"`
-	PeakRSSMB        float64      `json:"serverPeakRssMb"`
-	Paths            []PathResult `json:"paths"`
+	CreateLagP50ms  float64      `json:"createIntegrationLagP50Ms"`
+	CreateLagP99ms  float64      `json:"createIntegrationLagP99Ms"`
+	ApproveLagP50ms float64      `json:"approveIntegrationLagP50Ms"`
+	ApproveLagP99ms float64      `json:"approveIntegrationLagP99Ms"`
+	PeakRSSMB       float64      `json:"serverPeakRssMb"`
+	Paths           []PathResult `json:"paths"`
 	// Ceiling is the same measurement answer served by a bare net/http
 	// server that does no work, driven the same way: the most the machine
 	// gives a GET of that size through net/http and this load generator.
