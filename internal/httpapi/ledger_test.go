@@ -90,7 +90,7 @@ func readTree(t *testing.T, env *tu.Env) tree {
 }
 
 // rewrite stores the tree of the leaf hashes given as the org's (its
-// stored hashes and root), as someone who edits the database would, and
+// tiles and root), as someone who edits the database would, and
 // returns its root; with sign, it also signs a checkpoint of it with the
 // installation's key, taken from the database.
 func (tr tree) rewrite(t *testing.T, env *tu.Env, hashes []tlog.Hash, sign bool) tlog.Hash {
@@ -103,17 +103,22 @@ func (tr tree) rewrite(t *testing.T, env *tu.Env, hashes []tlog.Hash, sign bool)
 		}
 		return out, nil
 	})
-	env.RawExec(`DELETE FROM ledger_hashes WHERE org_id = ?`, env.OrgID)
 	for n, h := range hashes {
 		hs, err := tlog.StoredHashesForRecordHash(int64(n), h, r)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for j, x := range hs {
-			at := tlog.StoredHashIndex(0, int64(n)) + int64(j)
-			stored[at] = x
-			env.RawExec(`INSERT INTO ledger_hashes (org_id, idx, hash) VALUES (?, ?, ?)`, env.OrgID, at, x.String())
+			stored[tlog.StoredHashIndex(0, int64(n))+int64(j)] = x
 		}
+	}
+	env.RawExec(`DELETE FROM ledger_tiles WHERE org_id = ?`, env.OrgID)
+	for _, tile := range tlog.NewTiles(wps.TileHeight, 0, int64(len(hashes))) {
+		data, err := tlog.ReadTileData(tile, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		env.RawExec(`INSERT INTO ledger_tiles (org_id, level, n, width, data) VALUES (?, ?, ?, ?, ?)`, env.OrgID, tile.L, tile.N, tile.W, data)
 	}
 	size := int64(len(hashes))
 	root, err := tlog.TreeHash(size, r)
@@ -160,7 +165,7 @@ func TestLedgerDetectsTampering(t *testing.T) {
 			tr.rewrite(t, env, tr.hashes()[:len(tr.leaves)-1], true)
 		}, "is not what its entries give"},
 		{"every action and the log deleted", func(t *testing.T, env *tu.Env, m ids) {
-			for _, table := range []string{"ledger_pending", "ledger_leaves", "ledger_hashes", "ledger_logs", "actions"} {
+			for _, table := range []string{"ledger_pending", "ledger_leaves", "ledger_tiles", "ledger_logs", "actions"} {
 				env.RawExec(`DELETE FROM ` + table)
 			}
 			env.RawExec(`UPDATE measurements SET action_count = 0`)
@@ -174,6 +179,19 @@ func TestLedgerDetectsTampering(t *testing.T) {
 		{"a measurement's status and state forged", func(t *testing.T, env *tu.Env, m ids) {
 			env.RawExec(`UPDATE measurements SET status = 'APPROVED', state = (SELECT state FROM measurements WHERE id = ?) WHERE id = ?`, m.approved, m.open)
 		}, "stored status"},
+		{"a stored hash edited", func(t *testing.T, env *tu.Env, m ids) {
+			var data []byte
+			err := env.DB.Read(context.Background(), func(tx wps.Tx) error {
+				got, err := tx.ReadLedgerTiles(env.OrgID, []tlog.Tile{{H: wps.TileHeight, L: 0, N: 0, W: 1}})
+				data = got[0]
+				return err
+			})
+			if err != nil || len(data) < 64 {
+				t.Fatalf("tile: %d bytes, %v", len(data), err)
+			}
+			data[40] ^= 1
+			env.RawExec(`UPDATE ledger_tiles SET data = ? WHERE org_id = ? AND level = 0 AND n = 0`, data, env.OrgID)
+		}, "stored tiles"},
 		{"a row edited and every hash recomputed", func(t *testing.T, env *tu.Env, m ids) {
 			tr := readTree(t, env)
 			var a wps.Action

@@ -11,8 +11,8 @@ import (
 )
 
 // The ledger's tables (migration 22): the entries waiting to be integrated
-// (ledger_pending), the leaves (ledger_leaves), the tree's stored hashes
-// (ledger_hashes), each org's log state and checkpoint (ledger_logs), the
+// (ledger_pending), the leaves (ledger_leaves), the tree's hashes in tiles
+// (ledger_tiles), each org's log state and checkpoint (ledger_logs), the
 // installation's key (ledger_keys).
 
 // nextSeq is the number of the k-th (from 1) of the rows a statement
@@ -201,102 +201,101 @@ func (t *tx) PendingLedger(orgID string, limit int) ([]wps.LedgerEntry, error) {
 	return list, t.err(err, "", "")
 }
 
-// IntegrateLedger writes the leaves and the stored hashes and removes the
-// entries from the queue, a few hundred rows to a statement.
-func (t *tx) IntegrateLedger(orgID string, leaves []wps.LedgerEntry, from int64, hashes []tlog.Hash) error {
-	for i := 0; i < len(hashes); i += 1000 {
-		chunk := hashes[i:min(i+1000, len(hashes))]
-		args := make([]any, 0, 3*len(chunk))
-		for j, h := range chunk {
-			args = append(args, orgID, from+int64(i+j), h.String())
-		}
-		if _, err := t.exec(`INSERT INTO ledger_hashes (org_id, idx, hash) VALUES `+valuesN(len(chunk), `(?, ?, ?)`), args...); err != nil {
-			return t.err(err, "", "ledger hash exists")
-		}
+// IntegrateLedger writes the leaves and the tiles and removes the entries
+// from the queue, in statements whose text does not depend on how many
+// rows they write (prepared once per connection): PostgreSQL takes arrays
+// (unnest), SQLite a row per statement.
+func (t *tx) IntegrateLedger(orgID string, leaves []wps.LedgerEntry, tiles []tlog.Tile, data [][]byte) error {
+	if t.db.engine == Postgres {
+		return t.integratePG(orgID, leaves, tiles, data)
 	}
-	for i := 0; i < len(leaves); i += 500 {
-		chunk := leaves[i:min(i+500, len(leaves))]
-		args := make([]any, 0, 9*len(chunk))
-		seqs := make([]any, 0, len(chunk)+1)
-		seqs = append(seqs, orgID)
-		for _, e := range chunk {
-			args = append(args, orgID, e.Index, e.ID, e.Kind, e.MeasurementID, string(e.Payload), e.LeafHash.String(), e.CreatedAt.Millis(), e.IntegratedAt.Millis())
-			seqs = append(seqs, e.Seq)
-		}
-		if _, err := t.exec(`INSERT INTO ledger_leaves (org_id, leaf_index, id, kind, measurement_id, payload, leaf_hash, created_at, integrated_at)
-			VALUES `+valuesN(len(chunk), `(?, ?, ?, ?, ?, ?, ?, ?, ?)`), args...); err != nil {
-			return t.err(err, "", "ledger leaf exists")
-		}
-		res, err := t.exec(`DELETE FROM ledger_pending WHERE org_id = ? AND seq IN (?`+strings.Repeat(`, ?`, len(chunk)-1)+`)`, seqs...)
-		if err != nil {
+	for i, tile := range tiles {
+		if _, err := t.exec(`INSERT INTO ledger_tiles (org_id, level, n, width, data) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (org_id, level, n) DO UPDATE SET width = excluded.width, data = excluded.data`, orgID, tile.L, tile.N, tile.W, data[i]); err != nil {
 			return t.err(err, "", "")
 		}
-		if n, err := res.RowsAffected(); err != nil || n != int64(len(chunk)) {
-			return t.err(errStale, "", "") // another integrator took them: run again
+	}
+	for _, e := range leaves {
+		if _, err := t.exec(`INSERT INTO ledger_leaves (org_id, leaf_index, id, kind, measurement_id, payload, leaf_hash, created_at, integrated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, orgID, e.Index, e.ID, e.Kind, e.MeasurementID, string(e.Payload), e.LeafHash.String(),
+			e.CreatedAt.Millis(), e.IntegratedAt.Millis()); err != nil {
+			return t.err(err, "", "ledger leaf exists")
 		}
+	}
+	if len(leaves) == 0 {
+		return nil
+	}
+	// The one writer: the entries read are all those queued up to the
+	// last one's number, none other being written meanwhile.
+	_, err := t.exec(`DELETE FROM ledger_pending WHERE org_id = ? AND seq <= ?`, orgID, leaves[len(leaves)-1].Seq)
+	return t.err(err, "", "")
+}
+
+// integratePG is IntegrateLedger on PostgreSQL, three statements.
+func (t *tx) integratePG(orgID string, leaves []wps.LedgerEntry, tiles []tlog.Tile, data [][]byte) error {
+	levels, widths, ns := make([]int32, len(tiles)), make([]int32, len(tiles)), make([]int64, len(tiles))
+	for i, tile := range tiles {
+		levels[i], widths[i], ns[i] = int32(tile.L), int32(tile.W), tile.N
+	}
+	if _, err := t.exec(`INSERT INTO ledger_tiles (org_id, level, n, width, data)
+		SELECT ?, unnest(?::integer[]), unnest(?::bigint[]), unnest(?::integer[]), unnest(?::bytea[])
+		ON CONFLICT (org_id, level, n) DO UPDATE SET width = excluded.width, data = excluded.data`, orgID, levels, ns, widths, data); err != nil {
+		return t.err(err, "", "")
+	}
+	n := len(leaves)
+	index, seqs, created, integrated := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
+	ids, kinds, mids, payloads, leafHashes := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	for i, e := range leaves {
+		index[i], seqs[i], created[i], integrated[i] = e.Index, e.Seq, e.CreatedAt.Millis(), e.IntegratedAt.Millis()
+		ids[i], kinds[i], mids[i], payloads[i], leafHashes[i] = e.ID, e.Kind, e.MeasurementID, string(e.Payload), e.LeafHash.String()
+	}
+	if _, err := t.exec(`INSERT INTO ledger_leaves (org_id, leaf_index, id, kind, measurement_id, payload, leaf_hash, created_at, integrated_at)
+		SELECT ?, unnest(?::bigint[]), unnest(?::text[]), unnest(?::text[]), unnest(?::text[]), unnest(?::text[]), unnest(?::text[]),
+			unnest(?::bigint[]), unnest(?::bigint[])`, orgID, index, ids, kinds, mids, payloads, leafHashes, created, integrated); err != nil {
+		return t.err(err, "", "ledger leaf exists")
+	}
+	// Exactly the entries read: one committed since with a smaller number
+	// waits for the next pass.
+	res, err := t.exec(`DELETE FROM ledger_pending WHERE org_id = ? AND seq = ANY(?::bigint[])`, orgID, seqs)
+	if err != nil {
+		return t.err(err, "", "")
+	}
+	if n, err := res.RowsAffected(); err != nil || n != int64(len(leaves)) {
+		return t.err(errStale, "", "") // another integrator took them: run again
 	}
 	return nil
 }
 
-func (t *tx) ReadLedgerHashes(orgID string, indexes []int64) ([]tlog.Hash, error) {
-	got := make(map[int64]tlog.Hash, len(indexes))
-	for i := 0; i < len(indexes); i += 500 {
-		chunk := indexes[i:min(i+500, len(indexes))]
-		args := []any{orgID}
-		for _, x := range chunk {
-			args = append(args, x)
-		}
-		rows, err := t.query(`SELECT idx, hash FROM ledger_hashes WHERE org_id = ? AND idx IN (?`+strings.Repeat(`, ?`, len(chunk)-1)+`)`, args...)
-		if err != nil {
-			return nil, t.err(err, "", "")
-		}
-		if err := scanHashes(rows, func(idx int64, h tlog.Hash) { got[idx] = h }); err != nil {
-			return nil, t.err(err, "", "")
-		}
+// ReadLedgerTiles reads the stored data of tiles (by level and number, as
+// wide as stored; nil for a tile not stored).
+func (t *tx) ReadLedgerTiles(orgID string, tiles []tlog.Tile) ([][]byte, error) {
+	out := make([][]byte, len(tiles))
+	if len(tiles) == 0 {
+		return out, nil
 	}
-	out := make([]tlog.Hash, len(indexes))
-	for i, x := range indexes {
-		h, ok := got[x]
-		if !ok {
-			return nil, wps.NotFound("ledger hash")
-		}
-		out[i] = h
+	args := []any{orgID}
+	for _, tile := range tiles {
+		args = append(args, tile.L, tile.N)
 	}
-	return out, nil
-}
-
-// ListLedgerHashes reads the stored hashes from index from on, placed by
-// index (a missing one is the zero hash).
-func (t *tx) ListLedgerHashes(orgID string, from int64, limit int) ([]tlog.Hash, error) {
-	rows, err := t.query(`SELECT idx, hash FROM ledger_hashes WHERE org_id = ? AND idx >= ? AND idx < ? ORDER BY idx`, orgID, from, from+int64(limit))
+	rows, err := t.query(`SELECT level, n, data FROM ledger_tiles WHERE org_id = ? AND (level, n) IN (`+valuesN(len(tiles), `(?, ?)`)+`)`, args...)
 	if err != nil {
 		return nil, t.err(err, "", "")
 	}
-	var out []tlog.Hash
-	err = scanHashes(rows, func(idx int64, h tlog.Hash) {
-		for int64(len(out)) < idx-from {
-			out = append(out, tlog.Hash{})
-		}
-		out = append(out, h)
-	})
-	return out, t.err(err, "", "")
-}
-
-func scanHashes(rows *sql.Rows, each func(int64, tlog.Hash)) error {
 	defer rows.Close()
 	for rows.Next() {
-		var idx int64
-		var text string
-		if err := rows.Scan(&idx, &text); err != nil {
-			return err
+		var level int
+		var n int64
+		var data []byte
+		if err := rows.Scan(&level, &n, &data); err != nil {
+			return nil, t.err(err, "", "")
 		}
-		h, err := tlog.ParseHash(text)
-		if err != nil {
-			h = tlog.Hash{} // an edited row: the verification reports it
+		for i, tile := range tiles {
+			if tile.L == level && tile.N == n {
+				out[i] = data
+			}
 		}
-		each(idx, h)
 	}
-	return rows.Err()
+	return out, t.err(rows.Err(), "", "")
 }
 
 // withAction reads an entry's row then its action's columns (nullActionCols

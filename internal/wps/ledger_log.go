@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"fmt"
+	"slices"
 	"time"
 
 	"golang.org/x/mod/sumdb/note"
@@ -114,38 +115,59 @@ func (k *ledgerSigner) sign(orgID string, size int64, root tlog.Hash) (string, e
 	return string(msg), nil
 }
 
-// hashReader reads an org's stored hashes in a transaction, keeping what
-// it read and what the integrator adds in memory.
+// TileHeight is the height of the tiles that store an org's tree (as the
+// Go checksum database's): a tile holds 2^8 hashes of one level, and the
+// hashes between its levels are worked out from them (tlog.HashFromTile).
+const TileHeight = 8
+
+// hashReader reads an org's tree hashes from its stored tiles in a
+// transaction, and those the integrator adds from memory (known).
 type hashReader struct {
 	tx    Tx
 	orgID string
 	known map[int64]tlog.Hash
+	tiles map[[2]int64][]byte // tiles read, by level and number
 }
 
 func newHashReader(tx Tx, orgID string) *hashReader {
-	return &hashReader{tx: tx, orgID: orgID, known: map[int64]tlog.Hash{}}
+	return &hashReader{tx: tx, orgID: orgID, known: map[int64]tlog.Hash{}, tiles: map[[2]int64][]byte{}}
 }
+
+func tileKey(t tlog.Tile) [2]int64 { return [2]int64{int64(t.L), t.N} }
 
 // ReadHashes implements tlog.HashReader.
 func (r *hashReader) ReadHashes(indexes []int64) ([]tlog.Hash, error) {
-	var missing []int64
+	var need []tlog.Tile
 	for _, i := range indexes {
-		if _, ok := r.known[i]; !ok {
-			missing = append(missing, i)
+		if _, ok := r.known[i]; ok {
+			continue
+		}
+		t := tlog.TileForIndex(TileHeight, i)
+		if _, ok := r.tiles[tileKey(t)]; !ok && !slices.ContainsFunc(need, func(x tlog.Tile) bool { return tileKey(x) == tileKey(t) }) {
+			need = append(need, t)
 		}
 	}
-	if len(missing) > 0 {
-		got, err := r.tx.ReadLedgerHashes(r.orgID, missing)
+	if len(need) > 0 {
+		data, err := r.tx.ReadLedgerTiles(r.orgID, need)
 		if err != nil {
 			return nil, err
 		}
-		for j, i := range missing {
-			r.known[i] = got[j]
+		for j, t := range need {
+			r.tiles[tileKey(t)] = data[j]
 		}
 	}
 	out := make([]tlog.Hash, len(indexes))
 	for j, i := range indexes {
-		out[j] = r.known[i]
+		if h, ok := r.known[i]; ok {
+			out[j] = h
+			continue
+		}
+		t := tlog.TileForIndex(TileHeight, i)
+		h, err := tlog.HashFromTile(t, r.tiles[tileKey(t)], i)
+		if err != nil {
+			return nil, Internal(fmt.Errorf("ledger of org %s: stored hash %d: %w", r.orgID, i, err))
+		}
+		out[j] = h
 	}
 	return out, nil
 }
@@ -163,7 +185,8 @@ func (s *Service) LedgerBacklog(ctx context.Context) ([]string, error) {
 
 // IntegrateLedger is one pass of an org's integrator: it takes up to max
 // of the org's queued entries, in order, makes them the next leaves of its
-// tree log (golang.org/x/mod/sumdb/tlog's stored hashes), and signs a
+// tree log (their hashes stored in golang.org/x/mod/sumdb/tlog's tiles),
+// and signs a
 // checkpoint of the tree when the last one is older than every (or there
 // is none). One transaction; another integrator of the org (on another
 // replica) runs before or after it, never beside it: it returns 0 at once
@@ -199,10 +222,10 @@ func (s *Service) IntegrateLedger(ctx context.Context, orgID string, max int, ev
 					return Internal(fmt.Errorf("ledger of org %s: the stored hashes give root %s, the log says %s", orgID, root, log.Root))
 				}
 			}
-			var hashes []tlog.Hash
+			from := log.Size
 			for i := range pending {
 				e := &pending[i]
-				e.Index, e.IntegratedAt = log.Size+int64(i), now
+				e.Index, e.IntegratedAt = from+int64(i), now
 				hs, err := tlog.StoredHashesForRecordHash(e.Index, e.LeafHash, r)
 				if err != nil {
 					return err
@@ -211,14 +234,19 @@ func (s *Service) IntegrateLedger(ctx context.Context, orgID string, max int, ev
 				for j, h := range hs {
 					r.known[at+int64(j)] = h
 				}
-				hashes = append(hashes, hs...)
 			}
-			from := tlog.StoredHashIndex(0, log.Size)
 			log.Size += int64(len(pending))
 			if log.Root, err = tlog.TreeHash(log.Size, r); err != nil {
 				return err
 			}
-			if err := tx.IntegrateLedger(orgID, pending, from, hashes); err != nil {
+			tiles := tlog.NewTiles(TileHeight, from, log.Size)
+			data := make([][]byte, len(tiles))
+			for i, t := range tiles {
+				if data[i], err = tlog.ReadTileData(t, r); err != nil {
+					return err
+				}
+			}
+			if err := tx.IntegrateLedger(orgID, pending, tiles, data); err != nil {
 				return err
 			}
 		}

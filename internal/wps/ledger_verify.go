@@ -231,32 +231,39 @@ func (v *verifier) tree(ctx context.Context, k *ledgerSigner) error {
 }
 
 // storedHashes compares the hashes the walk computes with the stored
-// ones, which proofs are made from, reading them in order.
+// tiles, which proofs are made from: each hash of a tiled level (a
+// multiple of TileHeight) with its tile's, reading each tile once (the
+// walk goes through a level's tiles in order).
 type storedHashes struct {
 	v      *verifier
-	page   []tlog.Hash
-	from   int64 // the index of page[0]
+	tiles  map[int][]byte // the tile of each tiled level read last, by level
+	at     map[int]int64  // and its number
 	broken bool
 }
 
 func (s *storedHashes) check(ctx context.Context, at int64, hs []tlog.Hash) error {
-	for j, h := range hs {
-		i := at + int64(j)
-		if s.broken {
-			return nil
+	if s.tiles == nil {
+		s.tiles, s.at = map[int][]byte{}, map[int]int64{}
+	}
+	for level, h := range hs {
+		if s.broken || level%TileHeight != 0 {
+			continue
 		}
-		if i >= s.from+int64(len(s.page)) {
-			s.from = i
-			if err := s.v.read(ctx, func(tx Tx) (err error) {
-				s.page, err = tx.ListLedgerHashes(s.v.p.OrgID, i, 2000)
+		i := at + int64(level)
+		t := tlog.TileForIndex(TileHeight, i)
+		if data, ok := s.tiles[t.L]; !ok || s.at[t.L] != t.N {
+			if err := s.v.read(ctx, func(tx Tx) error {
+				got, err := tx.ReadLedgerTiles(s.v.p.OrgID, []tlog.Tile{t})
+				data = got[0]
 				return err
 			}); err != nil {
 				return err
 			}
+			s.tiles[t.L], s.at[t.L] = data, t.N
 		}
-		if i-s.from >= int64(len(s.page)) || s.page[i-s.from] != h {
+		if stored, err := tlog.HashFromTile(t, s.tiles[t.L], i); err != nil || stored != h {
 			s.broken = true
-			s.v.rep.breach(LedgerBreach{Reason: fmt.Sprintf("the stored hashes of the tree differ from its leaves' from stored hash %d on: proofs would not verify", i)})
+			s.v.rep.breach(LedgerBreach{Reason: fmt.Sprintf("the stored tiles of the tree differ from its leaves from stored hash %d on: proofs would not verify", i)})
 		}
 	}
 	return nil

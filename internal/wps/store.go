@@ -174,14 +174,12 @@ type Tx interface {
 	SaveLedgerLog(l LedgerLog) error
 	// PendingLedger lists up to limit of an org's queued entries, in order.
 	PendingLedger(orgID string, limit int) ([]LedgerEntry, error)
-	// IntegrateLedger makes queued entries leaves (e.Index set) and adds
-	// the tree's stored hashes from index from on.
-	IntegrateLedger(orgID string, leaves []LedgerEntry, from int64, hashes []tlog.Hash) error
-	// ReadLedgerHashes reads stored hashes of an org's tree by index
-	// (tlog.StoredHashIndex); CodeNotFound if one is missing.
-	ReadLedgerHashes(orgID string, indexes []int64) ([]tlog.Hash, error)
-	// ListLedgerHashes pages the stored hashes from index from on.
-	ListLedgerHashes(orgID string, from int64, limit int) ([]tlog.Hash, error)
+	// IntegrateLedger makes queued entries leaves (e.Index set) and stores
+	// the tree's tiles that grew (data: tlog.ReadTileData's).
+	IntegrateLedger(orgID string, leaves []LedgerEntry, tiles []tlog.Tile, data [][]byte) error
+	// ReadLedgerTiles reads stored tiles of an org's tree by level and
+	// number (as wide as stored; nil for one not stored).
+	ReadLedgerTiles(orgID string, tiles []tlog.Tile) ([][]byte, error)
 	// ListLedgerLeaves pages an org's leaves from index from on, each
 	// with its action's row when it is an action (nil when missing).
 	ListLedgerLeaves(orgID string, from int64, limit int) ([]LedgerLeaf, error)

@@ -3,10 +3,11 @@
 -- its entries in ledger_pending, in its own transaction, and locks nothing
 -- that another write waits for; the org's integrator (one at a time, it
 -- locks the org's ledger_logs row) moves them into ledger_leaves with their
--- index, adds the tree's stored hashes (golang.org/x/mod/sumdb/tlog's
--- numbering) to ledger_hashes and signs checkpoints into ledger_logs.
--- payload is a leaf's data for the entries that are not actions; an action's
--- leaf data is made from its row. Hashes are base64, as in the checkpoints.
+-- index, writes the tree's hashes in tiles (golang.org/x/mod/sumdb/tlog's,
+-- of height 8: a tile holds 256 hashes of one level, 32 bytes each) to
+-- ledger_tiles and signs checkpoints into ledger_logs. payload is a leaf's
+-- data for the entries that are not actions; an action's leaf data is made
+-- from its row. Hashes are base64, as in the checkpoints.
 CREATE TABLE ledger_pending (
     org_id         TEXT NOT NULL REFERENCES orgs (id),
     seq            BIGINT NOT NULL, -- the order of integration: a measurement's entries in the order they were written
@@ -34,11 +35,13 @@ CREATE TABLE ledger_leaves (
 CREATE UNIQUE INDEX ledger_leaves_id ON ledger_leaves (org_id, id);
 CREATE INDEX ledger_leaves_measurement ON ledger_leaves (org_id, measurement_id, leaf_index);
 
-CREATE TABLE ledger_hashes (
+CREATE TABLE ledger_tiles (
     org_id TEXT NOT NULL,
-    idx    BIGINT NOT NULL, -- tlog.StoredHashIndex
-    hash   TEXT NOT NULL,
-    PRIMARY KEY (org_id, idx)
+    level  INTEGER NOT NULL,
+    n      BIGINT NOT NULL,
+    width  INTEGER NOT NULL, -- hashes it holds so far
+    data   BYTEA NOT NULL,
+    PRIMARY KEY (org_id, level, n)
 );
 
 CREATE TABLE ledger_logs (
@@ -78,6 +81,6 @@ ALTER TABLE actions DROP COLUMN route;
 ALTER TABLE actions DROP COLUMN leaf_hash;
 DROP TABLE ledger_keys;
 DROP TABLE ledger_logs;
-DROP TABLE ledger_hashes;
+DROP TABLE ledger_tiles;
 DROP TABLE ledger_leaves;
 DROP TABLE ledger_pending;
