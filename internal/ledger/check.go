@@ -125,7 +125,7 @@ func sameAction(leaf []byte, leafHash tlog.Hash, action []byte, orgID string) (s
 	if err := json.Unmarshal(leaf, &l); err != nil {
 		return "", fmt.Errorf("proof: leaf: %w", err)
 	}
-	if l["kind"] != wps.LeafAction && l["kind"] != wps.LeafChainedAction {
+	if kind, _ := l["kind"].(string); !wps.IsActionLeaf(kind) {
 		return "", fmt.Errorf("the leaf is a %v, not an action", l["kind"])
 	}
 	var a map[string]any

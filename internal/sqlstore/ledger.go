@@ -328,7 +328,7 @@ type scanTail struct {
 
 func (s scanTail) Scan(dest ...any) error { return s.row.Scan(append(dest, s.tail...)...) }
 
-const actionJoin = ` LEFT JOIN actions a ON a.org_id = l.org_id AND a.id = l.id AND l.kind IN ('action', 'chained-action')`
+const actionJoin = ` LEFT JOIN actions a ON a.org_id = l.org_id AND a.id = l.id AND l.kind IN ('action', 'chained-action', 'creation')`
 
 func (t *tx) ListLedgerLeaves(orgID string, from int64, limit int) ([]wps.LedgerLeaf, error) {
 	rows, err := t.query(`SELECT l.leaf_index, l.integrated_at, `+prefixed("l.", entryCols)+`, `+nullActionCols+`

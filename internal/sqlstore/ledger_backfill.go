@@ -129,8 +129,8 @@ func (db *DB) backfillOrg(ctx context.Context, tx *sql.Tx, org string) error {
 				}
 			}
 			e := wps.LedgerEntry{OrgID: org, ID: a.ID, Kind: wps.LeafChainedAction, MeasurementID: a.MeasurementID, CreatedAt: a.CreatedAt}
-			e.LeafHash = tlog.RecordHash(wps.ActionLeaf(a, e.Kind))
-			if h := tlog.RecordHash(wps.ActionLeaf(a, wps.LeafAction)); a.PrevHash == "" && a.LedgerHash == hex.EncodeToString(h[:]) {
+			e.LeafHash = tlog.RecordHash(wps.ActionLeaf(a, e.Kind, nil))
+			if h := tlog.RecordHash(wps.ActionLeaf(a, wps.LeafAction, nil)); a.PrevHash == "" && a.LedgerHash == hex.EncodeToString(h[:]) {
 				e.Kind, e.LeafHash = wps.LeafAction, h // recorded in the log already (a database taken back to an older release)
 			}
 			if err := add(e); err != nil {

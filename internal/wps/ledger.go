@@ -26,6 +26,7 @@ import (
 const (
 	LeafAction        = "action"         // an action (actionLeaf)
 	LeafChainedAction = "chained-action" // an action of the hash chain that came before the log (actionLeaf with the chain's hashes)
+	LeafCreation      = "creation"       // an action recorded with its measurement's creation (actionLeaf with the measurementLeaf)
 	LeafMeasurement   = "measurement"    // a measurement created (measurementLeaf)
 	LeafOpened        = "opened"         // a PENDING measurement opened by the scheduler (markLeaf)
 	LeafSuperseded    = "superseded"     // actions superseded by a rejection or a reproval (markLeaf)
@@ -42,7 +43,8 @@ type LedgerEntry struct {
 	Kind          string
 	MeasurementID string
 	// Payload is the leaf data of an entry that is not an action; an
-	// action's is made from its row (ActionLeaf).
+	// action's is made from its row (ActionLeaf), with the creation of its
+	// measurement as Payload holds it for a LeafCreation.
 	Payload   []byte
 	LeafHash  tlog.Hash
 	CreatedAt Time
@@ -76,7 +78,12 @@ type Leaf struct {
 var leafKind = regexp.MustCompile(`^[a-z][a-z-]{0,31}$`)
 
 // reservedKinds are the entries the service itself writes.
-var reservedKinds = []string{LeafAction, LeafChainedAction, LeafMeasurement, LeafOpened, LeafSuperseded, LeafReproved}
+var reservedKinds = []string{LeafAction, LeafChainedAction, LeafCreation, LeafMeasurement, LeafOpened, LeafSuperseded, LeafReproved}
+
+// IsActionLeaf reports whether entries of kind are actions.
+func IsActionLeaf(kind string) bool {
+	return kind == LeafAction || kind == LeafChainedAction || kind == LeafCreation
+}
 
 // AppendLeaf queues a non-action entry in the org's ledger, inside tx: it
 // commits with the change that records the evidence (call it in the same
@@ -127,11 +134,14 @@ type actionLeaf struct {
 	// The hash chain's link of an action recorded before the log.
 	PrevHash   string `json:"prevHash,omitempty"`
 	LedgerHash string `json:"ledgerHash,omitempty"`
+	// The creation of its measurement, recorded with it (a measurementLeaf).
+	Measurement json.RawMessage `json:"measurement,omitempty"`
 }
 
-// ActionLeaf is the leaf data of an action as stored, of kind LeafAction
-// or LeafChainedAction.
-func ActionLeaf(a Action, kind string) []byte {
+// ActionLeaf is the leaf data of an action as stored, of kind LeafAction,
+// LeafChainedAction or LeafCreation (with creation, the measurementLeaf
+// of its measurement's creation, held in the entry's payload).
+func ActionLeaf(a Action, kind string, creation []byte) []byte {
 	roles := a.UserRoles
 	if roles == nil {
 		roles = []string{}
@@ -149,8 +159,11 @@ func ActionLeaf(a Action, kind string) []byte {
 		Type: a.Type, UserID: a.UserID, Username: a.Username, UserRoles: roles, Role: a.Role, PolicyName: a.PolicyName,
 		TokenID: a.TokenID, Observation: a.Observation, TransactionHash: clientHash(a), ReprovesActionID: a.ReprovesActionID,
 		Route: a.Route, DataHash: hex.EncodeToString(sum[:]), CreatedAt: a.CreatedAt}
-	if kind == LeafChainedAction {
+	switch kind {
+	case LeafChainedAction:
 		l.PrevHash, l.LedgerHash = a.PrevHash, a.LedgerHash
+	case LeafCreation:
+		l.Measurement = creation
 	}
 	return leafJSON(l)
 }
@@ -166,16 +179,21 @@ func clientHash(a Action) string {
 
 // sealAction sets a new action's leaf hash, its ledgerHash (the leaf hash in
 // hex) and its transactionHash (client's, else the ledgerHash), and returns
-// its entry.
-func sealAction(a *Action, client string) LedgerEntry {
+// its entry; with creation (a measurementLeaf), the action's leaf holds
+// its measurement's creation too (LeafCreation).
+func sealAction(a *Action, client string, creation []byte) LedgerEntry {
 	a.TransactionHash, a.LedgerHash, a.PrevHash = client, "", "" // clientHash(*a) is client
-	h := tlog.RecordHash(ActionLeaf(*a, LeafAction))
+	kind := LeafAction
+	if creation != nil {
+		kind = LeafCreation
+	}
+	h := tlog.RecordHash(ActionLeaf(*a, kind, creation))
 	a.LeafHash = h.String()
 	a.LedgerHash = hex.EncodeToString(h[:])
 	if client == "" {
 		a.TransactionHash = a.LedgerHash
 	}
-	return LedgerEntry{OrgID: a.OrgID, ID: a.ID, Kind: LeafAction, MeasurementID: a.MeasurementID, LeafHash: h, CreatedAt: a.CreatedAt, Index: -1}
+	return LedgerEntry{OrgID: a.OrgID, ID: a.ID, Kind: kind, MeasurementID: a.MeasurementID, Payload: creation, LeafHash: h, CreatedAt: a.CreatedAt, Index: -1}
 }
 
 // measurementLeaf records a measurement's creation: what the engine
@@ -207,9 +225,14 @@ type markLeaf struct {
 // MeasurementEntry is the entry of a measurement's creation, from which
 // the engine started it at startedAt (pending: a scheduled occurrence).
 func MeasurementEntry(m Measurement, startedAt Time, pending bool) LedgerEntry {
-	data := leafJSON(measurementLeaf{Kind: LeafMeasurement, OrgID: m.OrgID, MeasurementID: m.ID, ProcessID: m.ProcessID,
-		Version: m.Version, CreatedBy: m.CreatedBy, StartedAt: startedAt, Pending: pending, CreatedAt: m.CreatedAt})
+	data := creationJSON(m, startedAt, pending)
 	return newEntry(m.OrgID, NewID(), LeafMeasurement, m.ID, data, data, m.CreatedAt)
+}
+
+// creationJSON is a measurementLeaf.
+func creationJSON(m Measurement, startedAt Time, pending bool) []byte {
+	return leafJSON(measurementLeaf{Kind: LeafMeasurement, OrgID: m.OrgID, MeasurementID: m.ID, ProcessID: m.ProcessID,
+		Version: m.Version, CreatedBy: m.CreatedBy, StartedAt: startedAt, Pending: pending, CreatedAt: m.CreatedAt})
 }
 
 // MarkEntry is the entry of actions marked (LeafSuperseded, LeafReproved)
@@ -234,12 +257,11 @@ func leafJSON(v any) []byte {
 // leafData is the data an entry's leaf hash covers: an action's from its
 // row (nil when the row is missing), the payload of the others.
 func leafData(e LedgerEntry, a *Action) []byte {
-	switch e.Kind {
-	case LeafAction, LeafChainedAction:
+	if IsActionLeaf(e.Kind) {
 		if a == nil {
 			return nil
 		}
-		return ActionLeaf(*a, e.Kind)
+		return ActionLeaf(*a, e.Kind, e.Payload)
 	}
 	return e.Payload
 }

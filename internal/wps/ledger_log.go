@@ -394,7 +394,7 @@ func (s *Service) ActionProof(ctx context.Context, p *Principal, actionID string
 		if err != nil {
 			return err
 		}
-		if e.Kind != LeafAction && e.Kind != LeafChainedAction {
+		if !IsActionLeaf(e.Kind) {
 			return NotFound("action")
 		}
 		if !e.Integrated() {
@@ -428,7 +428,7 @@ func (s *Service) ActionProof(ctx context.Context, p *Principal, actionID string
 			return err
 		}
 		out = LeafProof{LeafIndex: e.Index, LeafHash: e.LeafHash.String(), TreeSize: size, Proof: hashStrings(proof),
-			Checkpoint: cp.Checkpoint, Leaf: base64.StdEncoding.EncodeToString(ActionLeaf(a, e.Kind))}
+			Checkpoint: cp.Checkpoint, Leaf: base64.StdEncoding.EncodeToString(ActionLeaf(a, e.Kind, e.Payload))}
 		return nil
 	})
 	return out, err

@@ -14,22 +14,22 @@ func TestActionLeafFromTheRow(t *testing.T) {
 	for _, client := range []string{"", "0xabc"} {
 		a := Action{ID: "a1", OrgID: "o1", MeasurementID: "m1", StepID: "s1", Type: "WRITE_DATA", UserID: "u1", Username: `<Ana & "Bo">`,
 			UserRoles: []string{"INSPECTOR"}, Observation: "\u2028ok", Data: map[string]any{"p": 0.1, "q": []any{"x"}}, CreatedAt: FromMillis(1_700_000_000_123)}
-		e := sealAction(&a, client)
+		e := sealAction(&a, client, nil)
 		if a.LeafHash != e.LeafHash.String() || a.LedgerHash != hex.EncodeToString(e.LeafHash[:]) || a.PrevHash != "" {
 			t.Fatalf("sealed %+v, entry %+v", a, e)
 		}
 		if want := client; want == "" && a.TransactionHash != a.LedgerHash || want != "" && a.TransactionHash != want {
 			t.Fatalf("transactionHash %q with client %q", a.TransactionHash, client)
 		}
-		if got := tlog.RecordHash(ActionLeaf(a, LeafAction)); got != e.LeafHash {
+		if got := tlog.RecordHash(ActionLeaf(a, LeafAction, nil)); got != e.LeafHash {
 			t.Fatalf("client %q: the row's leaf hashes to %s, not %s", client, got, e.LeafHash)
 		}
-		if !strings.Contains(string(ActionLeaf(a, LeafAction)), `"username":"<Ana & \"Bo\">"`) {
-			t.Fatalf("leaf: %s", ActionLeaf(a, LeafAction))
+		if !strings.Contains(string(ActionLeaf(a, LeafAction, nil)), `"username":"<Ana & \"Bo\">"`) {
+			t.Fatalf("leaf: %s", ActionLeaf(a, LeafAction, nil))
 		}
 		b := a
 		b.Data = map[string]any{"p": 0.2, "q": []any{"x"}}
-		if tlog.RecordHash(ActionLeaf(b, LeafAction)) == e.LeafHash {
+		if tlog.RecordHash(ActionLeaf(b, LeafAction, nil)) == e.LeafHash {
 			t.Fatal("the values are not covered")
 		}
 	}

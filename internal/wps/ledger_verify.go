@@ -97,7 +97,7 @@ func (v *verifier) content(e LedgerLeaf) tlog.Hash {
 			i := e.Index
 			b.LeafIndex = &i
 		}
-		if e.Kind == LeafAction || e.Kind == LeafChainedAction {
+		if IsActionLeaf(e.Kind) {
 			b.ActionID = e.ID
 		}
 		return b
@@ -116,7 +116,7 @@ func (v *verifier) content(e LedgerLeaf) tlog.Hash {
 		switch {
 		case a.LeafHash != h.String():
 			v.rep.breach(at("the action's stored leaf hash is not its content's"))
-		case e.Kind == LeafAction && (a.LedgerHash != hex.EncodeToString(h[:]) || a.PrevHash != ""):
+		case e.Kind != LeafChainedAction && (a.LedgerHash != hex.EncodeToString(h[:]) || a.PrevHash != ""):
 			v.rep.breach(at("the action's ledgerHash is not its leaf hash"))
 		case e.Kind == LeafChainedAction && LedgerHash(a.PrevHash, *a, clientHash(*a)) != a.LedgerHash:
 			v.rep.breach(at("the action's content does not match its hash in the chain it was recorded in"))
@@ -349,20 +349,27 @@ func (v *verifier) replay(tx Tx, m Measurement, proc Process, actions []Action, 
 	expect := map[string]map[string]bool{LeafSuperseded: {}, LeafReproved: {}} // as the replay works them out
 	marked := map[string]map[string]bool{LeafSuperseded: {}, LeafReproved: {}} // as the marks say
 	seen := map[string]bool{}
+	// start starts the measurement from its creation's entry.
+	start := func(e LedgerEntry) bool {
+		var ml measurementLeaf
+		if err := json.Unmarshal(e.Payload, &ml); err != nil || started || ml.ProcessID != m.ProcessID || ml.Version != m.Version ||
+			ml.MeasurementID != m.ID || ml.CreatedBy != m.CreatedBy || !ml.CreatedAt.Equal(m.CreatedAt.Time) {
+			bad("", "the measurement's creation entry does not match it")
+			return false
+		}
+		state, _ = engine.Start(r.def, ml.StartedAt.Time, ml.Pending)
+		started = true
+		return true
+	}
 	for _, e := range entries {
 		if stuck {
 			break
 		}
 		switch e.Kind {
 		case LeafMeasurement:
-			var ml measurementLeaf
-			if err := json.Unmarshal(e.Payload, &ml); err != nil || started || ml.ProcessID != m.ProcessID || ml.Version != m.Version || ml.MeasurementID != m.ID {
-				bad("", "the measurement's creation entry does not match it")
-				stuck = true
+			if stuck = !start(e); stuck {
 				continue
 			}
-			state, _ = engine.Start(r.def, ml.StartedAt.Time, ml.Pending)
-			started = true
 		case LeafOpened:
 			state.Pending = false
 		case LeafSuperseded, LeafReproved:
@@ -374,7 +381,12 @@ func (v *verifier) replay(tx Tx, m Measurement, proc Process, actions []Action, 
 			for _, id := range ml.ActionIDs {
 				marked[e.Kind][id] = true
 			}
-		case LeafAction, LeafChainedAction:
+		case LeafAction, LeafChainedAction, LeafCreation:
+			if e.Kind == LeafCreation {
+				if stuck = !start(e); stuck {
+					continue
+				}
+			}
 			a, ok := rows[e.ID]
 			if !ok {
 				bad(e.ID, "the ledger's action is not among the measurement's actions")

@@ -229,6 +229,7 @@ type run struct {
 	unsaved []int         // indexes in actions of the ones save must write
 	entries []LedgerEntry // the ledger entries of its changes, in order, written by save
 	isNew   bool          // the measurement is not written yet
+	created bool          // its creation is in an action's entry (LeafCreation)
 	// startedAt and startPending are what the engine started a new
 	// measurement from (its ledger entry says so).
 	startedAt    Time
@@ -725,7 +726,11 @@ func (r *run) record(a *Action, clientHash string, res engine.Result) error {
 	r.m.Status = engine.Status(r.def, res.State)
 	r.m.UpdatedAt = r.now
 	a.Opening = res.State.Steps[a.StepID].Opening
-	r.entries = append(r.entries, sealAction(a, clientHash)) // the leaf hash in hex stands in for a missing transactionHash
+	var creation []byte
+	if r.isNew && !r.created && !r.startPending { // the measurement's first action holds its creation: one leaf, not two
+		creation, r.created = creationJSON(r.m, r.startedAt, false), true
+	}
+	r.entries = append(r.entries, sealAction(a, clientHash, creation)) // the leaf hash in hex stands in for a missing transactionHash
 	if len(superseded) > 0 {
 		r.entries = append(r.entries, MarkEntry(LeafSuperseded, r.m.OrgID, r.m.ID, superseded, a.ID, r.now))
 	}
@@ -772,7 +777,9 @@ func (r *run) save() error {
 		if err := r.tx.CreateMeasurement(&r.m, r.proc.Code, r.openSteps()); err != nil {
 			return err
 		}
-		entries = append([]LedgerEntry{MeasurementEntry(r.m, r.startedAt, r.startPending)}, entries...)
+		if !r.created {
+			entries = append([]LedgerEntry{MeasurementEntry(r.m, r.startedAt, r.startPending)}, entries...)
+		}
 		r.isNew, r.savedStatus = false, r.m.Status
 	} else {
 		if err := r.tx.SetOpenSteps(r.m.OrgID, r.m.ID, r.openSteps()); err != nil {
