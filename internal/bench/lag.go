@@ -51,7 +51,7 @@ func integrationLag(ctx context.Context, engine, dbURL string, got []answer, act
 	deadline := time.Now().Add(5 * time.Second)
 	for i := 0; i < len(got); {
 		chunk := got[i:min(i+500, len(got))]
-		q := `SELECT measurement_id, count(*), max(integrated_at) FROM ledger_leaves WHERE kind = 'action' AND measurement_id IN (` +
+		q := `SELECT measurement_id, count(*), max(integrated_at) FROM ledger_leaves WHERE kind IN ('action', 'creation') AND measurement_id IN (` +
 			strings.TrimSuffix(strings.Repeat("?, ", len(chunk)), ", ") + `) GROUP BY measurement_id`
 		args := make([]any, len(chunk))
 		for j, a := range chunk {
