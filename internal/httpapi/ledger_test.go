@@ -179,6 +179,9 @@ func TestLedgerDetectsTampering(t *testing.T) {
 		{"a measurement's status and state forged", func(t *testing.T, env *tu.Env, m ids) {
 			env.RawExec(`UPDATE measurements SET status = 'APPROVED', state = (SELECT state FROM measurements WHERE id = ?) WHERE id = ?`, m.approved, m.open)
 		}, "stored status"},
+		{"a measurement's creator forged", func(t *testing.T, env *tu.Env, m ids) {
+			env.RawExec(`UPDATE measurements SET created_by = (SELECT id FROM users WHERE email = 'sam@example.com') WHERE id = ?`, m.approved)
+		}, "creation entry does not match"},
 		{"a stored hash edited", func(t *testing.T, env *tu.Env, m ids) {
 			var data []byte
 			err := env.DB.Read(context.Background(), func(tx wps.Tx) error {
