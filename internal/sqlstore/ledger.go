@@ -16,16 +16,17 @@ import (
 // installation's key (ledger_keys).
 
 // nextSeq is the number of the k-th (from 1) of the rows a statement
-// inserts into table for an org, after its others: on PostgreSQL the
-// sequence ledger_seq (migration 23), which no transaction waits for and
-// which grows in the order of the statements that draw from it; on SQLite,
-// whose one writer runs one statement at a time, the org's largest plus k.
-// It takes the org's id as an argument on SQLite only.
+// inserts into table, after every other: on PostgreSQL the sequence
+// ledger_seq (migration 23), which no transaction waits for and which
+// grows in the order of the statements that draw from it; on SQLite, whose
+// one writer runs one statement at a time, the table's largest rowid plus
+// k (at least the number of its rows, so above any number of an org's
+// actions of the hash chain, numbered from 1 in each org).
 func (t *tx) nextSeq(table string, k int) string {
 	if t.db.engine == Postgres {
 		return `nextval('ledger_seq')`
 	}
-	return `(SELECT coalesce(max(seq), 0) + ` + strconv.Itoa(k) + ` FROM ` + table + ` WHERE org_id = ?)`
+	return `(SELECT coalesce(max(rowid), 0) + ` + strconv.Itoa(k) + ` FROM ` + table + `)`
 }
 
 // InsertActions writes new actions, numbered after the org's others
@@ -45,11 +46,7 @@ func (t *tx) InsertActions(actions []wps.Action) error {
 		}
 		seq := t.nextSeq("actions", i+1)
 		q.WriteString(`(?, ?, ?, ?, ?, ` + seq + `, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-		args = append(args, a.ID, a.OrgID, a.MeasurementID, a.StepID, a.Opening)
-		if t.db.engine == SQLite {
-			args = append(args, a.OrgID)
-		}
-		args = append(args, a.Type, a.UserID, a.Username, jsonText(a.UserRoles), a.Role, a.PolicyName, a.TokenID, a.Observation,
+		args = append(args, a.ID, a.OrgID, a.MeasurementID, a.StepID, a.Opening, a.Type, a.UserID, a.Username, jsonText(a.UserRoles), a.Role, a.PolicyName, a.TokenID, a.Observation,
 			a.TransactionHash, jsonText(a.Data), a.ReprovesActionID, a.Reproved, a.Superseded, a.PrevHash, a.LedgerHash,
 			a.CreatedAt.Millis(), a.LeafHash, a.Route)
 	}
@@ -71,11 +68,7 @@ func (t *tx) AppendLedger(entries []wps.LedgerEntry) error {
 		}
 		seq := t.nextSeq("ledger_pending", i+1)
 		q.WriteString(`(?, ` + seq + `, ?, ?, ?, ?, ?, ?)`)
-		args = append(args, e.OrgID)
-		if t.db.engine == SQLite {
-			args = append(args, e.OrgID)
-		}
-		args = append(args, e.ID, e.Kind, e.MeasurementID, string(e.Payload), e.LeafHash.String(), e.CreatedAt.Millis())
+		args = append(args, e.OrgID, e.ID, e.Kind, e.MeasurementID, string(e.Payload), e.LeafHash.String(), e.CreatedAt.Millis())
 	}
 	return t.err(t.later(q.String(), args...), "", "ledger entry exists")
 }
@@ -350,8 +343,11 @@ func (t *tx) ListPendingLedger(orgID string, afterSeq int64, limit int) ([]wps.L
 	return list, t.err(err, "", "")
 }
 
-func (t *tx) GetLedgerEntry(orgID, id string) (wps.LedgerEntry, error) {
-	e, err := scanLeaf(orgID)(t.queryRow(`SELECT leaf_index, integrated_at, `+entryCols+` FROM ledger_leaves WHERE org_id = ? AND id = ?`, orgID, id))
+// GetLedgerEntry finds the entry among the measurement's (index
+// ledger_leaves_measurement), then among the queued ones.
+func (t *tx) GetLedgerEntry(orgID, measurementID, id string) (wps.LedgerEntry, error) {
+	e, err := scanLeaf(orgID)(t.queryRow(`SELECT leaf_index, integrated_at, `+entryCols+` FROM ledger_leaves
+		WHERE org_id = ? AND measurement_id = ? AND id = ?`, orgID, measurementID, id))
 	if err == sql.ErrNoRows {
 		e, err = scanPending(orgID)(t.queryRow(`SELECT seq, `+entryCols+` FROM ledger_pending WHERE org_id = ? AND id = ?`, orgID, id))
 	}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 
+	gojson "github.com/goccy/go-json"
 	"golang.org/x/mod/sumdb/tlog"
 )
 
@@ -150,7 +151,7 @@ func ActionLeaf(a Action, kind string, creation []byte) []byte {
 	if data == nil {
 		data = map[string]any{}
 	}
-	values, err := json.Marshal(data)
+	values, err := json.Marshal(data) // as the store writes them: read back (json.Number), they write the same
 	if err != nil {
 		panic(err) // plain values only
 	}
@@ -246,7 +247,7 @@ func MarkEntry(kind, orgID, measurementID string, actionIDs []string, byActionID
 // sorted, no HTML escaping.
 func leafJSON(v any) []byte {
 	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
+	enc := gojson.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		panic(err) // plain values only

@@ -390,7 +390,11 @@ func (s *Service) ActionProof(ctx context.Context, p *Principal, actionID string
 	}
 	var out LeafProof
 	err = s.store.Read(ctx, func(tx Tx) error {
-		e, err := tx.GetLedgerEntry(p.OrgID, actionID)
+		a, err := tx.GetAction(p.OrgID, actionID)
+		if err != nil {
+			return err
+		}
+		e, err := tx.GetLedgerEntry(p.OrgID, a.MeasurementID, actionID)
 		if err != nil {
 			return err
 		}
@@ -399,10 +403,6 @@ func (s *Service) ActionProof(ctx context.Context, p *Principal, actionID string
 		}
 		if !e.Integrated() {
 			return &Error{Code: CodeConflict, Message: "the action is not in the log yet; its proof follows within a second", RetryAfter: time.Second}
-		}
-		a, err := tx.GetAction(p.OrgID, actionID)
-		if err != nil {
-			return err
 		}
 		log, err := tx.GetLedgerLog(p.OrgID)
 		if err != nil {

@@ -1,10 +1,13 @@
 package wps
 
 import (
+	"bytes"
 	"encoding/hex"
+	"encoding/json"
 	"strings"
 	"testing"
 
+	gojson "github.com/goccy/go-json"
 	"golang.org/x/mod/sumdb/tlog"
 )
 
@@ -13,7 +16,8 @@ import (
 func TestActionLeafFromTheRow(t *testing.T) {
 	for _, client := range []string{"", "0xabc"} {
 		a := Action{ID: "a1", OrgID: "o1", MeasurementID: "m1", StepID: "s1", Type: "WRITE_DATA", UserID: "u1", Username: `<Ana & "Bo">`,
-			UserRoles: []string{"INSPECTOR"}, Observation: "\u2028ok", Data: map[string]any{"p": 0.1, "q": []any{"x"}}, CreatedAt: FromMillis(1_700_000_000_123)}
+			UserRoles: []string{"INSPECTOR"}, Observation: "\u2028ok", CreatedAt: FromMillis(1_700_000_000_123),
+			Data: map[string]any{"p": 0.1, "q": []any{"x", "<&>"}, "r": true, "s": 12345678901234.5, "t": 1e-7, "u": map[string]any{"b": 1, "a": "é"}}}
 		e := sealAction(&a, client, nil)
 		if a.LeafHash != e.LeafHash.String() || a.LedgerHash != hex.EncodeToString(e.LeafHash[:]) || a.PrevHash != "" {
 			t.Fatalf("sealed %+v, entry %+v", a, e)
@@ -26,6 +30,18 @@ func TestActionLeafFromTheRow(t *testing.T) {
 		}
 		if !strings.Contains(string(ActionLeaf(a, LeafAction, nil)), `"username":"<Ana & \"Bo\">"`) {
 			t.Fatalf("leaf: %s", ActionLeaf(a, LeafAction, nil))
+		}
+		// Read back from the store (which writes them with encoding/json),
+		// the values are json.Number: the same leaf.
+		stored, _ := json.Marshal(a.Data)
+		d := gojson.NewDecoder(bytes.NewReader(stored))
+		d.UseNumber()
+		back := a
+		if err := d.Decode(&back.Data); err != nil {
+			t.Fatal(err)
+		}
+		if got := tlog.RecordHash(ActionLeaf(back, LeafAction, nil)); got != e.LeafHash {
+			t.Fatalf("read back, the values %v hash to another leaf", back.Data)
 		}
 		b := a
 		b.Data = map[string]any{"p": 0.2, "q": []any{"x"}}

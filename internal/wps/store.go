@@ -183,8 +183,9 @@ type Tx interface {
 	// ListLedgerLeaves pages an org's leaves from index from on, each
 	// with its action's row when it is an action (nil when missing).
 	ListLedgerLeaves(orgID string, from int64, limit int) ([]LedgerLeaf, error)
-	// GetLedgerEntry finds an entry by id, integrated or queued.
-	GetLedgerEntry(orgID, id string) (LedgerEntry, error)
+	// GetLedgerEntry finds an entry of a measurement by id, integrated
+	// or queued.
+	GetLedgerEntry(orgID, measurementID, id string) (LedgerEntry, error)
 	// MeasurementLedger lists a measurement's entries in log order: its
 	// leaves, then its queued entries.
 	MeasurementLedger(orgID, measurementID string) ([]LedgerEntry, error)

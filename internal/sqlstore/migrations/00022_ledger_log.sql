@@ -32,7 +32,6 @@ CREATE TABLE ledger_leaves (
     integrated_at  BIGINT NOT NULL,
     PRIMARY KEY (org_id, leaf_index)
 );
-CREATE UNIQUE INDEX ledger_leaves_id ON ledger_leaves (org_id, id);
 CREATE INDEX ledger_leaves_measurement ON ledger_leaves (org_id, measurement_id, leaf_index);
 
 CREATE TABLE ledger_tiles (
