@@ -60,8 +60,9 @@ type LedgerEntry struct {
 // Integrated reports whether the entry has its leaf index.
 func (e LedgerEntry) Integrated() bool { return e.Index >= 0 }
 
-func newEntry(orgID, id, kind, measurementID string, payload, data []byte, at Time) LedgerEntry {
-	return LedgerEntry{OrgID: orgID, ID: id, Kind: kind, MeasurementID: measurementID, Payload: payload,
+// newEntry is an entry that is not an action: data is its leaf's.
+func newEntry(orgID, kind, measurementID string, data []byte, at Time) LedgerEntry {
+	return LedgerEntry{OrgID: orgID, ID: NewID(), Kind: kind, MeasurementID: measurementID, Payload: data,
 		LeafHash: tlog.RecordHash(data), CreatedAt: at, Index: -1}
 }
 
@@ -101,7 +102,7 @@ func AppendLeaf(tx Tx, l Leaf) (string, error) {
 		return "", Invalid("sha256", "must be a SHA-256 in lower-case hex")
 	}
 	data := leafJSON(l)
-	e := newEntry(l.OrgID, NewID(), l.Kind, l.MeasurementID, data, data, l.At)
+	e := newEntry(l.OrgID, l.Kind, l.MeasurementID, data, l.At)
 	return e.LeafHash.String(), tx.AppendLedger([]LedgerEntry{e})
 }
 
@@ -227,7 +228,7 @@ type markLeaf struct {
 // the engine started it at startedAt (pending: a scheduled occurrence).
 func MeasurementEntry(m Measurement, startedAt Time, pending bool) LedgerEntry {
 	data := creationJSON(m, startedAt, pending)
-	return newEntry(m.OrgID, NewID(), LeafMeasurement, m.ID, data, data, m.CreatedAt)
+	return newEntry(m.OrgID, LeafMeasurement, m.ID, data, m.CreatedAt)
 }
 
 // creationJSON is a measurementLeaf.
@@ -240,7 +241,7 @@ func creationJSON(m Measurement, startedAt Time, pending bool) []byte {
 // by the action byActionID, or of a measurement opened (LeafOpened).
 func MarkEntry(kind, orgID, measurementID string, actionIDs []string, byActionID string, at Time) LedgerEntry {
 	data := leafJSON(markLeaf{Kind: kind, OrgID: orgID, MeasurementID: measurementID, ActionIDs: actionIDs, ByActionID: byActionID, At: at})
-	return newEntry(orgID, NewID(), kind, measurementID, data, data, at)
+	return newEntry(orgID, kind, measurementID, data, at)
 }
 
 // leafJSON is v as canonical JSON: fields in struct order, map keys

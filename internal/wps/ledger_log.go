@@ -250,13 +250,16 @@ func (s *Service) IntegrateLedger(ctx context.Context, orgID string, max int, ev
 				return err
 			}
 		}
-		if log.CheckpointSize < log.Size && (log.Checkpoint == "" || now.Sub(log.CheckpointAt.Time) >= every || now.Before(log.CheckpointAt.Time)) {
+		due := log.CheckpointSize < log.Size && (log.Checkpoint == "" || now.Sub(log.CheckpointAt.Time) >= every || now.Before(log.CheckpointAt.Time))
+		if due {
 			if log.Checkpoint, err = k.sign(orgID, log.Size, log.Root); err != nil {
 				return err
 			}
 			log.CheckpointSize, log.CheckpointAt = log.Size, now
 		}
-		n = len(pending)
+		if n = len(pending); n == 0 && !due {
+			return nil
+		}
 		return tx.SaveLedgerLog(log)
 	})
 	return n, err
