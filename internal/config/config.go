@@ -39,6 +39,10 @@ type Config struct {
 	SignInPerAddress int                          // WPS_SIGNIN_FAILURES_PER_ADDRESS: the same, per client address
 	IdempotencyLease time.Duration                // WPS_IDEMPOTENCY_LEASE: a pending Idempotency-Key is held this long unrenewed
 	SecureCookies    bool                         // WPS_SECURE_COOKIES: session cookies Secure behind a TLS-terminating proxy
+	SheetUnzipped    int64                        // WPS_SHEET_MAX_UNZIPPED_BYTES: a workbook's parts once unzipped
+	SheetPages       int                          // WPS_SHEET_MAX_PAGES: worksheets per workbook
+	SheetCells       int                          // WPS_SHEET_MAX_CELLS: cells over a workbook's used ranges
+	SheetCalcTimeout time.Duration                // WPS_SHEET_CALC_TIMEOUT: one recalculation
 }
 
 // Load builds a Config from the environment, then applies flags from args.
@@ -104,6 +108,18 @@ func Load(getenv func(string) string, args []string, stderr io.Writer) (Config, 
 	if c.IdempotencyLease, err = time.ParseDuration(env("WPS_IDEMPOTENCY_LEASE", "30s")); err != nil {
 		return c, fmt.Errorf("WPS_IDEMPOTENCY_LEASE: %w", err)
 	}
+	if c.SheetUnzipped, err = strconv.ParseInt(env("WPS_SHEET_MAX_UNZIPPED_BYTES", "104857600"), 10, 64); err != nil {
+		return c, fmt.Errorf("WPS_SHEET_MAX_UNZIPPED_BYTES: %w", err)
+	}
+	if c.SheetPages, err = strconv.Atoi(env("WPS_SHEET_MAX_PAGES", "50")); err != nil {
+		return c, fmt.Errorf("WPS_SHEET_MAX_PAGES: %w", err)
+	}
+	if c.SheetCells, err = strconv.Atoi(env("WPS_SHEET_MAX_CELLS", "200000")); err != nil {
+		return c, fmt.Errorf("WPS_SHEET_MAX_CELLS: %w", err)
+	}
+	if c.SheetCalcTimeout, err = time.ParseDuration(env("WPS_SHEET_CALC_TIMEOUT", "2s")); err != nil {
+		return c, fmt.Errorf("WPS_SHEET_CALC_TIMEOUT: %w", err)
+	}
 	if c.SignInPerAccount, err = strconv.Atoi(env("WPS_SIGNIN_FAILURES_PER_ACCOUNT", "5")); err != nil {
 		return c, fmt.Errorf("WPS_SIGNIN_FAILURES_PER_ACCOUNT: %w", err)
 	}
@@ -124,6 +140,10 @@ func Load(getenv func(string) string, args []string, stderr io.Writer) (Config, 
 	fs.DurationVar(&c.SessionMaxAge, "session-max-age", c.SessionMaxAge, "a console session ends this long after sign-in (WPS_SESSION_MAX_AGE)")
 	fs.IntVar(&c.SignInPerAccount, "signin-failures-per-account", c.SignInPerAccount, "failed sign-ins per email before throttling; then one a minute (WPS_SIGNIN_FAILURES_PER_ACCOUNT)")
 	fs.IntVar(&c.SignInPerAddress, "signin-failures-per-address", c.SignInPerAddress, "failed sign-ins per client address before throttling; then one per 10 s (WPS_SIGNIN_FAILURES_PER_ADDRESS)")
+	fs.Int64Var(&c.SheetUnzipped, "sheet-max-unzipped-bytes", c.SheetUnzipped, "a workbook's parts once unzipped, at most (WPS_SHEET_MAX_UNZIPPED_BYTES)")
+	fs.IntVar(&c.SheetPages, "sheet-max-pages", c.SheetPages, "worksheets per workbook, at most (WPS_SHEET_MAX_PAGES)")
+	fs.IntVar(&c.SheetCells, "sheet-max-cells", c.SheetCells, "cells over a workbook's used ranges, at most (WPS_SHEET_MAX_CELLS)")
+	fs.DurationVar(&c.SheetCalcTimeout, "sheet-calc-timeout", c.SheetCalcTimeout, "time limit of one workbook recalculation (WPS_SHEET_CALC_TIMEOUT)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "how long in-flight requests may finish on SIGTERM (WPS_SHUTDOWN_TIMEOUT)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -151,6 +171,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("idempotency lease must be at least 3ms (it is renewed every third of it)")
 	case c.SessionIdle <= 0 || c.SessionMaxAge <= 0:
 		return fmt.Errorf("session idle time and max age must be positive")
+	case c.SheetUnzipped < 1<<20 || c.SheetPages < 1 || c.SheetCells < 1 || c.SheetCalcTimeout <= 0:
+		return fmt.Errorf("sheet limits must be positive (unzipped bytes at least 1 MiB)")
 	case c.SignInPerAccount < 1 || c.SignInPerAddress < 1:
 		return fmt.Errorf("sign-in failures per account and per address must be at least 1")
 	}

@@ -89,5 +89,12 @@ func (s *Server) routes() {
 	register(s, withUpload(op(post, "/v1/attachments", "uploadAttachment", "Upload a file (multipart field \"file\", up to 20 MiB)", 201, member)), s.upload)
 	register(s, withBinary(op(get, "/v1/attachments/{id}", "downloadAttachment", "Download an attachment", 200, member)), s.download)
 
+	register(s, withUpload(op(post, "/v1/sheets", "uploadSheet", "Upload an .xlsx workbook (multipart field \"file\", up to 20 MiB) that parameters' sheetData link to", 201, needs(wps.FnProcessWrite))), s.uploadSheet)
+	register(s, op(get, "/v1/sheets", "listSheets", "List workbooks", 200, needs(wps.FnProcessRead)), s.listSheets)
+	register(s, op(get, "/v1/sheets/{id}", "getSheet", "Get a workbook's description", 200, needs(wps.FnProcessRead)), s.getSheet)
+	register(s, withXLSX(op(get, "/v1/sheets/{id}/content", "downloadSheet", "Download a workbook as uploaded", 200, needs(wps.FnProcessRead))), s.sheetContent)
+	register(s, op(del, "/v1/sheets/{id}", "deleteSheet", "Delete a workbook (409 while a live process or entity links to it)", 204, needs(wps.FnProcessWrite)), s.deleteSheet)
+	register(s, withXLSX(op(get, "/v1/measurements/{id}/sheets/{sheetApiId}", "downloadMeasurementSheet", "Download a measurement's filled, recalculated copy of a workbook", 200, needs(wps.FnMeasurementRead))), s.measurementSheet)
+
 	register(s, withCSV(op(get, "/v1/entities/{id}/records:export", "exportRecords", "Export records as CSV (streamed)", 200, needs(wps.FnEntityRead))), s.exportRecords)
 }

@@ -237,6 +237,7 @@ type run struct {
 	writes      []EntityData         // records this run wrote (entityManipulations)
 	answers     map[string]apiAnswer // API call answers fetched for this run
 	hiddenIDs   map[string]bool      // parameters hidden from the reader (hidden())
+	filled      []MeasurementSheet   // workbooks this run recalculated
 }
 
 func (s *Service) loadRun(tx Tx, p *Principal, measurementID string) (*run, error) {
@@ -466,6 +467,11 @@ func (r *run) act(in ActInput) (Action, engine.Result, error) {
 		} else if filled {
 			computeFormulas(paramGroups(r.proc.Steps), st.Parameters, cur, data, r.now.Time)
 		}
+		if filled, err := r.fillSheets(*st, cur, data); err != nil {
+			return Action{}, zero, err
+		} else if filled {
+			computeFormulas(paramGroups(r.proc.Steps), st.Parameters, cur, data, r.now.Time)
+		}
 		if err := r.claimUnique(*st, data); err != nil {
 			return Action{}, zero, err
 		}
@@ -488,6 +494,11 @@ func (r *run) act(in ActInput) (Action, engine.Result, error) {
 		}
 	}
 	a.PolicyName, a.TokenID, a.Role = res.Seat, res.Token, roleFor[res.Seat]
+	for i := range r.filled {
+		if r.filled[i].ActionID == "" {
+			r.filled[i].ActionID = a.ID
+		}
+	}
 	if a.Data == nil {
 		a.Data = map[string]any{}
 	}
@@ -766,6 +777,12 @@ func (r *run) save() error {
 			r.savedStatus = r.m.Status
 		}
 	}
+	for _, ms := range r.filled {
+		if err := r.tx.PutMeasurementSheet(ms); err != nil {
+			return err
+		}
+	}
+	r.filled = nil
 	if len(r.unsaved) == 0 {
 		return nil
 	}

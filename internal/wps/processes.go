@@ -185,6 +185,13 @@ func (s *Service) checkSteps(tx Tx, orgID, processID string, steps []Step, old [
 		c.checkFlow()
 		c.checkFormulas()
 	}
+	if v.Err() == nil {
+		if err := s.checkSheetLinks(tx, orgID, &v, paramGroups(c.steps), func(i, j int) string {
+			return fmt.Sprintf("steps[%d].parameters[%d]", i, j)
+		}); err != nil {
+			return nil, err
+		}
+	}
 	if err := c.checkRouting(); err != nil {
 		return nil, err
 	}

@@ -19,6 +19,7 @@ type Service struct {
 	inviteTTL    time.Duration
 	allowPrivate bool
 	calls        APICaller
+	sheets       SheetEngine
 	keys         keyCache
 	sessions     SessionConfig
 	hasher       *hasher
@@ -97,6 +98,8 @@ type ServiceConfig struct {
 	// APICaller makes the calls of parameters' apiCalls; nil: API calls are off.
 	APICaller APICaller
 	Sessions  SessionConfig
+	// Sheets runs the workbooks of sheetData; nil: uploads are refused.
+	Sheets SheetEngine
 }
 
 // NewService returns a Service over store.
@@ -108,7 +111,10 @@ func NewService(store Store, cfg ServiceConfig) *Service {
 		cfg.InviteTTL = 7 * 24 * time.Hour
 	}
 	cfg.Sessions.defaults()
-	return &Service{store: store, now: cfg.Now, inviteTTL: cfg.InviteTTL, allowPrivate: cfg.AllowPrivateWebhooks, calls: cfg.APICaller,
+	if cfg.Sheets == nil {
+		cfg.Sheets = noSheets{}
+	}
+	return &Service{store: store, now: cfg.Now, inviteTTL: cfg.InviteTTL, allowPrivate: cfg.AllowPrivateWebhooks, calls: cfg.APICaller, sheets: cfg.Sheets,
 		sessions: cfg.Sessions, hasher: newHasher(cfg.Sessions.Hashes),
 		byAccount: newThrottle(cfg.Sessions.AccountBurst, cfg.Sessions.AccountRefill),
 		byAddress: newThrottle(cfg.Sessions.AddressBurst, cfg.Sessions.AddressRefill)}

@@ -21,6 +21,8 @@ type Store interface {
 // an org: a row of another org is simply not found. Lookups of a missing row
 // return a CodeNotFound Error; unique violations a CodeConflict Error.
 type Tx interface {
+	SheetStore
+
 	// ClaimBootstrap returns true exactly once per database.
 	ClaimBootstrap(at Time) (bool, error)
 
@@ -254,4 +256,17 @@ type Idempotent struct {
 	Header      map[string]string
 	Body        []byte
 	CreatedAt   Time
+}
+
+// SheetStore keeps workbooks and the measurements' filled copies.
+type SheetStore interface {
+	CreateSheet(sh Sheet, content []byte) error
+	GetSheet(orgID, id string) (Sheet, error)
+	SheetContent(orgID, id string) ([]byte, error)
+	ListSheets(orgID string, page Page) ([]Sheet, int, error)
+	DeleteSheet(orgID, id string) error
+	// SheetUsers names the live processes and entities that link a workbook.
+	SheetUsers(orgID, id string) ([]string, error)
+	PutMeasurementSheet(ms MeasurementSheet) error
+	GetMeasurementSheet(orgID, measurementID, sheetID string) (MeasurementSheet, error)
 }
