@@ -156,14 +156,22 @@ func (g *graph) walk(start cellKey, override *parsed, visit func(cellKey, parsed
 		colour[k] = grey
 		stack = append(stack, k)
 		visit(k, p)
-		for _, d := range g.deps(p) {
+		deps := g.deps(p)
+		if override != nil && !slices.Contains(deps, start) && slices.ContainsFunc(p.areas, func(a area) bool { return a.holds(start) }) {
+			deps = append(deps, start) // the start cell's formula is the override, not in the graph
+		}
+		for _, d := range deps {
 			switch colour[d] {
 			case grey:
 				i := slices.Index(stack, d)
 				cycle = append(slices.Clone(stack[i:]), d)
 				return true
 			case 0:
-				if dfs(d, g.reads[d]) {
+				next := g.reads[d]
+				if d == start && override != nil {
+					next = *override
+				}
+				if dfs(d, next) {
 					return true
 				}
 			}

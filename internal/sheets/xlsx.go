@@ -154,22 +154,31 @@ func (x *XLSX) parse(content []byte) (*book, error) {
 	if len(b.pages) > x.limits.MaxPages {
 		return nil, refuse("the workbook has %d pages, over the limit of %d", len(b.pages), x.limits.MaxPages)
 	}
+	parts, err := worksheetParts(zr)
+	if err != nil {
+		return nil, refuse("the workbook cannot be read: %v", err)
+	}
 	formulas := map[cellKey]string{}
 	cells := 0
 	for _, page := range b.pages {
-		cols, rows, err := extent(f, page)
+		zf := parts[page]
+		if zf == nil {
+			continue // a chart sheet or dialog: no cells
+		}
+		list, n, err := formulaCells(zf, x.limits.MaxCells-cells)
 		if err != nil {
 			return nil, refuse("page %q cannot be read: %v", page, err)
 		}
-		if cells += cols * rows; cells > x.limits.MaxCells {
-			return nil, refuse("the workbook spans more than %d cells (page %q reaches %d columns by %d rows)", x.limits.MaxCells, page, cols, rows)
+		if cells += n; cells > x.limits.MaxCells {
+			return nil, refuse("the workbook has more than %d cells", x.limits.MaxCells)
 		}
-		for r := 1; r <= rows; r++ {
-			for c := 1; c <= cols; c++ {
-				name, _ := excelize.CoordinatesToCellName(c, r)
-				if fo, _ := f.GetCellFormula(page, name); fo != "" {
-					formulas[cellKey{page, c, r}] = fo
-				}
+		for _, name := range list {
+			c, r, err := excelize.CellNameToCoordinates(name)
+			if err != nil {
+				continue
+			}
+			if fo, _ := f.GetCellFormula(page, name); fo != "" {
+				formulas[cellKey{page, c, r}] = fo
 			}
 		}
 	}
@@ -180,28 +189,6 @@ func (x *XLSX) parse(content []byte) (*book, error) {
 func (x *XLSX) open(content []byte) (*excelize.File, error) {
 	return excelize.OpenReader(bytes.NewReader(content), excelize.Options{
 		UnzipSizeLimit: x.limits.MaxUnzippedBytes, UnzipXMLSizeLimit: min(x.limits.MaxUnzippedBytes, 16<<20)})
-}
-
-// extent is the used range of a page: its dimension, or its rows when the
-// file states none.
-func extent(f *excelize.File, page string) (cols, rows int, err error) {
-	if dim, err := f.GetSheetDimension(page); err == nil && dim != "" {
-		_, end, _ := strings.Cut(dim, ":")
-		if end == "" {
-			end = dim
-		}
-		if c, r, err := excelize.CellNameToCoordinates(end); err == nil {
-			return c, r, nil
-		}
-	}
-	all, err := f.GetRows(page)
-	if err != nil {
-		return 0, 0, err
-	}
-	for _, row := range all {
-		cols = max(cols, len(row))
-	}
-	return cols, len(all), nil
 }
 
 // keep caches a parsed book, forgetting the oldest beyond the limit.
