@@ -141,7 +141,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	svc := wps.NewService(db, wps.ServiceConfig{AllowPrivateWebhooks: cfg.AllowPrivate, APICaller: apicall.New(apicall.Config{
 		Hosts: wps.SplitList(cfg.APICallHosts), AllowPrivate: cfg.APICallPrivate, Timeout: cfg.APICallTimeout, Headers: cfg.APICallHeaders}),
 		Sessions: wps.SessionConfig{Idle: cfg.SessionIdle, MaxAge: cfg.SessionMaxAge, AccountBurst: cfg.SignInPerAccount, AddressBurst: cfg.SignInPerAddress},
-		Sheets: sheets.New(sheets.Limits{MaxUnzippedBytes: cfg.SheetUnzipped, MaxPages: cfg.SheetPages, MaxCells: cfg.SheetCells, CalcTimeout: cfg.SheetCalcTimeout})})
+		Sheets:   sheets.New(sheets.Limits{MaxUnzippedBytes: cfg.SheetUnzipped, MaxPages: cfg.SheetPages, MaxCells: cfg.SheetCells, CalcTimeout: cfg.SheetCalcTimeout})})
 
 	boot, err := svc.Bootstrap(ctx, cfg.BootstrapOrgName, cfg.BootstrapAPIKey)
 	if err != nil {

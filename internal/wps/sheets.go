@@ -112,7 +112,9 @@ type SheetEvidence struct {
 // linked reports whether p names a workbook cell.
 func linked(p Parameter) bool { return p.SheetData != nil && p.SheetData.SheetAPIID != "" }
 
-func isOutput(p Parameter) bool { return linked(p) && strings.EqualFold(p.SheetData.InputType, "OUTPUT") }
+func isOutput(p Parameter) bool {
+	return linked(p) && strings.EqualFold(p.SheetData.InputType, "OUTPUT")
+}
 
 // IsSheetOutput reports whether p's value is computed by a workbook (read
 // only to clients).
