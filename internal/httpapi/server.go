@@ -258,7 +258,7 @@ func (s *Server) bodyLimit(path string) int64 {
 	switch {
 	case strings.HasSuffix(path, ":import"):
 		return importLimit
-	case path == "/v1/attachments":
+	case path == "/v1/attachments" || path == "/v1/sheets":
 		return uploadLimit
 	}
 	return s.maxBody

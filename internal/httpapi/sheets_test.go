@@ -289,3 +289,57 @@ func strs(v any) []string {
 	}
 	return out
 }
+
+// Entity records go out to and come back from .xlsx workbooks.
+func TestRecordsXLSX(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := tu.NewEnv(t, engine)
+		e := env.Call(post, "/v1/entities", env.AdminKey, map[string]any{"name": "Supplier", "parameters": []map[string]any{
+			{"name": "name", "label": "Name", "type": "TEXT"}, {"name": "rating", "label": "Rating", "type": "NUMBER"},
+			{"name": "active", "label": "Active", "type": "BOOLEAN"}, {"name": "since", "label": "Since", "type": "DATE"}}}, 201).JSON()
+		path := "/v1/entities/" + e["id"].(string) + "/records"
+		env.Call(post, path, env.AdminKey, map[string]any{"values": map[string]any{"name": "Açores Lda", "rating": 4.5, "active": true, "since": "2024-02-29"}}, 201)
+
+		got := env.Do(tu.Request{Method: get, Path: path + ":export?format=xlsx", Key: env.AdminKey})
+		if got.Status != 200 || got.Header.Get("Content-Type") != "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet" {
+			t.Fatalf("export: %d %v %s", got.Status, got.Header, got.Body)
+		}
+		f, err := excelize.OpenReader(bytes.NewReader(got.Body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, _ := f.GetRows("Sheet1")
+		if len(rows) != 2 || strings.Join(rows[0], ",") != "id,name,rating,active,since,createdAt,updatedAt" ||
+			rows[1][1] != "Açores Lda" || rows[1][2] != "4.5" || rows[1][3] != "TRUE" || rows[1][4] != "2024-02-29" {
+			t.Fatalf("exported rows: %v", rows)
+		}
+
+		// A workbook made by hand: labels as headers, a real date cell.
+		in := excelize.NewFile()
+		_ = in.SetSheetRow("Sheet1", "A1", &[]any{"Name", "Rating", "Active", "Since"})
+		_ = in.SetSheetRow("Sheet1", "A2", &[]any{"Bergen AS", 3, false, time.Date(2023, 5, 1, 0, 0, 0, 0, time.UTC)})
+		_ = in.SetSheetRow("Sheet1", "A3", &[]any{"Čapek s.r.o.", 5})
+		var buf bytes.Buffer
+		_ = in.Write(&buf)
+		xlsx := map[string]string{"Content-Type": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"}
+		res := env.Do(tu.Request{Method: post, Path: path + ":import", Key: env.AdminKey, Body: buf.Bytes(), Header: xlsx})
+		if res.Status != 200 || res.JSON()["imported"] != float64(2) {
+			t.Fatalf("import: %d %s", res.Status, res.Body)
+		}
+		list := env.Call(get, path+"?filter[name]=Bergen%20AS", env.AdminKey, nil, 200).JSON()["data"].([]any)
+		if len(list) != 1 {
+			t.Fatalf("imported: %v", list)
+		}
+		vals := list[0].(map[string]any)["values"].(map[string]any)
+		if vals["rating"] != float64(3) || vals["active"] != false || vals["since"] != "2023-05-01" {
+			t.Fatalf("imported values: %v", vals)
+		}
+		// The export imports as is (the id and time columns are ignored).
+		res = env.Do(tu.Request{Method: post, Path: path + ":import", Key: env.AdminKey, Body: got.Body, Header: xlsx})
+		if res.Status != 200 || res.JSON()["imported"] != float64(1) {
+			t.Fatalf("re-import: %d %s", res.Status, res.Body)
+		}
+		tu.Problem(t, env.Do(tu.Request{Method: post, Path: path + ":import", Key: env.AdminKey, Body: []byte("name\nx\n"), Header: xlsx}), 422, "file")
+		tu.Problem(t, env.Do(tu.Request{Method: get, Path: path + ":export?format=ods", Key: env.AdminKey}), 422, "format")
+	})
+}

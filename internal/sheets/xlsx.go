@@ -115,32 +115,9 @@ func sha(b []byte) string {
 
 // parse reads a workbook and indexes its formulas.
 func (x *XLSX) parse(content []byte) (*book, error) {
-	if bytes.HasPrefix(content, []byte{0xD0, 0xCF, 0x11, 0xE0}) {
-		return nil, refuse("the file is an encrypted or legacy (.xls) workbook; save it as an .xlsx workbook without a password")
-	}
-	zr, err := zip.NewReader(bytes.NewReader(content), int64(len(content)))
+	zr, err := checkZip(content, x.limits.MaxUnzippedBytes)
 	if err != nil {
-		return nil, refuse("the file is not an .xlsx workbook (not a zip archive)")
-	}
-	var total uint64
-	hasWorkbook := false
-	for _, zf := range zr.File {
-		total += zf.UncompressedSize64
-		name := strings.ToLower(zf.Name)
-		switch {
-		case name == "xl/workbook.xml":
-			hasWorkbook = true
-		case strings.HasSuffix(name, "vbaproject.bin"):
-			return nil, refuse("the workbook has macros; save it as an .xlsx workbook without them")
-		case strings.HasPrefix(name, "xl/externallinks/"):
-			return nil, refuse("the workbook links to other workbooks (external links); copy the values in and remove the links")
-		}
-	}
-	if total > uint64(x.limits.MaxUnzippedBytes) {
-		return nil, refuse("the workbook unzips to %d bytes, over the limit of %d", total, x.limits.MaxUnzippedBytes)
-	}
-	if !hasWorkbook {
-		return nil, refuse("the file is not an .xlsx workbook (no xl/workbook.xml)")
+		return nil, err
 	}
 	f, err := x.open(content)
 	if err != nil {
@@ -189,6 +166,39 @@ func (x *XLSX) parse(content []byte) (*book, error) {
 func (x *XLSX) open(content []byte) (*excelize.File, error) {
 	return excelize.OpenReader(bytes.NewReader(content), excelize.Options{
 		UnzipSizeLimit: x.limits.MaxUnzippedBytes, UnzipXMLSizeLimit: min(x.limits.MaxUnzippedBytes, 16<<20)})
+}
+
+// checkZip refuses what is not a plain .xlsx zip of modest unzipped size:
+// an encrypted or legacy file, a zip bomb, macros, links to other files.
+func checkZip(content []byte, maxUnzipped int64) (*zip.Reader, error) {
+	if bytes.HasPrefix(content, []byte{0xD0, 0xCF, 0x11, 0xE0}) {
+		return nil, refuse("the file is an encrypted or legacy (.xls) workbook; save it as an .xlsx workbook without a password")
+	}
+	zr, err := zip.NewReader(bytes.NewReader(content), int64(len(content)))
+	if err != nil {
+		return nil, refuse("the file is not an .xlsx workbook (not a zip archive)")
+	}
+	var total uint64
+	hasWorkbook := false
+	for _, zf := range zr.File {
+		total += zf.UncompressedSize64
+		name := strings.ToLower(zf.Name)
+		switch {
+		case name == "xl/workbook.xml":
+			hasWorkbook = true
+		case strings.HasSuffix(name, "vbaproject.bin"):
+			return nil, refuse("the workbook has macros; save it as an .xlsx workbook without them")
+		case strings.HasPrefix(name, "xl/externallinks/"):
+			return nil, refuse("the workbook links to other workbooks (external links); copy the values in and remove the links")
+		}
+	}
+	if total > uint64(maxUnzipped) {
+		return nil, refuse("the workbook unzips to %d bytes, over the limit of %d", total, maxUnzipped)
+	}
+	if !hasWorkbook {
+		return nil, refuse("the file is not an .xlsx workbook (no xl/workbook.xml)")
+	}
+	return zr, nil
 }
 
 // keep caches a parsed book, forgetting the oldest beyond the limit.
@@ -328,6 +338,11 @@ func (x *XLSX) Fill(file wps.SheetFile, links []wps.SheetLink, inputs []any, wan
 		return wps.SheetFill{}, err
 	}
 	return x.fill(b, links, inputs, want, true)
+}
+
+// Rows reads the first page of a workbook (see ReadRows).
+func (x *XLSX) Rows(content []byte) ([][]string, error) {
+	return ReadRows(content, x.limits.MaxUnzippedBytes)
 }
 
 func linksKey(links []wps.SheetLink) string {

@@ -95,7 +95,14 @@ type SheetEngine interface {
 	// the workbook's own content) into the INPUT cells, recalculates, and
 	// reads the OUTPUT links listed in want.
 	Fill(f SheetFile, links []SheetLink, inputs []any, want []int) (SheetFill, error)
+	// Rows reads the first page of a workbook as rows of cell text, for
+	// record imports. Errors: CodeInvalid ("file").
+	Rows(content []byte) ([][]string, error)
 }
+
+// SheetRows reads the first page of an uploaded workbook as rows of cell
+// text (numbers and dates as stored), for the records import.
+func (s *Service) SheetRows(content []byte) ([][]string, error) { return s.sheets.Rows(content) }
 
 // sheetEvidenceKey holds, in the data of an action that recalculated
 // workbooks, the SHA-256 of each filled copy and why an OUTPUT has no value:
@@ -602,4 +609,8 @@ func (noSheets) Check(SheetFile, []SheetLink) ([]LinkProblem, error) {
 
 func (noSheets) Fill(SheetFile, []SheetLink, []any, []int) (SheetFill, error) {
 	return SheetFill{}, Invalid("sheetData", "this server does not run spreadsheets")
+}
+
+func (noSheets) Rows([]byte) ([][]string, error) {
+	return nil, Invalid("file", "this server does not read spreadsheets")
 }
