@@ -9,7 +9,7 @@ import (
 	"wps/internal/wps"
 )
 
-func workbook(t *testing.T, build func(f *excelize.File)) wps.SheetFile {
+func workbook(t testing.TB, build func(f *excelize.File)) wps.SheetFile {
 	t.Helper()
 	f := excelize.NewFile()
 	build(f)
