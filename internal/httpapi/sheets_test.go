@@ -152,6 +152,8 @@ func TestSheets(t *testing.T) {
 		work := []string{"measurement:read", "action:write", "action:approve"}
 		env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": "Checker", "roles": []string{"CHECKER"}, "functions": work}, 201)
 		_, checker := member(t, env, "carla@example.com", "CHECKER")
+		env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": "Viewer", "roles": []string{"VIEWER"}, "functions": []string{"measurement:read"}}, 201)
+		_, viewer := member(t, env, "vera@example.com", "VIEWER")
 		link := func(name, typ, inout, cell, formula string) map[string]any {
 			p := map[string]any{"name": name, "type": typ, "sheetData": map[string]any{"sheetApiId": id, "page": "Inputs", "cell": cell, "inputType": inout, "formula": formula}}
 			if typ == "NUMBER" {
@@ -161,7 +163,7 @@ func TestSheets(t *testing.T) {
 		}
 		params := func(extra ...map[string]any) []map[string]any {
 			return append([]map[string]any{
-				link("qty", "NUMBER", "INPUT", "B1", ""),
+				withHidden(link("qty", "NUMBER", "INPUT", "B1", ""), "Viewer"),
 				link("price", "NUMBER", "INPUT", "B2", ""),
 				link("code", "TEXT", "INPUT", "B3", ""),
 				link("total", "NUMBER", "OUTPUT", "B7", ""),
@@ -257,6 +259,16 @@ func TestSheets(t *testing.T) {
 		if fo, _ := f.GetCellFormula("Inputs", "C1"); fo != "B7*1.1" {
 			t.Errorf("C1 formula %q", fo)
 		}
+		// A reader who may not see an input sees neither the OUTPUTs computed
+		// from it nor the filled copy.
+		tu.Problem(t, env.Do(tu.Request{Method: get, Path: "/v1/measurements/" + mid + "/sheets/" + id, Key: viewer}), 404, "")
+		seen := env.Call(get, "/v1/measurements/"+mid, viewer, nil, 200).JSON()
+		for _, act := range seen["process"].(map[string]any)["actions"].([]any) {
+			if vals, errs := sheetData(act.(map[string]any)); vals["qty"] != "" || vals["total"] != "" || vals["withTax"] != "" || errs["ratio"] != "" {
+				t.Fatalf("the viewer sees %v %v", vals, errs)
+			}
+		}
+
 		// The ledger still verifies with the evidence in the data.
 		if v := env.Call(get, "/v1/ledger/verify", env.AdminKey, nil, 200).JSON(); v["ok"] != true {
 			t.Fatalf("ledger: %v", v)
@@ -280,6 +292,11 @@ func TestSheetCalcLimit(t *testing.T) {
 	if !strings.Contains(p["detail"].(string), "took longer than") {
 		t.Fatalf("detail: %v", p["detail"])
 	}
+}
+
+func withHidden(p map[string]any, policies ...string) map[string]any {
+	p["advancedOptions"] = map[string]any{"hiddenFrom": policies}
+	return p
 }
 
 func strs(v any) []string {
