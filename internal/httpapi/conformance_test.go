@@ -1,11 +1,14 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"fmt"
 	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/xuri/excelize/v2"
 
 	"wps/internal/apicall"
 	"wps/internal/sqlstore"
@@ -235,8 +238,14 @@ func TestConformance(t *testing.T) {
 			env.Call(post, "/v1/users/policies", env.AdminKey, pol, 201)
 		}
 		env.Call(post, "/v1/roles/assign", env.AdminKey, map[string]any{"role": "INSPECTOR", "userId": env.Call(get, "/v1/users/me", env.AdminKey, nil, 200).JSON()["id"]}, 200)
+		book := excelize.NewFile()
+		_ = book.SetCellValue("Sheet1", "A1", 5)
+		var bookBytes bytes.Buffer
+		_ = book.Write(&bookBytes)
+		sheetID := uploadTo(t, env, "/v1/sheets", env.AdminKey, "file", "c.xlsx", bookBytes.Bytes()).JSON()["id"]
 		asset := env.Call(post, "/v1/entities", env.AdminKey, map[string]any{"name": "Asset", "parameters": []map[string]any{
-			{"name": "tag", "type": "TEXT", "isUnique": true, "sheetData": map[string]any{"sheetApiId": "s1", "cell": "A1", "page": "P", "inputType": "INPUT", "formula": "=A1"}},
+			{"name": "tag", "type": "TEXT", "isUnique": true},
+			{"name": "score", "type": "NUMBER", "sheetData": map[string]any{"sheetApiId": sheetID, "cell": "B1", "page": "Sheet1", "inputType": "OUTPUT", "formula": "=A1*2"}},
 			{"name": "site", "type": "SELECT", "optionItems": []map[string]any{{"value": "north", "color": "#00AA00", "meta": map[string]any{"region": "N"}}},
 				"advancedOptions": map[string]any{"tooltip": "where"}},
 			{"name": "rating", "type": "TEXT"}}}, 201).JSON()
@@ -259,7 +268,7 @@ func TestConformance(t *testing.T) {
 						"contractTemplateId": "ct-1", "contractTemplate": map[string]any{"templateEntityId": "Asset", "templateEntityName": "Asset"}},
 					{"name": "site", "type": "SELECT", "autoFillEntityRelation": "asset", "optionItems": []map[string]any{{"value": "north", "color": "#00AA00", "meta": map[string]any{"r": 1}}}},
 					{"name": "tagText", "type": "TEXT", "readFromEntity": map[string]any{"entityId": "Asset", "readParameterId": "tag", "targetParameterIds": []string{"rating"}},
-						"sheetData": map[string]any{"sheetApiId": "s1", "cell": "B2", "page": "P", "inputType": "INPUT", "formula": "=B2", "entityId": "e", "entityParameterId": "ep"}},
+						"sheetData": map[string]any{"sheetApiId": sheetID, "cell": "B2", "page": "Sheet1", "inputType": "INPUT", "entityId": "e", "entityParameterId": "ep"}},
 					{"name": "rating", "type": "TEXT"},
 					{"name": "vendor", "type": "TEXT", "readFromOtherMeasurementData": map[string]any{"processId": "Vendor", "searchFieldId": "taxId", "readParameterId": "bank",
 						"selectedFields": []map[string]any{{"readParameterId": "bank", "writeParameterId": "note"}}}},

@@ -1,8 +1,9 @@
 -- +goose Up
+-- IF NOT EXISTS: an upgrade test replays the migrations from 15 over a database that has these.
 -- Uploaded workbooks (semantics section 10), their bytes with them: a
 -- process save checks links against them and a write recalculates them in
 -- the same transaction.
-CREATE TABLE sheets (
+CREATE TABLE IF NOT EXISTS sheets (
     org_id     TEXT NOT NULL REFERENCES orgs (id),
     id         TEXT NOT NULL,
     name       TEXT NOT NULL,
@@ -18,7 +19,7 @@ CREATE TABLE sheets (
 
 -- Each measurement's filled copy of a workbook, as its last
 -- recalculation left it; the SHA-256 of every copy is in its action's data.
-CREATE TABLE measurement_sheets (
+CREATE TABLE IF NOT EXISTS measurement_sheets (
     org_id         TEXT NOT NULL,
     measurement_id TEXT NOT NULL,
     sheet_id       TEXT NOT NULL,
