@@ -161,9 +161,6 @@ func (w *Worker) attempt(ctx context.Context, d wps.Delivery, secrets []string) 
 		DurationMs: w.cfg.Now().Sub(start).Milliseconds()}
 	if err != nil {
 		a.Error = err.Error()
-		if len(a.Error) > 500 {
-			a.Error = a.Error[:500]
-		}
 	}
 	now := wps.At(w.cfg.Now())
 	interrupted := ctx.Err() != nil
@@ -174,6 +171,12 @@ func (w *Worker) attempt(ctx context.Context, d wps.Delivery, secrets []string) 
 		d.Status, d.DeliveredAt = wps.DeliverySucceeded, &now
 	case code >= 300 && code < 500 && code != http.StatusTooManyRequests && code != http.StatusRequestTimeout:
 		d.Status = wps.DeliveryGivenUp // the receiver refuses it; retrying will not help
+	case outbound.Refused(err):
+		// The URL's name resolves to an address the guard refuses: it will
+		// not change within the retry window, and retrying would only hide
+		// the reason for a day.
+		d.Status = wps.DeliveryGivenUp
+		a.Error = "refused: the receiver's address is loopback, private or reserved (" + a.Error + ")"
 	default:
 		delay := w.backoff(d.Attempts)
 		if retryAfter > delay {
@@ -184,13 +187,18 @@ func (w *Worker) attempt(ctx context.Context, d wps.Delivery, secrets []string) 
 			d.Status = wps.DeliveryGivenUp
 		}
 	}
+	if len(a.Error) > 500 {
+		a.Error = strings.ToValidUTF8(a.Error[:500], "")
+	}
 	d.LockedUntil, d.LastStatus, d.LastError, d.UpdatedAt = nil, code, a.Error, now
-	// Record even when ctx ended: the claim must be released.
+	// Record even when ctx ended: the claim must be released. A delivery
+	// cancelled meanwhile (its webhook deleted) keeps the attempt and stays
+	// cancelled.
 	return w.store.Write(context.WithoutCancel(ctx), func(tx wps.Tx) error {
 		if err := tx.AddAttempt(a); err != nil {
 			return err
 		}
-		return tx.UpdateDelivery(d)
+		return tx.FinishDelivery(d)
 	})
 }
 
