@@ -167,7 +167,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	con := console.New(svc, console.Options{Logger: log, Blobs: blobs, SecureCookies: cfg.SecureCookies})
 	api := httpapi.New(svc, httpapi.Options{Logger: log, MaxBodyBytes: cfg.MaxBodyBytes,
 		RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst, Version: version, Blobs: blobs, IdempotencyLease: cfg.IdempotencyLease,
-		SecureCookies: cfg.SecureCookies, Console: con})
+		SecureCookies: cfg.SecureCookies, Console: con, CORSOrigins: cfg.CORSOrigins})
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	log.Info("serving", "addr", ln.Addr().String(), "database", string(db.Engine()), "version", version)

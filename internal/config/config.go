@@ -7,7 +7,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -39,6 +41,7 @@ type Config struct {
 	SignInPerAddress int                          // WPS_SIGNIN_FAILURES_PER_ADDRESS: the same, per client address
 	IdempotencyLease time.Duration                // WPS_IDEMPOTENCY_LEASE: a pending Idempotency-Key is held this long unrenewed
 	SecureCookies    bool                         // WPS_SECURE_COOKIES: session cookies Secure behind a TLS-terminating proxy
+	CORSOrigins      []string                     // WPS_CORS_ORIGINS: origins whose pages may call the API ("*": any); none: off
 }
 
 // Load builds a Config from the environment, then applies flags from args.
@@ -125,9 +128,11 @@ func Load(getenv func(string) string, args []string, stderr io.Writer) (Config, 
 	fs.IntVar(&c.SignInPerAccount, "signin-failures-per-account", c.SignInPerAccount, "failed sign-ins per email before throttling; then one a minute (WPS_SIGNIN_FAILURES_PER_ACCOUNT)")
 	fs.IntVar(&c.SignInPerAddress, "signin-failures-per-address", c.SignInPerAddress, "failed sign-ins per client address before throttling; then one per 10 s (WPS_SIGNIN_FAILURES_PER_ADDRESS)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "how long in-flight requests may finish on SIGTERM (WPS_SHUTDOWN_TIMEOUT)")
+	cors := fs.String("cors-origins", env("WPS_CORS_ORIGINS", ""), "origins whose browser pages may call the API, comma-separated (https://app.example.com), or * for any (without cookies); empty: CORS off (WPS_CORS_ORIGINS)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
+	c.CORSOrigins = splitList(*cors)
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
@@ -154,5 +159,26 @@ func (c Config) Validate() error {
 	case c.SignInPerAccount < 1 || c.SignInPerAddress < 1:
 		return fmt.Errorf("sign-in failures per account and per address must be at least 1")
 	}
+	for _, o := range c.CORSOrigins {
+		if o == "*" && len(c.CORSOrigins) > 1 {
+			return fmt.Errorf("cors origins: * allows every origin and cannot be listed with others")
+		}
+		if u, err := url.Parse(o); o != "*" && (err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" ||
+			u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil || strings.ToLower(o) != o) {
+			return fmt.Errorf("cors origins: %q is not an origin such as https://app.example.com (scheme and host in lower case, optional port, no path)", o)
+		}
+	}
 	return nil
+}
+
+// splitList splits a comma-separated setting, trimming each item and
+// dropping blanks.
+func splitList(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
 }

@@ -72,6 +72,7 @@ func (r *recorder) WriteHeader(code int) {
 	if r.status == 0 {
 		r.status = code
 	}
+	challenge(r.Header(), code)
 	r.ResponseWriter.WriteHeader(code)
 }
 
@@ -250,6 +251,9 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		}
 		p, err := s.svc.Authenticate(r.Context(), strings.TrimSpace(key))
 		if err != nil {
+			if wps.IsCode(err, wps.CodeUnauthorized) {
+				w.Header().Set("WWW-Authenticate", invalidToken)
+			}
 			writeProblem(w, problemFor(r.Context(), s.log, err))
 			return
 		}
@@ -292,8 +296,9 @@ type bucket struct {
 	seen time.Time
 }
 
-// allow takes a token for key, or says how long until one is free.
-func (l *limiter) allow(key string, now time.Time) (bool, time.Duration) {
+// allow takes a token for key, or says how long until one is free; left
+// is what the bucket holds after.
+func (l *limiter) allow(key string, now time.Time) (ok bool, wait time.Duration, left float64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if now.Sub(l.sweep) > time.Minute {
@@ -313,9 +318,9 @@ func (l *limiter) allow(key string, now time.Time) (bool, time.Duration) {
 	res := b.l.ReserveN(now, 1)
 	if d := res.DelayFrom(now); d > 0 {
 		res.CancelAt(now)
-		return false, d
+		return false, d, 0
 	}
-	return true, 0
+	return true, 0, b.l.TokensAt(now)
 }
 
 func (s *Server) rateLimit(next http.Handler) http.Handler {
@@ -327,7 +332,9 @@ func (s *Server) rateLimit(next http.Handler) http.Handler {
 		if p := principal(r.Context()); p != nil {
 			key = "key:" + p.KeyID + p.SessionID // one of them is set
 		}
-		if ok, wait := s.limiter.allow(key, time.Now()); !ok {
+		ok, wait, left := s.limiter.allow(key, time.Now())
+		s.limiter.fields(w.Header(), left)
+		if !ok {
 			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
 			writeProblem(w, newProblem(http.StatusTooManyRequests, "", "rate limit exceeded; retry later", nil))
 			return

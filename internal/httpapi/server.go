@@ -44,6 +44,9 @@ type Options struct {
 	// Console serves every path outside the API (/v1/, /healthz, /readyz)
 	// when set: the web console, behind the same access log.
 	Console http.Handler
+	// CORSOrigins are the origins whose pages may call the API from a
+	// browser ("*": any, without cookies); none: CORS is off.
+	CORSOrigins []string
 }
 
 // Server is the HTTP API. It is an http.Handler.
@@ -102,13 +105,14 @@ func New(svc *wps.Service, opt Options) *Server {
 	cfg.Components.Schemas.RegisterTypeAlias(reflect.TypeFor[wps.Time](), reflect.TypeFor[time.Time]())
 	cfg.Formats = map[string]huma.Format{"application/json": jsonFormat, "json": jsonFormat, "application/yaml": yamlFormat, "yaml": yamlFormat}
 	s.api = huma.NewAPI(cfg, newAdapter(mux))
-	s.api.UseMiddleware(s.authorize)
+	s.api.UseMiddleware(s.authorize, s.knownQuery)
 	s.routes()
 
 	var h http.Handler = textURL(muxFallback(mux))
 	h = s.idempotency(h)
 	h = s.rateLimit(h)
 	h = s.authenticate(h)
+	h = cors(opt.CORSOrigins, h)
 	if opt.Console != nil {
 		h = beside(h, opt.Console)
 	}
