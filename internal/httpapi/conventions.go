@@ -108,7 +108,9 @@ func (s *Server) knownQuery(ctx huma.Context, next func(huma.Context)) {
 		}
 	}
 	if len(errs) > 0 {
-		slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.(*huma.ErrorDetail).Location, b.(*huma.ErrorDetail).Location) })
+		slices.SortFunc(errs, func(a, b error) int {
+			return strings.Compare(a.(*huma.ErrorDetail).Location, b.(*huma.ErrorDetail).Location)
+		})
 		_ = huma.WriteErr(s.api, ctx, http.StatusUnprocessableEntity, "unknown query parameter", errs...)
 		return
 	}

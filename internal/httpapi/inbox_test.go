@@ -271,7 +271,7 @@ func TestInboxRolesAndUpgrade(t *testing.T) {
 			}
 			env.RawExec(`DROP TABLE measurement_step_fillers`)
 			env.RawExec(`DROP TABLE measurement_open_seats`)
-			env.RawExec(`DROP INDEX measurements_org_id`) // migration 17, after the index's
+			env.RawExec(`DROP INDEX measurements_org_id`)        // migration 17, after the index's
 			env.RawExec(`DROP INDEX deliveries_webhook_pending`) // migration 25
 			env.RawExec(`DELETE FROM goose_db_version WHERE version_id >= 15`)
 			up := env.Reopen()
