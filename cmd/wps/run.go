@@ -58,6 +58,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return userCommand(ctx, cmd, args, getenv, stdout, stderr)
 	case "bench":
 		return benchCommand(ctx, args, stdout, stderr)
+	case "backup":
+		return backupCommand(ctx, args, getenv, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, versionLine())
 		return nil
@@ -78,6 +80,7 @@ Usage:
   wps admin key --org ID --email EMAIL         print a new API key for a user
   wps user deactivate --org ID --email EMAIL   offboard a user: keys and sessions stop
   wps bench [flags]                            measure the server (docs/performance.md)
+  wps backup --out FILE                        copy a SQLite database, consistent, while it serves
   wps version                                  print the version and the source revision
   wps help                                     print this
 
@@ -314,6 +317,29 @@ func userCommand(ctx context.Context, cmd string, args []string, getenv func(str
 		return err
 	}
 	fmt.Fprintf(stdout, "Deactivated %s (%s): their API keys and sessions no longer work.\n", u.Email, u.ID)
+	return nil
+}
+
+// backupCommand implements "wps backup --out FILE": a consistent copy of a
+// SQLite database, made while the server may be running (PostgreSQL: the
+// answer points to pg_dump).
+func backupCommand(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("backup", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	out := fs.String("out", "", "the new file to write the copy to (it must not exist)")
+	dbURL := fs.String("database-url", getenv("WPS_DATABASE_URL"), "the database: a SQLite path or sqlite: URL (WPS_DATABASE_URL); default ./wps.db")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *out == "" || fs.NArg() > 0 {
+		return errors.New("usage: wps backup --out FILE [--database-url URL]")
+	}
+	n, err := sqlstore.Backup(ctx, *dbURL, *out)
+	if err != nil {
+		return err
+	}
+	_, src := sqlstore.ParseURL(*dbURL)
+	fmt.Fprintf(stdout, "Backed up %s to %s (%d bytes). Copy the attachments folder (WPS_ATTACHMENT_DIR) after it.\n", src, *out, n)
 	return nil
 }
 
