@@ -23,6 +23,7 @@ import (
 	"wps/internal/config"
 	"wps/internal/console"
 	"wps/internal/httpapi"
+	"wps/internal/metrics"
 	"wps/internal/schedule"
 	"wps/internal/sqlstore"
 	"wps/internal/webhook"
@@ -135,7 +136,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	log := newLogger(cfg, stderr)
 	tuneGC(getenv)
-	db, err := sqlstore.Open(ctx, cfg.DatabaseURL, sqlstore.Options{Logger: log, Synchronous: cfg.SQLiteSync})
+	hooks := observers(cfg)
+	db, err := sqlstore.Open(ctx, cfg.DatabaseURL, sqlstore.Options{Logger: log, Synchronous: cfg.SQLiteSync, ObserveCommit: hooks.commit})
 	if err != nil {
 		return err
 	}
@@ -170,9 +172,16 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	con := console.New(svc, console.Options{Logger: log, Blobs: blobs, SecureCookies: cfg.SecureCookies})
 	api := httpapi.New(svc, httpapi.Options{Logger: log, MaxBodyBytes: cfg.MaxBodyBytes,
 		RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst, Version: version, Blobs: blobs, IdempotencyLease: cfg.IdempotencyLease,
-		SecureCookies: cfg.SecureCookies, Console: con, CORSOrigins: cfg.CORSOrigins})
+		SecureCookies: cfg.SecureCookies, Console: con, CORSOrigins: cfg.CORSOrigins, ObserveRequest: hooks.request})
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	if hooks.m != nil {
+		stopMetrics, err := serveMetrics(cfg.MetricsAddr, hooks.m, db, svc, log)
+		if err != nil {
+			return err
+		}
+		defer stopMetrics()
+	}
 	log.Info("serving", "addr", ln.Addr().String(), "database", string(db.Engine()), "version", version)
 	if ready != nil {
 		ready <- ln.Addr().String()
@@ -189,8 +198,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	if cfg.Background {
 		bg := context.WithoutCancel(ctx)
-		worker := webhook.New(db, webhook.Config{AllowPrivate: cfg.AllowPrivate, Logger: log})
-		sched := schedule.New(svc, schedule.Config{Logger: log})
+		worker := webhook.New(db, webhook.Config{AllowPrivate: cfg.AllowPrivate, Logger: log, OnAttempt: hooks.attempt})
+		sched := schedule.New(svc, schedule.Config{Logger: log, OnRun: hooks.run})
 		worker.Start(bg)
 		sched.Start(bg)
 		defer worker.Stop()
@@ -214,6 +223,45 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	return nil
+}
+
+// hooks are the functions that tell the metrics what happens; all nil
+// when metrics are off (WPS_METRICS_ADDR empty), which costs nothing.
+type hooks struct {
+	m       *metrics.Metrics
+	commit  func(batch int, took time.Duration)
+	request func(route string, status int, took time.Duration)
+	attempt func(outcome string)
+	run     func(took time.Duration, err error)
+}
+
+func observers(cfg config.Config) hooks {
+	if cfg.MetricsAddr == "" {
+		return hooks{}
+	}
+	m := metrics.New()
+	return hooks{m: m, commit: m.Commit, request: m.Request, attempt: m.Attempt, run: m.SchedulerRun}
+}
+
+// serveMetrics serves /metrics on its own address, apart from the API, so
+// that it can stay private (a scraper's network) while the API is public.
+// The returned function stops it.
+func serveMetrics(addr string, m *metrics.Metrics, db *sqlstore.DB, svc *wps.Service, log *slog.Logger) (stop func(), err error) {
+	m.WatchStore(db, func() time.Time { return svc.Now().Time })
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", m.Handler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	go func() {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			log.Error("metrics", "err", err)
+		}
+	}()
+	log.Info("metrics listening", "addr", ln.Addr().String())
+	return func() { _ = srv.Close() }, nil
 }
 
 // inviteConsoleAdmin invites the console's first admin (role ADMIN) and

@@ -22,6 +22,12 @@ import (
 // start runs the real server on a free port until the returned stop is called.
 func start(t *testing.T, env map[string]string) (addr string, out *tu.SyncBuffer, stop func() error) {
 	t.Helper()
+	return startLogging(t, env, io.Discard)
+}
+
+// startLogging is start with the server's log written to log.
+func startLogging(t *testing.T, env map[string]string, log io.Writer) (addr string, out *tu.SyncBuffer, stop func() error) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	out = &tu.SyncBuffer{}
 	ready := make(chan string, 1)
@@ -30,7 +36,7 @@ func start(t *testing.T, env map[string]string) (addr string, out *tu.SyncBuffer
 		env["WPS_ATTACHMENT_DIR"] = t.TempDir()
 	}
 	getenv := func(k string) string { return env[k] }
-	go func() { errc <- serve(ctx, []string{"--addr", "127.0.0.1:0"}, getenv, out, io.Discard, ready) }()
+	go func() { errc <- serve(ctx, []string{"--addr", "127.0.0.1:0"}, getenv, out, log, ready) }()
 	select {
 	case addr = <-ready:
 	case err := <-errc:

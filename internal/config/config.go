@@ -30,6 +30,7 @@ type Config struct {
 	AllowPrivate     bool                         // WPS_WEBHOOK_ALLOW_PRIVATE: webhooks may target loopback/private addresses
 	Background       bool                         // WPS_BACKGROUND: run the webhook worker and the scheduler here
 	PprofAddr        string                       // WPS_PPROF_ADDR: serve /debug/pprof there (off when empty)
+	MetricsAddr      string                       // WPS_METRICS_ADDR: serve Prometheus /metrics there (off when empty)
 	AttachmentDir    string                       // WPS_ATTACHMENT_DIR: where uploaded files are kept
 	APICallHosts     string                       // WPS_API_CALL_HOSTS: hosts apiCalls may call, comma-separated ("" = off)
 	APICallPrivate   bool                         // WPS_API_CALL_ALLOW_PRIVATE: apiCalls may reach loopback/private addresses
@@ -64,6 +65,7 @@ func Load(getenv func(string) string, args []string, stderr io.Writer) (Config, 
 	fs.StringVar(&c.LogLevel, "log-level", env("WPS_LOG_LEVEL", "info"), "debug, info, warn or error (WPS_LOG_LEVEL)")
 	fs.StringVar(&c.AttachmentDir, "attachment-dir", env("WPS_ATTACHMENT_DIR", "wps-attachments"), "folder for uploaded files (WPS_ATTACHMENT_DIR)")
 	fs.StringVar(&c.PprofAddr, "pprof-addr", env("WPS_PPROF_ADDR", ""), "serve /debug/pprof on this address; keep it private (WPS_PPROF_ADDR)")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", env("WPS_METRICS_ADDR", ""), "serve Prometheus metrics at /metrics on this address (127.0.0.1:9090); keep it private; empty: off (WPS_METRICS_ADDR)")
 	fs.StringVar(&c.SQLiteSync, "sqlite-synchronous", env("WPS_SQLITE_SYNCHRONOUS", "FULL"), "SQLite synchronous pragma (WPS_SQLITE_SYNCHRONOUS)")
 	var err error
 	if c.RateLimit, err = strconv.ParseFloat(env("WPS_RATE_LIMIT", "100"), 64); err != nil {

@@ -21,6 +21,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/danielgtaylor/huma/v2"
 	"golang.org/x/time/rate"
 
 	"wps/internal/wps"
@@ -35,9 +36,13 @@ const (
 	callerKey
 )
 
-// caller is where authentication leaves who called, for the access log
-// (which wraps it, and so cannot see the principal in the request's context).
-type caller struct{ p *wps.Principal }
+// caller is where authentication leaves who called, and routing the route
+// that served it, for the access log (which wraps them, and so cannot see
+// the principal in the request's context).
+type caller struct {
+	p     *wps.Principal
+	route string
+}
 
 // clientInfo is what handlers may need of the connection.
 type clientInfo struct {
@@ -110,6 +115,7 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 		who := &caller{}
 		ctx = context.WithValue(ctx, callerKey, who)
 		rec := &recorder{ResponseWriter: w}
+		r2 := r.WithContext(ctx)
 		defer func() {
 			if v := recover(); v != nil {
 				if v == http.ErrAbortHandler {
@@ -120,17 +126,22 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 					writeProblem(rec, newProblem(http.StatusInternalServerError, "", "internal error", nil))
 				}
 			}
+			took := time.Since(start)
+			route := s.route(r2, who)
+			if s.observe != nil {
+				s.observe(route, rec.status, took)
+			}
 			if !s.log.Enabled(ctx, slog.LevelInfo) {
 				return
 			}
-			attrs := []any{"method", r.Method, "path", r.URL.Path, "status", rec.status,
-				"ms", float64(time.Since(start).Microseconds()) / 1000, "request_id", id}
+			attrs := []any{"method", r.Method, "path", r.URL.Path, "route", route, "status", rec.status,
+				"ms", float64(took.Microseconds()) / 1000, "request_id", id}
 			if who.p != nil {
 				attrs = append(attrs, "org", who.p.OrgID, "user", who.p.UserID)
 			}
 			s.log.LogAttrs(ctx, slog.LevelInfo, "request", slogAttrs(attrs)...)
 		}()
-		next.ServeHTTP(rec, r.WithContext(ctx))
+		next.ServeHTTP(rec, r2)
 	})
 }
 
@@ -269,6 +280,32 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 func (s *Server) isPublic(r *http.Request) bool {
 	_, pattern := s.mux.Handler(r)
 	return s.public[pattern]
+}
+
+// setRoute tells the access log which operation served the request: its
+// method and OpenAPI path (POST /v1/webhook-deliveries/{id}:retry).
+func setRoute(ctx context.Context, op *huma.Operation) {
+	if c, _ := ctx.Value(callerKey).(*caller); c != nil {
+		c.route = op.Method + " " + op.Path
+	}
+}
+
+// route names the route of a request for the log and the metrics, from a
+// small set: the operation that served it; else the API's mux pattern (a
+// request answered before its operation ran: 401, 429); else the console's
+// pattern, which its mux left on the request; else "unmatched".
+func (s *Server) route(r *http.Request, who *caller) string {
+	if who.route != "" {
+		return who.route
+	}
+	if isAPI(r.URL.Path) {
+		if _, pattern := s.mux.Handler(r); pattern != "" {
+			return pattern
+		}
+	} else if r.Pattern != "" {
+		return r.Pattern
+	}
+	return "unmatched"
 }
 
 // setCaller tells the access log who called.
