@@ -23,6 +23,7 @@ import (
 	"wps/internal/config"
 	"wps/internal/console"
 	"wps/internal/httpapi"
+	"wps/internal/metrics"
 	"wps/internal/schedule"
 	"wps/internal/sheets"
 	"wps/internal/sqlstore"
@@ -59,6 +60,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return userCommand(ctx, cmd, args, getenv, stdout, stderr)
 	case "bench":
 		return benchCommand(ctx, args, stdout, stderr)
+	case "backup":
+		return backupCommand(ctx, args, getenv, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, versionLine())
 		return nil
@@ -79,6 +82,7 @@ Usage:
   wps admin key --org ID --email EMAIL         print a new API key for a user
   wps user deactivate --org ID --email EMAIL   offboard a user: keys and sessions stop
   wps bench [flags]                            measure the server (docs/performance.md)
+  wps backup --out FILE                        copy a SQLite database, consistent, while it serves
   wps version                                  print the version and the source revision
   wps help                                     print this
 
@@ -133,7 +137,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	log := newLogger(cfg, stderr)
 	tuneGC(getenv)
-	db, err := sqlstore.Open(ctx, cfg.DatabaseURL, sqlstore.Options{Logger: log, Synchronous: cfg.SQLiteSync})
+	hooks := observers(cfg)
+	db, err := sqlstore.Open(ctx, cfg.DatabaseURL, sqlstore.Options{Logger: log, Synchronous: cfg.SQLiteSync, ObserveCommit: hooks.commit})
 	if err != nil {
 		return err
 	}
@@ -169,9 +174,16 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	con := console.New(svc, console.Options{Logger: log, Blobs: blobs, SecureCookies: cfg.SecureCookies})
 	api := httpapi.New(svc, httpapi.Options{Logger: log, MaxBodyBytes: cfg.MaxBodyBytes,
 		RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst, Version: version, Blobs: blobs, IdempotencyLease: cfg.IdempotencyLease,
-		SecureCookies: cfg.SecureCookies, Console: con})
+		SecureCookies: cfg.SecureCookies, Console: con, CORSOrigins: cfg.CORSOrigins, ObserveRequest: hooks.request})
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	if hooks.m != nil {
+		stopMetrics, err := serveMetrics(cfg.MetricsAddr, hooks.m, db, svc, log)
+		if err != nil {
+			return err
+		}
+		defer stopMetrics()
+	}
 	log.Info("serving", "addr", ln.Addr().String(), "database", string(db.Engine()), "version", version)
 	if ready != nil {
 		ready <- ln.Addr().String()
@@ -188,8 +200,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	if cfg.Background {
 		bg := context.WithoutCancel(ctx)
-		worker := webhook.New(db, webhook.Config{AllowPrivate: cfg.AllowPrivate, Logger: log})
-		sched := schedule.New(svc, schedule.Config{Logger: log})
+		worker := webhook.New(db, webhook.Config{AllowPrivate: cfg.AllowPrivate, Logger: log, OnAttempt: hooks.attempt})
+		sched := schedule.New(svc, schedule.Config{Logger: log, OnRun: hooks.run})
 		worker.Start(bg)
 		sched.Start(bg)
 		defer worker.Stop()
@@ -213,6 +225,45 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	return nil
+}
+
+// hooks are the functions that tell the metrics what happens; all nil
+// when metrics are off (WPS_METRICS_ADDR empty), which costs nothing.
+type hooks struct {
+	m       *metrics.Metrics
+	commit  func(batch int, took time.Duration)
+	request func(route string, status int, took time.Duration)
+	attempt func(outcome string)
+	run     func(took time.Duration, err error)
+}
+
+func observers(cfg config.Config) hooks {
+	if cfg.MetricsAddr == "" {
+		return hooks{}
+	}
+	m := metrics.New()
+	return hooks{m: m, commit: m.Commit, request: m.Request, attempt: m.Attempt, run: m.SchedulerRun}
+}
+
+// serveMetrics serves /metrics on its own address, apart from the API, so
+// that it can stay private (a scraper's network) while the API is public.
+// The returned function stops it.
+func serveMetrics(addr string, m *metrics.Metrics, db *sqlstore.DB, svc *wps.Service, log *slog.Logger) (stop func(), err error) {
+	m.WatchStore(db, func() time.Time { return svc.Now().Time })
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", m.Handler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	go func() {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			log.Error("metrics", "err", err)
+		}
+	}()
+	log.Info("metrics listening", "addr", ln.Addr().String())
+	return func() { _ = srv.Close() }, nil
 }
 
 // inviteConsoleAdmin invites the console's first admin (role ADMIN) and
@@ -316,6 +367,29 @@ func userCommand(ctx context.Context, cmd string, args []string, getenv func(str
 		return err
 	}
 	fmt.Fprintf(stdout, "Deactivated %s (%s): their API keys and sessions no longer work.\n", u.Email, u.ID)
+	return nil
+}
+
+// backupCommand implements "wps backup --out FILE": a consistent copy of a
+// SQLite database, made while the server may be running (PostgreSQL: the
+// answer points to pg_dump).
+func backupCommand(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("backup", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	out := fs.String("out", "", "the new file to write the copy to (it must not exist)")
+	dbURL := fs.String("database-url", getenv("WPS_DATABASE_URL"), "the database: a SQLite path or sqlite: URL (WPS_DATABASE_URL); default ./wps.db")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *out == "" || fs.NArg() > 0 {
+		return errors.New("usage: wps backup --out FILE [--database-url URL]")
+	}
+	n, err := sqlstore.Backup(ctx, *dbURL, *out)
+	if err != nil {
+		return err
+	}
+	_, src := sqlstore.ParseURL(*dbURL)
+	fmt.Fprintf(stdout, "Backed up %s to %s (%d bytes). Copy the attachments folder (WPS_ATTACHMENT_DIR) after it.\n", src, *out, n)
 	return nil
 }
 

@@ -7,7 +7,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -28,6 +30,7 @@ type Config struct {
 	AllowPrivate     bool                         // WPS_WEBHOOK_ALLOW_PRIVATE: webhooks may target loopback/private addresses
 	Background       bool                         // WPS_BACKGROUND: run the webhook worker and the scheduler here
 	PprofAddr        string                       // WPS_PPROF_ADDR: serve /debug/pprof there (off when empty)
+	MetricsAddr      string                       // WPS_METRICS_ADDR: serve Prometheus /metrics there (off when empty)
 	AttachmentDir    string                       // WPS_ATTACHMENT_DIR: where uploaded files are kept
 	APICallHosts     string                       // WPS_API_CALL_HOSTS: hosts apiCalls may call, comma-separated ("" = off)
 	APICallPrivate   bool                         // WPS_API_CALL_ALLOW_PRIVATE: apiCalls may reach loopback/private addresses
@@ -43,6 +46,7 @@ type Config struct {
 	SheetPages       int                          // WPS_SHEET_MAX_PAGES: worksheets per workbook
 	SheetCells       int                          // WPS_SHEET_MAX_CELLS: cells over a workbook's used ranges
 	SheetCalcTimeout time.Duration                // WPS_SHEET_CALC_TIMEOUT: one recalculation
+	CORSOrigins      []string                     // WPS_CORS_ORIGINS: origins whose pages may call the API ("*": any); none: off
 }
 
 // Load builds a Config from the environment, then applies flags from args.
@@ -65,6 +69,7 @@ func Load(getenv func(string) string, args []string, stderr io.Writer) (Config, 
 	fs.StringVar(&c.LogLevel, "log-level", env("WPS_LOG_LEVEL", "info"), "debug, info, warn or error (WPS_LOG_LEVEL)")
 	fs.StringVar(&c.AttachmentDir, "attachment-dir", env("WPS_ATTACHMENT_DIR", "wps-attachments"), "folder for uploaded files (WPS_ATTACHMENT_DIR)")
 	fs.StringVar(&c.PprofAddr, "pprof-addr", env("WPS_PPROF_ADDR", ""), "serve /debug/pprof on this address; keep it private (WPS_PPROF_ADDR)")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", env("WPS_METRICS_ADDR", ""), "serve Prometheus metrics at /metrics on this address (127.0.0.1:9090); keep it private; empty: off (WPS_METRICS_ADDR)")
 	fs.StringVar(&c.SQLiteSync, "sqlite-synchronous", env("WPS_SQLITE_SYNCHRONOUS", "FULL"), "SQLite synchronous pragma (WPS_SQLITE_SYNCHRONOUS)")
 	var err error
 	if c.RateLimit, err = strconv.ParseFloat(env("WPS_RATE_LIMIT", "100"), 64); err != nil {
@@ -145,9 +150,11 @@ func Load(getenv func(string) string, args []string, stderr io.Writer) (Config, 
 	fs.IntVar(&c.SheetCells, "sheet-max-cells", c.SheetCells, "cells over a workbook's used ranges, at most (WPS_SHEET_MAX_CELLS)")
 	fs.DurationVar(&c.SheetCalcTimeout, "sheet-calc-timeout", c.SheetCalcTimeout, "time limit of one workbook recalculation (WPS_SHEET_CALC_TIMEOUT)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "how long in-flight requests may finish on SIGTERM (WPS_SHUTDOWN_TIMEOUT)")
+	cors := fs.String("cors-origins", env("WPS_CORS_ORIGINS", ""), "origins whose browser pages may call the API, comma-separated (https://app.example.com), or * for any (without cookies); empty: CORS off (WPS_CORS_ORIGINS)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
+	c.CORSOrigins = splitList(*cors)
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
@@ -176,5 +183,26 @@ func (c Config) Validate() error {
 	case c.SignInPerAccount < 1 || c.SignInPerAddress < 1:
 		return fmt.Errorf("sign-in failures per account and per address must be at least 1")
 	}
+	for _, o := range c.CORSOrigins {
+		if o == "*" && len(c.CORSOrigins) > 1 {
+			return fmt.Errorf("cors origins: * allows every origin and cannot be listed with others")
+		}
+		if u, err := url.Parse(o); o != "*" && (err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" ||
+			u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil || strings.ToLower(o) != o) {
+			return fmt.Errorf("cors origins: %q is not an origin such as https://app.example.com (scheme and host in lower case, optional port, no path)", o)
+		}
+	}
 	return nil
+}
+
+// splitList splits a comma-separated setting, trimming each item and
+// dropping blanks.
+func splitList(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
 }

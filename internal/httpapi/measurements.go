@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"time"
@@ -10,18 +11,37 @@ import (
 
 type measurementIn struct {
 	Body struct {
-		ProcessID string `json:"processId" required:"true" doc:"The process; its latest version is used"`
+		ProcessID   string `json:"processId,omitempty" doc:"The process (this or processUuid is required); its latest version is used"`
+		ProcessUUID string `json:"processUuid,omitempty" doc:"Same as processId"`
 	}
 }
 
 func (s *Server) createMeasurement(ctx context.Context, in *measurementIn) (*created[wps.MeasurementView], error) {
-	m, err := s.svc.CreateMeasurement(ctx, principal(ctx), in.Body.ProcessID)
+	id, err := sameProcess("processId", in.Body.ProcessID, "processUuid", in.Body.ProcessUUID)
+	if err != nil {
+		return nil, err
+	}
+	if id == "" {
+		return nil, wps.Invalid("processId", "is required")
+	}
+	m, err := s.svc.CreateMeasurement(ctx, principal(ctx), id)
 	return &created[wps.MeasurementView]{Location: "/v1/measurements/" + m.ID, Body: m}, err
+}
+
+// sameProcess reads a process id given under either of two names
+// (processId, processUuid: both are natural, and clients mix them); given
+// under both, they must agree.
+func sameProcess(field, v, alias, av string) (string, error) {
+	if v != "" && av != "" && v != av {
+		return "", wps.Invalid(alias, "%s and %s name different processes", field, alias)
+	}
+	return cmp.Or(v, av), nil
 }
 
 type simplifiedIn struct {
 	Body struct {
 		ProcessUUID  string                     `json:"processUuid,omitempty" doc:"The process id (this or processLabel)"`
+		ProcessID    string                     `json:"processId,omitempty" doc:"Same as processUuid"`
 		ProcessLabel string                     `json:"processLabel,omitempty" doc:"The process's exact label"`
 		StepID       string                     `json:"stepId,omitempty" doc:"The step id (default: the first step)"`
 		StepUUID     string                     `json:"stepUuid,omitempty" doc:"Same as stepId"`
@@ -32,7 +52,11 @@ type simplifiedIn struct {
 
 func (s *Server) createSimplifiedMeasurement(ctx context.Context, in *simplifiedIn) (*created[wps.SimplifiedView], error) {
 	b := in.Body
-	m, err := s.svc.CreateSimplified(ctx, principal(ctx), wps.SimplifiedInput{ProcessUUID: b.ProcessUUID, ProcessLabel: b.ProcessLabel,
+	process, err := sameProcess("processUuid", b.ProcessUUID, "processId", b.ProcessID)
+	if err != nil {
+		return nil, err
+	}
+	m, err := s.svc.CreateSimplified(ctx, principal(ctx), wps.SimplifiedInput{ProcessUUID: process, ProcessLabel: b.ProcessLabel,
 		StepID: b.StepID, StepUUID: b.StepUUID, StepLabel: b.StepLabel, Parameters: b.Parameters})
 	return &created[wps.SimplifiedView]{Location: "/v1/measurements/" + m.ID, Body: m}, err
 }
@@ -40,6 +64,7 @@ func (s *Server) createSimplifiedMeasurement(ctx context.Context, in *simplified
 type measurementListIn struct {
 	PageQuery
 	ProcessID   string    `query:"processId" maxLength:"100"`
+	ProcessUUID string    `query:"processUuid" maxLength:"100" doc:"Same as processId"`
 	Status      string    `query:"status" enum:"OPEN,APPROVED,REPROVED,STAGE_OPEN,CONSENSUS,IN_CONSENSUS,PENDING"`
 	StepID      string    `query:"stepId" maxLength:"100" doc:"Only measurements where this step is open"`
 	Overdue     bool      `query:"overdue" doc:"Only measurements with an open step past its deadline"`
@@ -51,7 +76,11 @@ type measurementListIn struct {
 
 func (s *Server) listMeasurements(ctx context.Context, in *measurementListIn) (*paged[wps.MeasurementSummary], error) {
 	page := in.page()
-	q := wps.MeasurementQuery{Page: page, ProcessID: in.ProcessID, Status: in.Status, OpenStepID: in.StepID, Overdue: in.Overdue,
+	process, err := sameProcess("processId", in.ProcessID, "processUuid", in.ProcessUUID)
+	if err != nil {
+		return nil, err
+	}
+	q := wps.MeasurementQuery{Page: page, ProcessID: process, Status: in.Status, OpenStepID: in.StepID, Overdue: in.Overdue,
 		Actionable: in.Actionable == "me", Name: in.Name}
 	if !in.CreatedFrom.IsZero() {
 		t := wps.At(in.CreatedFrom)

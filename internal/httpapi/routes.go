@@ -51,7 +51,7 @@ func (s *Server) routes() {
 	register(s, op(del, "/v1/entities/{id}", "deleteEntity", "Delete an entity (soft)", 204, needs(wps.FnEntityWrite)), s.deleteEntity)
 
 	register(s, op(post, "/v1/entities/{id}/records", "createRecord", "Create a record", 201, needs(wps.FnEntityWrite)), s.createRecord)
-	register(s, op(get, "/v1/entities/{id}/records", "listRecords", "List records; filter with filter[NAME]=VALUE", 200, needs(wps.FnEntityRead)), s.listRecords)
+	register(s, withFilter(op(get, "/v1/entities/{id}/records", "listRecords", "List records; filter with filter[NAME]=VALUE", 200, needs(wps.FnEntityRead))), s.listRecords)
 	register(s, op(get, "/v1/entities/{id}/records/{recordId}", "getRecord", "Get a record", 200, needs(wps.FnEntityRead)), s.getRecord)
 	register(s, op(patch, "/v1/entities/{id}/records/{recordId}", "patchRecord", "Update a record (merge; null clears)", 200, needs(wps.FnEntityWrite)), s.patchRecord)
 	register(s, op(del, "/v1/entities/{id}/records/{recordId}", "deleteRecord", "Delete a record", 204, needs(wps.FnEntityWrite)), s.deleteRecord)

@@ -200,6 +200,13 @@ type Tx interface {
 	CreateDelivery(d Delivery) error
 	GetDelivery(orgID, id string) (Delivery, error)
 	UpdateDelivery(d Delivery) error
+	// FinishDelivery records an attempt's outcome (as UpdateDelivery) on a
+	// delivery that is still PENDING: one cancelled while it was in flight
+	// stays cancelled, unless it arrived (SUCCEEDED).
+	FinishDelivery(d Delivery) error
+	// CancelDeliveries ends the PENDING deliveries of a subscription
+	// (status CANCELLED, lastError reason), in flight or not.
+	CancelDeliveries(orgID, webhookID, reason string, now Time) error
 	ListDeliveries(orgID string, q DeliveryQuery) ([]Delivery, int, error)
 	// ClaimDeliveries leases up to limit due deliveries (of any org) to one
 	// worker until leaseUntil, skipping those another worker holds and those
