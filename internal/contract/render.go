@@ -14,6 +14,7 @@ import (
 // The font is DejaVu Sans (Debian's fonts-dejavu-core 2.37), whose licence
 // lets it be embedded and redistributed: see fonts/LICENSE and
 // docs/decisions.md. A subset of it is embedded in each document.
+//
 //go:embed fonts/DejaVuSans.ttf
 var font []byte
 
