@@ -39,6 +39,7 @@ type Config struct {
 	SignInPerAddress int                          // WPS_SIGNIN_FAILURES_PER_ADDRESS: the same, per client address
 	IdempotencyLease time.Duration                // WPS_IDEMPOTENCY_LEASE: a pending Idempotency-Key is held this long unrenewed
 	SecureCookies    bool                         // WPS_SECURE_COOKIES: session cookies Secure behind a TLS-terminating proxy
+	MaxTemplateBytes int                          // WPS_CONTRACT_TEMPLATE_MAX_BYTES: the largest contract template body
 }
 
 // Load builds a Config from the environment, then applies flags from args.
@@ -110,6 +111,9 @@ func Load(getenv func(string) string, args []string, stderr io.Writer) (Config, 
 	if c.SignInPerAddress, err = strconv.Atoi(env("WPS_SIGNIN_FAILURES_PER_ADDRESS", "20")); err != nil {
 		return c, fmt.Errorf("WPS_SIGNIN_FAILURES_PER_ADDRESS: %w", err)
 	}
+	if c.MaxTemplateBytes, err = strconv.Atoi(env("WPS_CONTRACT_TEMPLATE_MAX_BYTES", "65536")); err != nil {
+		return c, fmt.Errorf("WPS_CONTRACT_TEMPLATE_MAX_BYTES: %w", err)
+	}
 	fs.BoolVar(&c.AllowPrivate, "webhook-allow-private", c.AllowPrivate, "let webhooks target loopback and private addresses (WPS_WEBHOOK_ALLOW_PRIVATE)")
 	fs.StringVar(&c.APICallHosts, "api-call-hosts", env("WPS_API_CALL_HOSTS", ""), "hosts that apiCalls may call, comma-separated, *.example.com for subdomains; empty turns API calls off (WPS_API_CALL_HOSTS)")
 	fs.BoolVar(&c.APICallPrivate, "api-call-allow-private", c.APICallPrivate, "let apiCalls reach loopback and private addresses (WPS_API_CALL_ALLOW_PRIVATE)")
@@ -124,6 +128,7 @@ func Load(getenv func(string) string, args []string, stderr io.Writer) (Config, 
 	fs.DurationVar(&c.SessionMaxAge, "session-max-age", c.SessionMaxAge, "a console session ends this long after sign-in (WPS_SESSION_MAX_AGE)")
 	fs.IntVar(&c.SignInPerAccount, "signin-failures-per-account", c.SignInPerAccount, "failed sign-ins per email before throttling; then one a minute (WPS_SIGNIN_FAILURES_PER_ACCOUNT)")
 	fs.IntVar(&c.SignInPerAddress, "signin-failures-per-address", c.SignInPerAddress, "failed sign-ins per client address before throttling; then one per 10 s (WPS_SIGNIN_FAILURES_PER_ADDRESS)")
+	fs.IntVar(&c.MaxTemplateBytes, "contract-template-max-bytes", c.MaxTemplateBytes, "the largest contract template body, in bytes (WPS_CONTRACT_TEMPLATE_MAX_BYTES)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "how long in-flight requests may finish on SIGTERM (WPS_SHUTDOWN_TIMEOUT)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -151,6 +156,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("idempotency lease must be at least 3ms (it is renewed every third of it)")
 	case c.SessionIdle <= 0 || c.SessionMaxAge <= 0:
 		return fmt.Errorf("session idle time and max age must be positive")
+	case c.MaxTemplateBytes < 1024 || c.MaxTemplateBytes > 1<<20:
+		return fmt.Errorf("contract template max bytes must be from 1024 to 1048576 (a request body's default limit)")
 	case c.SignInPerAccount < 1 || c.SignInPerAddress < 1:
 		return fmt.Errorf("sign-in failures per account and per address must be at least 1")
 	}

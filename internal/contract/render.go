@@ -27,6 +27,9 @@ const Renderer = "wps contract renderer 1"
 // template's body: with the same body and Inputs, Render gives the same
 // bytes. They are stored with each document.
 type Inputs struct {
+	// Renderer is the renderer that rendered them (Renderer then): another
+	// renderer may give other bytes.
+	Renderer    string `json:"renderer"`
 	DocumentID  string `json:"documentId"`
 	Title       string `json:"title" doc:"The template's name"`
 	Process     string `json:"process"`

@@ -24,6 +24,8 @@ type Service struct {
 	hasher       *hasher
 	byAccount    *throttle // failed sign-ins per email
 	byAddress    *throttle // failed sign-ins per client address
+	// maxTemplateBytes bounds a contract template's body.
+	maxTemplateBytes int
 }
 
 // keyCache remembers resolved API keys briefly: authentication would
@@ -97,6 +99,9 @@ type ServiceConfig struct {
 	// APICaller makes the calls of parameters' apiCalls; nil: API calls are off.
 	APICaller APICaller
 	Sessions  SessionConfig
+	// MaxTemplateBytes bounds a contract template's body (default
+	// DefaultMaxTemplateBytes).
+	MaxTemplateBytes int
 }
 
 // NewService returns a Service over store.
@@ -107,9 +112,12 @@ func NewService(store Store, cfg ServiceConfig) *Service {
 	if cfg.InviteTTL == 0 {
 		cfg.InviteTTL = 7 * 24 * time.Hour
 	}
+	if cfg.MaxTemplateBytes <= 0 {
+		cfg.MaxTemplateBytes = DefaultMaxTemplateBytes
+	}
 	cfg.Sessions.defaults()
 	return &Service{store: store, now: cfg.Now, inviteTTL: cfg.InviteTTL, allowPrivate: cfg.AllowPrivateWebhooks, calls: cfg.APICaller,
-		sessions: cfg.Sessions, hasher: newHasher(cfg.Sessions.Hashes),
+		sessions: cfg.Sessions, hasher: newHasher(cfg.Sessions.Hashes), maxTemplateBytes: cfg.MaxTemplateBytes,
 		byAccount: newThrottle(cfg.Sessions.AccountBurst, cfg.Sessions.AccountRefill),
 		byAddress: newThrottle(cfg.Sessions.AddressBurst, cfg.Sessions.AddressRefill)}
 }
