@@ -305,3 +305,170 @@ func TestContractProcurement(t *testing.T) {
 		tu.Problem(t, env.Do(tu.Request{Method: del, Path: "/v1/contract-templates/" + pr.template["id"].(string), Key: env.AdminKey}), 409, "")
 	})
 }
+
+func TestContractDocumentParameter(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := tu.NewEnv(t, engine)
+		fns := []string{"measurement:create", "measurement:read", "action:write", "action:approve", "entity:read"}
+		env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": "Buyer", "roles": []string{"BUYER"}, "functions": fns}, 201)
+		env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": "Finance", "roles": []string{"FINANCE"}, "functions": fns}, 201)
+		_, bia := person(t, env, "Bia", "bia@example.com", "BUYER")
+		_, fin := person(t, env, "Fin", "fin@example.com", "FINANCE")
+		supplier := env.Call(post, "/v1/entities", env.AdminKey, map[string]any{"name": "Supplier", "parameters": []map[string]any{{"name": "name", "type": "TEXT"}}}, 201).JSON()["id"].(string)
+		record := env.Call(post, "/v1/entities/"+supplier+"/records", env.AdminKey, map[string]any{"values": map[string]any{"name": "ACME"}}, 201).JSON()["id"].(string)
+		tpl := env.Call(post, "/v1/contract-templates", env.AdminKey, map[string]any{"name": "Order", "templateEntityId": supplier,
+			"body": "# Order {{measurement.name}}\n\nSupplier: {{entity name}}\nItem: {{param item}}"}, 201).JSON()
+		if tpl["templateEntityName"] != "Supplier" || fmt.Sprint(tpl["placeholders"]) != "[measurement.name entity name param item]" || tpl["version"] != 1.0 {
+			t.Fatalf("template: %v", tpl)
+		}
+		proc := env.Call(post, "/v1/process", env.AdminKey, map[string]any{"name": "Orders", "code": "ORD", "steps": []map[string]any{
+			{"label": "Order", "policyNames": []string{"Buyer", "Finance"}, "parameters": []map[string]any{
+				{"name": "supplier", "type": "ENTITY", "entityId": "Supplier"}, {"name": "item", "type": "TEXT"},
+				{"name": "order", "type": "TEXT", "isRequired": true, "contractTemplateId": tpl["id"]}}},
+		}}, 201).JSON()
+		order := steps(proc)[0]["parameters"].([]any)[2].(map[string]any)
+		if ct, _ := order["contractTemplate"].(map[string]any); order["contractTemplateId"] != tpl["id"] || ct["templateEntityId"] != supplier || ct["templateEntityName"] != "Supplier" {
+			t.Fatalf("the generated document's parameter: %v", order)
+		}
+		step := steps(proc)[0]["id"].(string)
+
+		// Clients cannot send a generated document.
+		tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/measurements/simplified", Key: bia, Body: map[string]any{
+			"processLabel": "Orders", "parameters": map[string]any{"item": "bolts", "order": "mine"}}}), 422, "parameters.order")
+
+		// The buyer writes; the linked record is deleted before finance approves:
+		// the document says so, and the consensus is not blocked.
+		m := env.Call(post, "/v1/measurements/simplified", bia, map[string]any{"processLabel": "Orders", "parameters": map[string]any{
+			"supplier": record, "item": "bolts"}}, 201).JSON()
+		id := m["id"].(string)
+		env.Call(del, "/v1/entities/"+supplier+"/records/"+record, env.AdminKey, nil, 204)
+		a := env.Call(post, "/v1/measurements/"+id+"/actions", fin, map[string]any{"stepId": step, "type": "APPROVAL"}, 201).JSON()
+		if a["measurement"].(map[string]any)["status"] != "APPROVED" {
+			t.Fatalf("the consensus was blocked: %v", a["measurement"])
+		}
+		docs := env.Call(get, "/v1/measurements/"+id+"/documents", bia, nil, 200).JSON()["data"].([]any)
+		if len(docs) != 1 {
+			t.Fatalf("documents: %v", docs)
+		}
+		d := docs[0].(map[string]any)
+		if d["parameterId"] != order["id"] || d["stepId"] != step || d["actionId"] != a["id"] {
+			t.Fatalf("document: %v", d)
+		}
+		// The parameter's value is the document's id, in the consensus action's data.
+		var value any
+		for _, dv := range a["data"].([]any) {
+			if dv := dv.(map[string]any); dv["parameterId"] == order["id"] {
+				value = dv["dataItems"].([]any)[0].(map[string]any)["value"]
+			}
+		}
+		if value != d["id"] {
+			t.Fatalf("the parameter's value is %v, want the document %v", value, d["id"])
+		}
+		text := flat(tu.PDFText(t, env.Call(get, "/v1/documents/"+d["id"].(string)+"/content", fin, nil, 200).Body))
+		for _, want := range []string{"Order ORD-1", "Supplier: [Supplier record " + record + " not found: it was deleted]", "Item: bolts",
+			"Seat 1: Buyer", "Signed by: Bia <bia@example.com>", "Seat 2: Finance"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("the document lacks %q:\n%s", want, text)
+			}
+		}
+
+		// A step consensed by the request that creates its measurement:
+		// the document has the measurement's name.
+		env.Call(post, "/v1/process", env.AdminKey, map[string]any{"name": "Quick", "code": "QUICK", "steps": []map[string]any{
+			{"label": "Only", "policyNames": []string{"Buyer"}, "legalContractId": tpl["id"], "parameters": []map[string]any{
+				{"name": "supplier", "type": "ENTITY", "entityId": "Supplier"}, {"name": "item", "type": "TEXT"}}}}}, 201)
+		q := env.Call(post, "/v1/measurements/simplified", bia, map[string]any{"processLabel": "Quick", "parameters": map[string]any{"item": "nuts"}}, 201).JSON()
+		docs = env.Call(get, "/v1/measurements/"+q["id"].(string)+"/documents", bia, nil, 200).JSON()["data"].([]any)
+		if len(docs) != 1 {
+			t.Fatalf("documents of a measurement consensed at its creation: %v", docs)
+		}
+		qd := docs[0].(map[string]any)["id"].(string)
+		text = flat(tu.PDFText(t, env.Call(get, "/v1/documents/"+qd+"/content", bia, nil, 200).Body))
+		if !strings.Contains(text, "Order QUICK-1 Supplier: [no Supplier record linked] Item: nuts") {
+			t.Fatalf("the document:\n%s", text)
+		}
+		if v := env.Call(get, "/v1/documents/"+qd+"/verify", bia, nil, 200).JSON(); v["ok"] != true {
+			t.Fatalf("verify: %v", v)
+		}
+	})
+}
+
+func TestContractTemplateErrors(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := tu.NewEnv(t, engine)
+		env.Call(post, "/v1/entities", env.AdminKey, map[string]any{"name": "Supplier", "parameters": []map[string]any{{"name": "name", "type": "TEXT"}}}, 201)
+		bad := func(body map[string]any, field, mentions string) {
+			t.Helper()
+			p := tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/contract-templates", Key: env.AdminKey, Body: body}), 422, field)
+			if !strings.Contains(fmt.Sprint(p["errors"]), mentions) {
+				t.Fatalf("the problem does not mention %q: %v", mentions, p)
+			}
+		}
+		bad(map[string]any{"name": "T", "body": "Hello {{foo}}"}, "body", "{{foo}}")
+		bad(map[string]any{"name": "T", "body": "Hello {{param}}"}, "body", "{{param}}")
+		bad(map[string]any{"name": "T", "body": "Hello {{param name"}, "body", "{{param name")
+		bad(map[string]any{"name": "T", "body": "Hello {{entity nope}}", "templateEntityId": "Supplier"}, "body", "{{entity nope}}")
+		bad(map[string]any{"name": "T", "body": "Hello {{entity name}}"}, "body", "{{entity name}}")
+		bad(map[string]any{"name": "T", "body": "Hello", "templateEntityId": "Nobody"}, "templateEntityId", "Nobody")
+		bad(map[string]any{"name": "T", "body": "A bell \u0007 rings"}, "body", "U+0007")
+		bad(map[string]any{"name": "T", "body": "   "}, "body", "empty")
+		bad(map[string]any{"name": "T", "body": strings.Repeat("x", 65537)}, "body", "at most 65536 bytes")
+		// Right-to-left text and words longer than a line are fine.
+		rtl := env.Call(post, "/v1/contract-templates", env.AdminKey, map[string]any{"name": "RTL", "body": "# שלום\n\nمرحبا " + strings.Repeat("ab", 300)}, 201).JSON()
+		tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/contract-templates", Key: env.AdminKey, Body: map[string]any{"name": "RTL", "body": "x"}}), 409, "")
+
+		// An edit before any document changes the version in place.
+		upd := env.Call(patch, "/v1/contract-templates/"+rtl["id"].(string), env.AdminKey, map[string]any{"body": "# שלום\n\n{{process.name}}"}, 200).JSON()
+		if upd["version"] != 1.0 || upd["body"] != "# שלום\n\n{{process.name}}" {
+			t.Fatalf("edit before use: %v", upd)
+		}
+		tu.Problem(t, env.Do(tu.Request{Method: patch, Path: "/v1/contract-templates/" + rtl["id"].(string), Key: env.AdminKey,
+			Body: map[string]any{"body": "{{nope}}"}}), 422, "body")
+
+		// Processes name templates that exist and render there.
+		tpl := env.Call(post, "/v1/contract-templates", env.AdminKey, map[string]any{"name": "Supply", "templateEntityId": "Supplier",
+			"body": "{{entity name}} sells {{param item}}"}, 201).JSON()
+		proc := func(st map[string]any, field, mentions string) {
+			t.Helper()
+			st["label"] = "S"
+			p := tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/process", Key: env.AdminKey, Body: map[string]any{"name": "P", "steps": []map[string]any{st}}}), 422, field)
+			if !strings.Contains(fmt.Sprint(p["errors"]), mentions) {
+				t.Fatalf("the problem does not mention %q: %v", mentions, p)
+			}
+		}
+		item := map[string]any{"name": "item", "type": "TEXT"}
+		link := map[string]any{"name": "supplier", "type": "ENTITY", "entityId": "Supplier"}
+		proc(map[string]any{"legalContractId": "nothing", "parameters": []map[string]any{item, link}}, "steps[0].legalContractId", `"nothing"`)
+		proc(map[string]any{"legalContractId": tpl["id"], "parameters": []map[string]any{link}}, "steps[0].legalContractId", "{{param item}}")
+		proc(map[string]any{"legalContractId": tpl["id"], "parameters": []map[string]any{item}}, "steps[0].legalContractId", "{{entity name}}")
+		proc(map[string]any{"parameters": []map[string]any{item, link, {"name": "doc", "type": "INT", "contractTemplateId": tpl["id"]}}}, "steps[0].parameters[2].type", "TEXT")
+		proc(map[string]any{"parameters": []map[string]any{item, link, {"name": "doc", "type": "TEXT", "contractTemplateId": "nothing"}}}, "steps[0].parameters[2].contractTemplateId", `"nothing"`)
+		proc(map[string]any{"parameters": []map[string]any{item, link, {"name": "rows", "type": "TABLE", "parameters": []map[string]any{
+			{"name": "doc", "type": "TEXT", "contractTemplateId": tpl["id"]}}}}}, "steps[0].parameters[2].parameters[0].contractTemplateId", "TABLE")
+		env.Call(post, "/v1/process", env.AdminKey, map[string]any{"name": "Buy", "steps": []map[string]any{
+			{"label": "S", "legalContractId": "Supply", "parameters": []map[string]any{item, link}}}}, 201)
+
+		// A live process's use is checked when the template changes, and keeps it.
+		p := tu.Problem(t, env.Do(tu.Request{Method: patch, Path: "/v1/contract-templates/" + tpl["id"].(string), Key: env.AdminKey,
+			Body: map[string]any{"body": "{{param price}}"}}), 422, "body")
+		if !strings.Contains(fmt.Sprint(p["errors"]), `process "Buy"`) {
+			t.Fatalf("the problem does not name the process: %v", p)
+		}
+		p = tu.Problem(t, env.Do(tu.Request{Method: del, Path: "/v1/contract-templates/" + tpl["id"].(string), Key: env.AdminKey}), 409, "")
+		if !strings.Contains(p["detail"].(string), "Buy") {
+			t.Fatalf("the conflict does not name the process: %v", p)
+		}
+		env.Call(del, "/v1/contract-templates/"+rtl["id"].(string), env.AdminKey, nil, 204)
+		tu.Problem(t, env.Do(tu.Request{Method: get, Path: "/v1/contract-templates/" + rtl["id"].(string), Key: env.AdminKey}), 404, "")
+		list := env.Call(get, "/v1/contract-templates", env.AdminKey, nil, 200).JSON()
+		if data := list["data"].([]any); len(data) != 1 || data[0].(map[string]any)["name"] != "Supply" || list["meta"].(map[string]any)["total"] != 1.0 {
+			t.Fatalf("list: %v", list)
+		}
+
+		// Templates are process definitions: writing them needs process:write.
+		env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": "Reader", "roles": []string{"READER"}, "functions": []string{"process:read"}}, 201)
+		_, reader := person(t, env, "Rita", "rita@example.com", "READER")
+		env.Call(get, "/v1/contract-templates/"+tpl["id"].(string), reader, nil, 200)
+		tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/contract-templates", Key: reader, Body: map[string]any{"name": "X", "body": "x"}}), 403, "")
+	})
+}
