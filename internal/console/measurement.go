@@ -25,6 +25,9 @@ type measurementData struct {
 	CanCheck bool
 	Error    string
 	Files    []fileLink
+	// Documents are the contracts rendered at consensus that the user may
+	// read; each links to its PDF in the API, which takes the session.
+	Documents []wps.Document
 }
 
 // timelineStep is a step as the timeline shows it: its state and seats.
@@ -126,6 +129,10 @@ func (c *Console) showMeasurement(q *req, status int, failed *stepForm) error {
 		f.HasData = slices.ContainsFunc(f.Fields, func(x field) bool { return !x.ReadOnly })
 		d.Forms = append(d.Forms, f)
 	}
+	if d.Documents, err = c.svc.ListDocuments(q.ctx(), q.p, id); err != nil {
+		return err
+	}
+	slices.Reverse(d.Documents) // the newest first, as the history
 	d.History = slices.Clone(m.Process.Actions)
 	slices.Reverse(d.History)
 	if q.r.URL.Query().Get("check") == "ledger" {
