@@ -271,7 +271,7 @@ func TestInboxRolesAndUpgrade(t *testing.T) {
 			}
 			env.RawExec(`DROP TABLE measurement_step_fillers`)
 			env.RawExec(`DROP TABLE measurement_open_seats`)
-			env.RawExec(`DROP INDEX measurements_org_id`) // migration 17, after the index's
+			env.RawExec(`DROP INDEX measurements_org_id`)                                                     // migration 17, after the index's
 			for _, table := range []string{"documents", "contract_template_versions", "contract_templates"} { // migration 20
 				env.RawExec(`DROP TABLE ` + table)
 			}
