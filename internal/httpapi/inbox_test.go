@@ -271,8 +271,9 @@ func TestInboxRolesAndUpgrade(t *testing.T) {
 			}
 			env.RawExec(`DROP TABLE measurement_step_fillers`)
 			env.RawExec(`DROP TABLE measurement_open_seats`)
-			env.RawExec(`DROP INDEX measurements_org_id`)                                                     // migration 17, after the index's
-			for _, table := range []string{"documents", "contract_template_versions", "contract_templates"} { // migration 20
+			env.RawExec(`DROP INDEX measurements_org_id`) // migration 17, after the index's
+			// Migration 20's tables.
+			for _, table := range []string{"documents", "contract_template_versions", "contract_templates"} {
 				env.RawExec(`DROP TABLE ` + table)
 			}
 			env.RawExec(`DELETE FROM goose_db_version WHERE version_id >= 15`)
