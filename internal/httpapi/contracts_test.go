@@ -332,6 +332,18 @@ func TestContractDocumentParameter(t *testing.T) {
 		}
 		step := steps(proc)[0]["id"].(string)
 
+		// An export names the template (as it names entities); an import finds it by name.
+		exp := env.Call(get, "/v1/process/"+proc["id"].(string)+"/export", env.AdminKey, nil, 200).JSON()
+		exported := exp["steps"].([]any)[0].(map[string]any)["parameters"].([]any)[2].(map[string]any)
+		if _, described := exported["contractTemplate"]; exported["contractTemplateId"] != "Order" || described {
+			t.Fatalf("exported: %v", exported)
+		}
+		exp["name"], exp["label"], exp["code"] = "Orders copy", "Orders copy", "ORD2"
+		imported := env.Call(post, "/v1/process/import", env.AdminKey, exp, 201).JSON()
+		if got := steps(imported)[0]["parameters"].([]any)[2].(map[string]any)["contractTemplateId"]; got != tpl["id"] {
+			t.Fatalf("imported contractTemplateId %v", got)
+		}
+
 		// Clients cannot send a generated document.
 		tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/measurements/simplified", Key: bia, Body: map[string]any{
 			"processLabel": "Orders", "parameters": map[string]any{"item": "bolts", "order": "mine"}}}), 422, "parameters.order")
