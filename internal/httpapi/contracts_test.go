@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -482,5 +483,54 @@ func TestContractTemplateErrors(t *testing.T) {
 		_, reader := person(t, env, "Rita", "rita@example.com", "READER")
 		env.Call(get, "/v1/contract-templates/"+tpl["id"].(string), reader, nil, 200)
 		tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/contract-templates", Key: reader, Body: map[string]any{"name": "X", "body": "x"}}), 403, "")
+	})
+}
+
+// Both seats approved at once, on several measurements, while the template
+// is edited: each consensus renders exactly one document, from one version
+// as it stands (rendering that version again gives the same bytes).
+func TestContractConcurrency(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := tu.NewEnv(t, engine)
+		pr := newProcurement(t, env)
+		const n = 6
+		ids := make([]string, n)
+		for i := range ids {
+			pr.start(t)
+			ids[i] = pr.measurement
+		}
+		var wg sync.WaitGroup
+		statuses := make(chan int, 2*n+8)
+		for _, id := range ids {
+			for _, key := range []string{pr.bia, pr.fin} {
+				wg.Go(func() {
+					statuses <- env.Do(tu.Request{Method: post, Path: "/v1/measurements/" + id + "/actions", Key: key,
+						Body: map[string]any{"stepId": pr.approve, "type": "APPROVAL"}}).Status
+				})
+			}
+		}
+		for i := range 8 {
+			wg.Go(func() {
+				statuses <- env.Do(tu.Request{Method: patch, Path: "/v1/contract-templates/" + pr.template["id"].(string), Key: env.AdminKey,
+					Body: map[string]any{"body": strings.Replace(supplyBody, "## Objeto", fmt.Sprintf("## Objeto (edição %d)", i), 1)}}).Status
+			})
+		}
+		wg.Wait()
+		close(statuses)
+		for s := range statuses {
+			if s != 200 && s != 201 {
+				t.Fatalf("a request answered %d", s)
+			}
+		}
+		for _, id := range ids {
+			pr.measurement = id
+			docs := pr.documents(t, pr.bia)
+			if len(docs) != 1 {
+				t.Fatalf("measurement %s has %d documents", id, len(docs))
+			}
+			if v := pr.verify(t, docs[0]["id"].(string)); v["ok"] != true || v["rerendered"] != true {
+				t.Fatalf("verify: %v", v)
+			}
+		}
 	})
 }

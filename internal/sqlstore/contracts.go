@@ -23,15 +23,24 @@ func scanTemplate(s interface{ Scan(...any) error }) (wps.Template, error) {
 	return tp, err
 }
 
-// forShare is the shared row lock of a SELECT in a PostgreSQL write
-// transaction: readers that must not see the row change under them (a
-// render, a process naming the template) do not block one another, and
-// PATCH and DELETE (LockTemplate) wait for them.
-func (t *tx) forShare(alias string) string {
-	if t.write && t.db.engine == Postgres {
-		return " FOR SHARE OF " + alias
+// lockTemplate takes a template's row lock in a PostgreSQL write
+// transaction (mode "FOR SHARE" or "FOR UPDATE") and returns its id. A
+// statement that waited for the lock sees the template's row as the
+// holder committed it, but a joined version row as it was before (and an
+// edit may have replaced it), so the version is read by a statement of its
+// own once the lock is held: edits take the lock first (LockTemplate), so
+// the version cannot change after. SQLite's one writer needs no lock.
+func (t *tx) lockTemplate(orgID, col, value string, withDeleted bool, mode string) (string, error) {
+	if !t.write || t.db.engine != Postgres {
+		return value, nil
 	}
-	return ""
+	q := `SELECT id FROM contract_templates WHERE org_id = ? AND ` + col + ` = ?`
+	if !withDeleted {
+		q += ` AND deleted_at IS NULL`
+	}
+	var id string
+	err := t.queryRow(q+` `+mode, orgID, value).Scan(&id)
+	return id, t.err(err, "contract template", "")
 }
 
 func (t *tx) CreateTemplate(tp wps.Template) error {
@@ -50,32 +59,43 @@ func (t *tx) insertTemplateVersion(tp wps.Template) error {
 }
 
 func (t *tx) GetTemplate(orgID, id string, version int, withDeleted bool) (wps.Template, error) {
+	if _, err := t.lockTemplate(orgID, "id", id, withDeleted, "FOR SHARE"); err != nil {
+		return wps.Template{}, err
+	}
+	return t.readTemplate(orgID, "t.id", id, version, withDeleted)
+}
+
+// readTemplate reads a template by a column of its row at version (its
+// current one when 0).
+func (t *tx) readTemplate(orgID, col, value string, version int, withDeleted bool) (wps.Template, error) {
 	q := `SELECT ` + templateCols + templateJoin + ` AND v.version = `
-	args := []any{orgID, id}
+	args := []any{orgID, value}
 	if version > 0 {
 		q += `?`
-		args = []any{version, orgID, id}
+		args = []any{version, orgID, value}
 	} else {
 		q += `t.version`
 	}
-	q += ` WHERE t.org_id = ? AND t.id = ?`
+	q += ` WHERE t.org_id = ? AND ` + col + ` = ?`
 	if !withDeleted {
 		q += ` AND t.deleted_at IS NULL`
 	}
-	tp, err := scanTemplate(t.queryRow(q+t.forShare("t"), args...))
+	tp, err := scanTemplate(t.queryRow(q, args...))
 	return tp, t.err(err, "contract template", "")
 }
 
 func (t *tx) LockTemplate(orgID, id string) (wps.Template, error) {
-	tp, err := scanTemplate(t.queryRow(`SELECT `+templateCols+templateJoin+` AND v.version = t.version
-		WHERE t.org_id = ? AND t.id = ? AND t.deleted_at IS NULL`+t.forUpdateOf("t"), orgID, id))
-	return tp, t.err(err, "contract template", "")
+	if _, err := t.lockTemplate(orgID, "id", id, false, "FOR UPDATE"); err != nil {
+		return wps.Template{}, err
+	}
+	return t.readTemplate(orgID, "t.id", id, 0, false)
 }
 
 func (t *tx) FindTemplateByName(orgID, name string) (wps.Template, error) {
-	tp, err := scanTemplate(t.queryRow(`SELECT `+templateCols+templateJoin+` AND v.version = t.version
-		WHERE t.org_id = ? AND t.name = ? AND t.deleted_at IS NULL`+t.forShare("t"), orgID, name))
-	return tp, t.err(err, "contract template", "")
+	if _, err := t.lockTemplate(orgID, "name", name, false, "FOR SHARE"); err != nil {
+		return wps.Template{}, err
+	}
+	return t.readTemplate(orgID, "t.name", name, 0, false)
 }
 
 func (t *tx) ListTemplates(orgID string, p wps.Page, search string) ([]wps.Template, int, error) {
