@@ -139,3 +139,14 @@ func TestRenderRefusesABadBody(t *testing.T) {
 		t.Fatal("rendered a body with an unknown placeholder")
 	}
 }
+
+// BenchmarkRender: a document's cost, paid inside the transaction of its
+// consensus (docs/contracts.md).
+func BenchmarkRender(b *testing.B) {
+	in := inputs()
+	for b.Loop() {
+		if _, err := contract.Render(body, in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
