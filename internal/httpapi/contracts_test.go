@@ -409,7 +409,7 @@ func TestContractDocumentParameter(t *testing.T) {
 func TestContractTemplateErrors(t *testing.T) {
 	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
 		env := tu.NewEnv(t, engine)
-		env.Call(post, "/v1/entities", env.AdminKey, map[string]any{"name": "Supplier", "parameters": []map[string]any{{"name": "name", "type": "TEXT"}}}, 201)
+		supplier := env.Call(post, "/v1/entities", env.AdminKey, map[string]any{"name": "Supplier", "parameters": []map[string]any{{"name": "name", "type": "TEXT"}}}, 201).JSON()["id"].(string)
 		bad := func(body map[string]any, field, mentions string) {
 			t.Helper()
 			p := tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/contract-templates", Key: env.AdminKey, Body: body}), 422, field)
@@ -476,6 +476,27 @@ func TestContractTemplateErrors(t *testing.T) {
 		list := env.Call(get, "/v1/contract-templates", env.AdminKey, nil, 200).JSON()
 		if data := list["data"].([]any); len(data) != 1 || data[0].(map[string]any)["name"] != "Supply" || list["meta"].(map[string]any)["total"] != 1.0 {
 			t.Fatalf("list: %v", list)
+		}
+
+		// A step without policies: its one seat is any member's. Right-to-left
+		// text and a word longer than a line render.
+		record := env.Call(post, "/v1/entities/"+supplier+"/records", env.AdminKey, map[string]any{"values": map[string]any{"name": "ACME"}}, 201).JSON()
+		long := strings.Repeat("parafuso", 30)
+		m := env.Call(post, "/v1/measurements/simplified", env.AdminKey, map[string]any{"processLabel": "Buy", "parameters": map[string]any{
+			"item": "שלום " + long, "supplier": record["id"]}}, 201).JSON()
+		docs := env.Call(get, "/v1/measurements/"+m["id"].(string)+"/documents", env.AdminKey, nil, 200).JSON()["data"].([]any)
+		if len(docs) != 1 {
+			t.Fatalf("documents: %v", docs)
+		}
+		raw := tu.PDFText(t, env.Call(get, "/v1/documents/"+docs[0].(map[string]any)["id"].(string)+"/content", env.AdminKey, nil, 200).Body)
+		text := flat(raw)
+		if !strings.Contains(text, "ACME sells") || !strings.Contains(text, "Seat 1: any member") || !strings.Contains(strings.ReplaceAll(text, " ", ""), long) {
+			t.Fatalf("the document:\n%s", raw)
+		}
+		for _, line := range strings.Split(raw, "\n") {
+			if strings.Contains(line, long) {
+				t.Fatalf("the long word was not cut:\n%s", raw)
+			}
 		}
 
 		// Templates are process definitions: writing them needs process:write.
