@@ -47,6 +47,7 @@ type Config struct {
 	SheetCells       int                          // WPS_SHEET_MAX_CELLS: cells over a workbook's used ranges
 	SheetCalcTimeout time.Duration                // WPS_SHEET_CALC_TIMEOUT: one recalculation
 	CORSOrigins      []string                     // WPS_CORS_ORIGINS: origins whose pages may call the API ("*": any); none: off
+	MaxTemplateBytes int                          // WPS_CONTRACT_TEMPLATE_MAX_BYTES: the largest contract template body
 }
 
 // Load builds a Config from the environment, then applies flags from args.
@@ -131,6 +132,9 @@ func Load(getenv func(string) string, args []string, stderr io.Writer) (Config, 
 	if c.SignInPerAddress, err = strconv.Atoi(env("WPS_SIGNIN_FAILURES_PER_ADDRESS", "20")); err != nil {
 		return c, fmt.Errorf("WPS_SIGNIN_FAILURES_PER_ADDRESS: %w", err)
 	}
+	if c.MaxTemplateBytes, err = strconv.Atoi(env("WPS_CONTRACT_TEMPLATE_MAX_BYTES", "65536")); err != nil {
+		return c, fmt.Errorf("WPS_CONTRACT_TEMPLATE_MAX_BYTES: %w", err)
+	}
 	fs.BoolVar(&c.AllowPrivate, "webhook-allow-private", c.AllowPrivate, "let webhooks target loopback and private addresses (WPS_WEBHOOK_ALLOW_PRIVATE)")
 	fs.StringVar(&c.APICallHosts, "api-call-hosts", env("WPS_API_CALL_HOSTS", ""), "hosts that apiCalls may call, comma-separated, *.example.com for subdomains; empty turns API calls off (WPS_API_CALL_HOSTS)")
 	fs.BoolVar(&c.APICallPrivate, "api-call-allow-private", c.APICallPrivate, "let apiCalls reach loopback and private addresses (WPS_API_CALL_ALLOW_PRIVATE)")
@@ -149,6 +153,7 @@ func Load(getenv func(string) string, args []string, stderr io.Writer) (Config, 
 	fs.IntVar(&c.SheetPages, "sheet-max-pages", c.SheetPages, "worksheets per workbook, at most (WPS_SHEET_MAX_PAGES)")
 	fs.IntVar(&c.SheetCells, "sheet-max-cells", c.SheetCells, "cells over a workbook's used ranges, at most (WPS_SHEET_MAX_CELLS)")
 	fs.DurationVar(&c.SheetCalcTimeout, "sheet-calc-timeout", c.SheetCalcTimeout, "time limit of one workbook recalculation (WPS_SHEET_CALC_TIMEOUT)")
+	fs.IntVar(&c.MaxTemplateBytes, "contract-template-max-bytes", c.MaxTemplateBytes, "the largest contract template body, in bytes (WPS_CONTRACT_TEMPLATE_MAX_BYTES)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "how long in-flight requests may finish on SIGTERM (WPS_SHUTDOWN_TIMEOUT)")
 	cors := fs.String("cors-origins", env("WPS_CORS_ORIGINS", ""), "origins whose browser pages may call the API, comma-separated (https://app.example.com), or * for any (without cookies); empty: CORS off (WPS_CORS_ORIGINS)")
 	if err := fs.Parse(args); err != nil {
@@ -180,6 +185,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("session idle time and max age must be positive")
 	case c.SheetUnzipped < 1<<20 || c.SheetPages < 1 || c.SheetCells < 1 || c.SheetCalcTimeout <= 0:
 		return fmt.Errorf("sheet limits must be positive (unzipped bytes at least 1 MiB)")
+	case c.MaxTemplateBytes < 1024 || c.MaxTemplateBytes > 1<<20:
+		return fmt.Errorf("contract template max bytes must be from 1024 to 1048576 (a request body's default limit)")
 	case c.SignInPerAccount < 1 || c.SignInPerAddress < 1:
 		return fmt.Errorf("sign-in failures per account and per address must be at least 1")
 	}

@@ -27,6 +27,9 @@ type measurementData struct {
 	// Workbooks are the measurement's filled copies of sheets, each with
 	// the SHA-256 its last recalculation recorded.
 	Workbooks []workbookLink
+	// Documents are the contracts rendered at consensus that the user may
+	// read; each links to its PDF in the API, which takes the session.
+	Documents []wps.Document
 }
 
 type workbookLink struct {
@@ -133,6 +136,10 @@ func (c *Console) showMeasurement(q *req, status int, failed *stepForm) error {
 		f.HasData = slices.ContainsFunc(f.Fields, func(x field) bool { return !x.ReadOnly })
 		d.Forms = append(d.Forms, f)
 	}
+	if d.Documents, err = c.svc.ListDocuments(q.ctx(), q.p, id); err != nil {
+		return err
+	}
+	slices.Reverse(d.Documents) // the newest first, as the history
 	d.History = slices.Clone(m.Process.Actions)
 	slices.Reverse(d.History)
 	if q.r.URL.Query().Get("check") == "ledger" {

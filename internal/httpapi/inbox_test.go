@@ -272,6 +272,10 @@ func TestInboxRolesAndUpgrade(t *testing.T) {
 			env.RawExec(`DROP TABLE measurement_step_fillers`)
 			env.RawExec(`DROP TABLE measurement_open_seats`)
 			env.RawExec(`DROP INDEX measurements_org_id`) // migration 17, after the index's
+			// Migration 20's tables.
+			for _, table := range []string{"documents", "contract_template_versions", "contract_templates"} {
+				env.RawExec(`DROP TABLE ` + table)
+			}
 			env.RawExec(`DELETE FROM goose_db_version WHERE version_id >= 15`)
 			env.RawExec(`DROP INDEX deliveries_webhook_pending`) // migration 25's, made again too
 			up := env.Reopen()

@@ -68,6 +68,13 @@ func (s *Server) routes() {
 	register(s, op(patch, "/v1/process/{id}/steps/{stepId}", "updateStep", "Update a step (the fields sent)", 200, needs(wps.FnProcessWrite)), s.updateStep)
 	register(s, op(del, "/v1/process/{id}/steps/{stepId}", "deleteStep", "Delete a step", 204, needs(wps.FnProcessWrite)), s.deleteStep)
 
+	register(s, op(post, "/v1/contract-templates", "createContractTemplate", "Create a contract template", 201, needs(wps.FnProcessWrite)), s.createTemplate)
+	register(s, op(get, "/v1/contract-templates", "listContractTemplates", "List contract templates (current versions)", 200, needs(wps.FnProcessRead)), s.listTemplates)
+	register(s, op(get, "/v1/contract-templates/{id}", "getContractTemplate", "Get a contract template (current version, or ?version=N)", 200, needs(wps.FnProcessRead)), s.getTemplate)
+	register(s, op(get, "/v1/contract-templates/{id}/versions", "listContractTemplateVersions", "List a contract template's versions", 200, needs(wps.FnProcessRead)), s.listTemplateVersions)
+	register(s, op(patch, "/v1/contract-templates/{id}", "updateContractTemplate", "Update a contract template (a new version once a document used it)", 200, needs(wps.FnProcessWrite)), s.updateTemplate)
+	register(s, op(del, "/v1/contract-templates/{id}", "deleteContractTemplate", "Delete a contract template that no live process names (soft)", 204, needs(wps.FnProcessWrite)), s.deleteTemplate)
+
 	register(s, op(post, "/v1/measurements", "createMeasurement", "Start a measurement without data", 201, needs(wps.FnMeasurementCreate)), s.createMeasurement)
 	register(s, op(post, "/v1/measurements/simplified", "createSimplifiedMeasurement", "Create simplified measurement", 201, needs(wps.FnMeasurementCreate)), s.createSimplifiedMeasurement)
 	register(s, op(get, "/v1/measurements", "listMeasurements", "List measurements", 200, needs(wps.FnMeasurementRead)), s.listMeasurements)
@@ -75,6 +82,10 @@ func (s *Server) routes() {
 	register(s, op(post, "/v1/measurements/{id}/actions", "createAction", "Act on a measurement (WRITE_DATA needs action:write; APPROVAL and REJECTION need action:approve)", 201, member), s.act)
 	register(s, op(get, "/v1/actions/{id}", "getAction", "Get an action", 200, needs(wps.FnMeasurementRead)), s.getAction)
 	register(s, op(post, "/v1/actions/{id}/reprove", "reproveAction", "Reprove an action", 201, needs(wps.FnActionReprove)), s.reprove)
+	register(s, op(get, "/v1/measurements/{id}/documents", "listMeasurementDocuments", "List a measurement's documents (contracts rendered at consensus)", 200, needs(wps.FnMeasurementRead)), s.listDocuments)
+	register(s, op(get, "/v1/documents/{id}", "getDocument", "Get a document with the inputs it was rendered from", 200, needs(wps.FnMeasurementRead)), s.getDocument)
+	register(s, withPDF(op(get, "/v1/documents/{id}/content", "downloadDocument", "Download a document (application/pdf)", 200, needs(wps.FnMeasurementRead))), s.documentContent)
+	register(s, op(get, "/v1/documents/{id}/verify", "verifyDocument", "Check a document's bytes against the SHA-256 the ledger recorded", 200, needs(wps.FnMeasurementRead)), s.verifyDocument)
 	register(s, op(get, "/v1/ledger/verify", "verifyLedger", "Verify the organization's action ledger", 200, needs(wps.FnLedgerRead)), s.verifyLedger)
 
 	register(s, withSecrets(op(post, "/v1/webhooks", "createWebhook", "Subscribe a URL to events", 201, needs(wps.FnWebhooksManage)), "secret"), s.createWebhook)

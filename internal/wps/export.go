@@ -48,8 +48,14 @@ func (s *Service) ExportProcess(ctx context.Context, p *Principal, id string) (P
 			entities[id] = e
 			return e, err
 		}
+		template := func(id string) string { // contract templates by name
+			if tp, err := tx.GetTemplate(p.OrgID, id, 0, false); err == nil {
+				return tp.Name
+			}
+			return id
+		}
 		for _, st := range cloneSteps(proc.Steps) {
-			m, err := exportStep(st, labels, entity)
+			m, err := exportStep(st, labels, entity, template)
 			if err != nil {
 				return err
 			}
@@ -60,7 +66,7 @@ func (s *Service) ExportProcess(ctx context.Context, p *Principal, id string) (P
 	return out, err
 }
 
-func exportStep(st Step, labels map[string]string, entity func(string) (Entity, error)) (map[string]any, error) {
+func exportStep(st Step, labels map[string]string, entity func(string) (Entity, error), template func(string) string) (map[string]any, error) {
 	toLabels := func(ids []string) []string {
 		out := make([]string, len(ids))
 		for i, id := range ids {
@@ -82,12 +88,18 @@ func exportStep(st Step, labels map[string]string, entity func(string) (Entity, 
 			r.EntityID = e.Name
 		}
 	}
+	if st.LegalContractID != "" {
+		st.LegalContractID = template(st.LegalContractID)
+	}
 	names := map[string]string{}
 	for _, prm := range st.Parameters {
 		names[prm.ID] = prm.Name
 	}
 	for i := range st.Parameters {
 		prm := &st.Parameters[i]
+		if prm.ContractTemplateID != "" {
+			prm.ContractTemplateID, prm.ContractTemplate = template(prm.ContractTemplateID), nil // the import describes it again
+		}
 		if prm.Type == TypeEntity {
 			e, err := entity(prm.EntityID)
 			if err != nil {

@@ -36,7 +36,7 @@ func engineDef(steps []Step) engine.Def {
 			}
 		}
 		for _, p := range st.Parameters {
-			if p.IsRequired && p.Type != TypeFormula {
+			if p.IsRequired && p.Type != TypeFormula && p.ContractTemplateID == "" { // a document comes with the consensus
 				sd.Required = append(sd.Required, p.ID)
 			}
 		}
@@ -238,6 +238,7 @@ type run struct {
 	answers     map[string]apiAnswer // API call answers fetched for this run
 	hiddenIDs   map[string]bool      // parameters hidden from the reader (hidden())
 	filled      []MeasurementSheet   // workbooks this run recalculated
+	docs        []pendingDoc         // documents of steps this run consensed, rendered in save
 }
 
 func (s *Service) loadRun(tx Tx, p *Principal, measurementID string) (*run, error) {
@@ -439,6 +440,9 @@ func (r *run) act(in ActInput) (Action, engine.Result, error) {
 	}
 	var data map[string]any
 	if in.Type == engine.WriteData {
+		if err := refuseDocuments(*st, in.Parameters); err != nil {
+			return Action{}, zero, err
+		}
 		var v Validator
 		c := &valueCheck{v: &v, refs: txRefs{r.tx, r.p.OrgID}}
 		vals, _ := c.values(st.Parameters, in.Parameters, "parameters", true)
@@ -501,6 +505,11 @@ func (r *run) act(in ActInput) (Action, engine.Result, error) {
 	}
 	if a.Data == nil {
 		a.Data = map[string]any{}
+	}
+	if res.Consensed {
+		if err := r.prepareDocuments(*st, &a, cur, res.State); err != nil {
+			return Action{}, zero, err
+		}
 	}
 	if err := r.record(&a, in.TransactionHash, res); err != nil {
 		return Action{}, zero, err
@@ -714,6 +723,9 @@ func (r *run) record(a *Action, clientHash string, res engine.Result) error {
 	if err := r.tx.MarkSuperseded(r.m.OrgID, r.m.ID, res.Reset); err != nil {
 		return err
 	}
+	if err := r.tx.SupersedeDocuments(r.m.OrgID, r.m.ID, res.Reset); err != nil {
+		return err
+	}
 	for i := range r.actions {
 		if slices.Contains(res.Reset, r.actions[i].StepID) && r.actions[i].Type != engine.Rejection {
 			r.actions[i].Superseded = true
@@ -761,12 +773,18 @@ func (r *run) save() error {
 		}
 		r.events = nil
 	}
+	created := r.isNew
 	if r.isNew {
 		if err := r.tx.CreateMeasurement(&r.m, r.proc.Code, r.openSteps()); err != nil {
 			return err
 		}
 		r.isNew, r.savedStatus = false, r.m.Status
-	} else {
+	}
+	// Before the status counters: nothing they lock waits for the rendering.
+	if err := r.renderDocuments(); err != nil {
+		return err
+	}
+	if !created {
 		if err := r.tx.SetOpenSteps(r.m.OrgID, r.m.ID, r.openSteps()); err != nil {
 			return err
 		}

@@ -274,6 +274,7 @@ func normalizeParams(v *Validator, field string, params []Parameter, keep map[st
 			v.Check(p.ReadFromOtherMeasurementData == nil, f+".readFromOtherMeasurementData", "a TABLE column cannot be filled from another measurement")
 			v.Check(p.AutoFillEntityRelation == "", f+".autoFillEntityRelation", "a TABLE column cannot be filled from a linked record")
 			v.Check(p.SheetData == nil || p.SheetData.SheetAPIID == "", f+".sheetData", "a TABLE column cannot be linked to a sheet cell")
+			v.Check(p.ContractTemplateID == "", f+".contractTemplateId", "a TABLE column cannot be a generated document")
 		}
 		switch p.Type {
 		case TypeSelect, TypeMultiSelect:

@@ -185,6 +185,9 @@ func (s *Service) checkSteps(tx Tx, orgID, processID string, steps []Step, old [
 	if err := c.checkParams(); err != nil {
 		return nil, err
 	}
+	if err := c.checkContracts(); err != nil {
+		return nil, err
+	}
 	if v.Err() == nil {
 		c.checkFlow()
 		c.checkFormulas()
@@ -372,7 +375,6 @@ func (c *stepCheck) checkStep(i int, refs map[string]string) {
 		}
 		st.WebhookURLs = strings.Join(urls, ",")
 	}
-	v.Check(len(st.LegalContractID) <= 100, f+".legalContractId", "must be at most 100 characters")
 	for _, list := range []*[]string{&st.PolicyNames, &st.OrderedPolicies, &st.ViewPolicyNames, &st.StepIDsDependencies, &st.StepIDsReprovalDependencies} {
 		if *list == nil {
 			*list = []string{}

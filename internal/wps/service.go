@@ -25,6 +25,8 @@ type Service struct {
 	hasher       *hasher
 	byAccount    *throttle // failed sign-ins per email
 	byAddress    *throttle // failed sign-ins per client address
+	// maxTemplateBytes bounds a contract template's body.
+	maxTemplateBytes int
 }
 
 // keyCache remembers resolved API keys briefly: authentication would
@@ -100,6 +102,9 @@ type ServiceConfig struct {
 	Sessions  SessionConfig
 	// Sheets runs the workbooks of sheetData; nil: uploads are refused.
 	Sheets SheetEngine
+	// MaxTemplateBytes bounds a contract template's body (default
+	// DefaultMaxTemplateBytes).
+	MaxTemplateBytes int
 }
 
 // NewService returns a Service over store.
@@ -110,12 +115,15 @@ func NewService(store Store, cfg ServiceConfig) *Service {
 	if cfg.InviteTTL == 0 {
 		cfg.InviteTTL = 7 * 24 * time.Hour
 	}
+	if cfg.MaxTemplateBytes <= 0 {
+		cfg.MaxTemplateBytes = DefaultMaxTemplateBytes
+	}
 	cfg.Sessions.defaults()
 	if cfg.Sheets == nil {
 		cfg.Sheets = noSheets{}
 	}
 	return &Service{store: store, now: cfg.Now, inviteTTL: cfg.InviteTTL, allowPrivate: cfg.AllowPrivateWebhooks, calls: cfg.APICaller, sheets: cfg.Sheets,
-		sessions: cfg.Sessions, hasher: newHasher(cfg.Sessions.Hashes),
+		sessions: cfg.Sessions, hasher: newHasher(cfg.Sessions.Hashes), maxTemplateBytes: cfg.MaxTemplateBytes,
 		byAccount: newThrottle(cfg.Sessions.AccountBurst, cfg.Sessions.AccountRefill),
 		byAddress: newThrottle(cfg.Sessions.AddressBurst, cfg.Sessions.AddressRefill)}
 }

@@ -178,6 +178,31 @@ type Tx interface {
 	// the parameter; CodeNotFound when none did.
 	LatestWithValue(orgID, processID, paramID string, value any) (string, error)
 
+	CreateTemplate(t Template) error
+	// GetTemplate finds a template at version (its current one when 0):
+	// live ones only unless withDeleted. In a write transaction it takes a
+	// shared lock of the template (PostgreSQL) that edits wait for.
+	GetTemplate(orgID, id string, version int, withDeleted bool) (Template, error)
+	FindTemplateByName(orgID, name string) (Template, error)
+	// LockTemplate reads a live template at its current version and locks
+	// it against renders and edits until the transaction ends.
+	LockTemplate(orgID, id string) (Template, error)
+	ListTemplates(orgID string, p Page, search string) ([]Template, int, error)
+	ListTemplateVersions(orgID, id string) ([]Template, error)
+	// SaveTemplate writes t's name and version, and its body and entity as
+	// a new version row or over its current one.
+	SaveTemplate(t Template, newVersion bool) error
+	SoftDeleteTemplate(orgID, id string, at Time) error
+
+	// CreateDocument stores a rendered document with its bytes.
+	CreateDocument(d Document) error
+	// SupersedeDocuments marks the documents of steps re-opened as superseded.
+	SupersedeDocuments(orgID, measurementID string, stepIDs []string) error
+	// ListDocuments lists a measurement's documents, without their bytes.
+	ListDocuments(orgID, measurementID string) ([]Document, error)
+	// GetDocument finds a document, with its bytes when content.
+	GetDocument(orgID, id string, content bool) (Document, error)
+
 	CreateAttachment(a Attachment) error
 	GetAttachment(orgID, id string) (Attachment, error)
 	AddAttachmentRefs(refs []AttachmentRef) error
