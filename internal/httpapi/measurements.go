@@ -3,9 +3,16 @@ package httpapi
 import (
 	"cmp"
 	"context"
+	"encoding/csv"
 	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
 	"time"
 
+	"github.com/danielgtaylor/huma/v2"
+
+	"wps/internal/sheets"
 	"wps/internal/wps"
 )
 
@@ -139,4 +146,87 @@ func (s *Server) reprove(ctx context.Context, in *reproveIn) (*created[wps.Actio
 func (s *Server) verifyLedger(ctx context.Context, _ *empty) (*body[wps.LedgerReport], error) {
 	r, err := s.svc.VerifyLedger(ctx, principal(ctx))
 	return &body[wps.LedgerReport]{r}, err
+}
+
+type measurementExportIn struct {
+	ProcessID string `query:"processId" required:"true" maxLength:"100" doc:"The process whose measurements to export"`
+	Format    string `query:"format" enum:"csv,xlsx" default:"csv" doc:"csv, or xlsx for a workbook"`
+}
+
+// exportMeasurements streams one row per measurement of a process: its
+// fields, then one column per parameter ("Step.parameter") with its current
+// value, empty where the reader may not see it.
+func (s *Server) exportMeasurements(ctx context.Context, in *measurementExportIn) (*huma.StreamResponse, error) {
+	p := principal(ctx)
+	// The first call checks access and the process before any byte is sent.
+	var header []string
+	stop := errors.New("header read")
+	if err := s.svc.ExportMeasurements(ctx, p, in.ProcessID, func(cols []wps.ExportColumn, _ []any) error {
+		for _, c := range cols {
+			header = append(header, c.Name)
+		}
+		return stop
+	}); !errors.Is(err, stop) {
+		return nil, err
+	}
+	cell := func(v any) string {
+		if t, ok := v.(wps.Time); ok {
+			b, _ := t.MarshalJSON()
+			return strings.Trim(string(b), `"`)
+		}
+		return csvValue(v)
+	}
+	return &huma.StreamResponse{Body: func(hctx huma.Context) {
+		var err error
+		if in.Format == "xlsx" {
+			var w *sheets.RowWriter
+			if w, err = sheets.NewRowWriter(header); err == nil {
+				err = s.svc.ExportMeasurements(ctx, p, in.ProcessID, func(_ []wps.ExportColumn, row []any) error {
+					if row == nil {
+						return nil
+					}
+					out := make([]any, len(row))
+					for i, v := range row {
+						if _, ok := v.(wps.Time); ok {
+							out[i] = cell(v)
+						} else {
+							out[i] = xlsxValue(v)
+						}
+					}
+					return w.Add(out)
+				})
+			}
+			if err == nil {
+				hctx.SetHeader("Content-Type", xlsxType)
+				hctx.SetHeader("Content-Disposition", `attachment; filename="measurements.xlsx"`)
+				hctx.SetStatus(http.StatusOK)
+				_, err = w.WriteTo(hctx.BodyWriter())
+			}
+		} else {
+			hctx.SetHeader("Content-Type", "text/csv; charset=utf-8")
+			hctx.SetHeader("Content-Disposition", `attachment; filename="measurements.csv"`)
+			hctx.SetStatus(http.StatusOK)
+			cw := csv.NewWriter(hctx.BodyWriter())
+			if err = cw.Write(header); err == nil {
+				err = s.svc.ExportMeasurements(ctx, p, in.ProcessID, func(_ []wps.ExportColumn, row []any) error {
+					if row == nil {
+						return nil
+					}
+					rec := make([]string, len(row))
+					for i, v := range row {
+						rec[i] = cell(v)
+					}
+					if err := cw.Write(rec); err != nil {
+						return err
+					}
+					cw.Flush()
+					return cw.Error()
+				})
+			}
+			cw.Flush()
+		}
+		if err != nil {
+			s.log.ErrorContext(ctx, "export interrupted", "err", err, "request_id", requestID(ctx))
+		}
+	}}, nil
 }

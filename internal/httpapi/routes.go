@@ -78,6 +78,7 @@ func (s *Server) routes() {
 	register(s, op(post, "/v1/measurements", "createMeasurement", "Start a measurement without data", 201, needs(wps.FnMeasurementCreate)), s.createMeasurement)
 	register(s, op(post, "/v1/measurements/simplified", "createSimplifiedMeasurement", "Create simplified measurement", 201, needs(wps.FnMeasurementCreate)), s.createSimplifiedMeasurement)
 	register(s, op(get, "/v1/measurements", "listMeasurements", "List measurements", 200, needs(wps.FnMeasurementRead)), s.listMeasurements)
+	register(s, withCSV(op(get, "/v1/measurements:export", "exportMeasurements", "Export a process's measurements as CSV or XLSX (streamed): one column per parameter, the values the caller may see", 200, needs(wps.FnMeasurementRead))), s.exportMeasurements)
 	register(s, op(get, "/v1/measurements/{id}", "getMeasurement", "Get a measurement with its process, steps and actions", 200, needs(wps.FnMeasurementRead)), s.getMeasurement)
 	register(s, op(post, "/v1/measurements/{id}/actions", "createAction", "Act on a measurement (WRITE_DATA needs action:write; APPROVAL and REJECTION need action:approve)", 201, member), s.act)
 	register(s, op(get, "/v1/actions/{id}", "getAction", "Get an action", 200, needs(wps.FnMeasurementRead)), s.getAction)

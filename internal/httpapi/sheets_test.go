@@ -360,3 +360,40 @@ func TestRecordsXLSX(t *testing.T) {
 		tu.Problem(t, env.Do(tu.Request{Method: get, Path: path + ":export?format=ods", Key: env.AdminKey}), 422, "format")
 	})
 }
+
+// GET /v1/measurements:export: one row per measurement, one column per
+// parameter, hidden values left out, as CSV or a workbook.
+func TestMeasurementsExport(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := tu.NewEnv(t, engine)
+		env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": "Admins", "roles": []string{"ADMIN"}}, 201)
+		env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": "Viewer", "roles": []string{"VIEWER"}, "functions": []string{"measurement:read"}}, 201)
+		_, viewer := member(t, env, "vera@example.com", "VIEWER")
+		proc := env.Call(post, "/v1/process", env.AdminKey, map[string]any{"name": "Check", "steps": []any{map[string]any{"label": "Inspect", "policyNames": []string{"Admins"},
+			"parameters": []map[string]any{{"name": "asset", "type": "TEXT"}, withHidden(map[string]any{"name": "cost", "type": "NUMBER"}, "Viewer")}}}}, 201).JSON()
+		for _, asset := range []string{"P-1", "P-2, north"} {
+			env.Call(post, "/v1/measurements/simplified", env.AdminKey, map[string]any{"processUuid": proc["id"], "parameters": map[string]any{"asset": asset, "cost": 12.5}}, 201)
+		}
+		path := "/v1/measurements:export?processId=" + proc["id"].(string)
+		got := env.Call(get, path, env.AdminKey, nil, 200)
+		lines := strings.Split(strings.TrimSpace(string(got.Body)), "\n")
+		if len(lines) != 3 || lines[0] != "id,name,status,createdAt,updatedAt,Inspect.asset,Inspect.cost" ||
+			!strings.Contains(string(got.Body), `,"P-2, north",12.5`) || !strings.Contains(string(got.Body), ",P-1,12.5") {
+			t.Fatalf("csv:\n%s", got.Body)
+		}
+		if seen := string(env.Call(get, path, viewer, nil, 200).Body); strings.Contains(seen, "12.5") || !strings.Contains(seen, "P-1,") {
+			t.Fatalf("the viewer's export:\n%s", seen)
+		}
+		x := env.Call(get, path+"&format=xlsx", env.AdminKey, nil, 200)
+		f, err := excelize.OpenReader(bytes.NewReader(x.Body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, _ := f.GetRows("Sheet1")
+		if len(rows) != 3 || rows[0][6] != "Inspect.cost" || rows[1][6] != "12.5" {
+			t.Fatalf("xlsx: %v", rows)
+		}
+		tu.Problem(t, env.Do(tu.Request{Method: get, Path: "/v1/measurements:export?processId=00000000-0000-0000-0000-000000000000", Key: env.AdminKey}), 404, "")
+		tu.Problem(t, env.Do(tu.Request{Method: get, Path: "/v1/measurements:export", Key: env.AdminKey}), 422, "processId")
+	})
+}

@@ -201,3 +201,79 @@ func (s *Service) ImportProcess(ctx context.Context, p *Principal, doc ProcessEx
 	}
 	return s.CreateProcess(ctx, p, ProcessInput{Name: doc.Name, Label: doc.Label, IconName: doc.IconName, Code: doc.Code, Steps: steps})
 }
+
+// ExportColumn is one column of a measurements export: a fixed field, or a
+// parameter of a step of the process's latest version.
+type ExportColumn struct {
+	Name  string // "id", "name", "status", "createdAt", "updatedAt", or "Step label.parameter name"
+	Param *Parameter
+}
+
+// ExportMeasurements calls fn once with the columns and a nil row, then
+// with each measurement of the process (its current values, in the list's order): the
+// fixed fields, then one value per parameter column, nil where there is
+// none or the reader may not see it (semantics section 9). Errors:
+// CodeForbidden, CodeNotFound (the process).
+func (s *Service) ExportMeasurements(ctx context.Context, p *Principal, processID string, fn func(cols []ExportColumn, row []any) error) error {
+	if err := p.Require(FnMeasurementRead); err != nil {
+		return err
+	}
+	var proc Process
+	if err := s.store.Read(ctx, func(tx Tx) (err error) {
+		proc, err = tx.GetProcess(p.OrgID, processID, 0)
+		return err
+	}); err != nil {
+		return err
+	}
+	cols := []ExportColumn{{Name: "id"}, {Name: "name"}, {Name: "status"}, {Name: "createdAt"}, {Name: "updatedAt"}}
+	for _, st := range proc.Steps {
+		for i := range st.Parameters {
+			cols = append(cols, ExportColumn{Name: st.Label + "." + st.Parameters[i].Name, Param: &st.Parameters[i]})
+		}
+	}
+	if err := fn(cols, nil); err != nil {
+		return err
+	}
+	const batch = 200
+	for n := 1; ; n++ {
+		var list []ListedMeasurement
+		err := s.store.Read(ctx, func(tx Tx) (err error) {
+			list, _, err = tx.ListMeasurements(p.OrgID, MeasurementQuery{ProcessID: proc.ID, Page: Page{Page: n, PerPage: batch}})
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		for _, lm := range list {
+			var row []any
+			err := s.store.View(ctx, func(tx Tx) error {
+				r, err := s.readRun(tx, p, lm.ID)
+				if err != nil {
+					return err
+				}
+				cur, hidden := r.current(nil), r.hidden()
+				row = []any{r.m.ID, r.m.Name, r.m.Status, r.m.CreatedAt, r.m.UpdatedAt}
+				for _, c := range cols[5:] {
+					if hidden[c.Param.ID] {
+						row = append(row, nil)
+					} else {
+						row = append(row, cur[c.Param.ID])
+					}
+				}
+				return nil
+			})
+			if IsCode(err, CodeNotFound) {
+				continue // deleted meanwhile
+			}
+			if err != nil {
+				return err
+			}
+			if err := fn(cols, row); err != nil {
+				return err
+			}
+		}
+		if len(list) < batch {
+			return nil
+		}
+	}
+}
