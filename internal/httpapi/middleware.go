@@ -126,12 +126,16 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 					writeProblem(rec, newProblem(http.StatusInternalServerError, "", "internal error", nil))
 				}
 			}
+			logged := s.log.Enabled(ctx, slog.LevelInfo)
+			if s.observe == nil && !logged {
+				return
+			}
 			took := time.Since(start)
 			route := s.route(r2, who)
 			if s.observe != nil {
 				s.observe(route, rec.status, took)
 			}
-			if !s.log.Enabled(ctx, slog.LevelInfo) {
+			if !logged {
 				return
 			}
 			attrs := []any{"method", r.Method, "path", r.URL.Path, "route", route, "status", rec.status,
@@ -286,7 +290,7 @@ func (s *Server) isPublic(r *http.Request) bool {
 // method and OpenAPI path (POST /v1/webhook-deliveries/{id}:retry).
 func setRoute(ctx context.Context, op *huma.Operation) {
 	if c, _ := ctx.Value(callerKey).(*caller); c != nil {
-		c.route = op.Method + " " + op.Path
+		c.route, _ = op.Metadata["route"].(string) // set by register
 	}
 }
 

@@ -191,8 +191,9 @@ func register[I, O any](s *Server, o huma.Operation, fn func(context.Context, *I
 	if o.MaxBodyBytes == 0 {
 		o.MaxBodyBytes = s.maxBody
 	}
+	o.Metadata["route"] = strings.ToUpper(o.Method) + " " + o.Path // for the access log and metrics
 	if a, _ := o.Metadata["access"].(access); a.public {
-		s.public[strings.ToUpper(o.Method)+" "+o.Path] = true
+		s.public[o.Metadata["route"].(string)] = true
 	}
 	huma.Register(s.api, o, func(ctx context.Context, in *I) (*O, error) {
 		out, err := fn(ctx, in)
