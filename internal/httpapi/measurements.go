@@ -149,8 +149,9 @@ func (s *Server) verifyLedger(ctx context.Context, _ *empty) (*body[wps.LedgerRe
 }
 
 type measurementExportIn struct {
-	ProcessID string `query:"processId" required:"true" maxLength:"100" doc:"The process whose measurements to export"`
-	Format    string `query:"format" enum:"csv,xlsx" default:"csv" doc:"csv, or xlsx for a workbook"`
+	ProcessID   string `query:"processId" maxLength:"100" doc:"The process whose measurements to export (this or processUuid is required)"`
+	ProcessUUID string `query:"processUuid" maxLength:"100" doc:"Same as processId"`
+	Format      string `query:"format" enum:"csv,xlsx" default:"csv" doc:"csv, or xlsx for a workbook"`
 }
 
 // exportMeasurements streams one row per measurement of a process: its
@@ -158,6 +159,14 @@ type measurementExportIn struct {
 // value, empty where the reader may not see it.
 func (s *Server) exportMeasurements(ctx context.Context, in *measurementExportIn) (*huma.StreamResponse, error) {
 	p := principal(ctx)
+	id, err := sameProcess("processId", in.ProcessID, "processUuid", in.ProcessUUID)
+	if err != nil {
+		return nil, err
+	}
+	if id == "" {
+		return nil, wps.Invalid("processId", "is required (or processUuid)")
+	}
+	in.ProcessID = id
 	// The first call checks access and the process before any byte is sent.
 	var header []string
 	stop := errors.New("header read")
