@@ -58,26 +58,7 @@ func (t *tx) DeleteSheet(orgID, id string) error {
 // SheetUsers finds the workbook's id, quoted, in the parameters of live
 // entities and the steps of live processes' latest versions.
 func (t *tx) SheetUsers(orgID, id string) ([]string, error) {
-	rows, err := t.query(`SELECT name FROM entities WHERE org_id = ? AND deleted_at IS NULL AND parameters LIKE `+asText+` ESCAPE '\'
-		ORDER BY name`, orgID, likePattern(`"`+id+`"`))
-	if err != nil {
-		return nil, t.err(err, "", "")
-	}
-	names, err := collect(rows, func(s interface{ Scan(...any) error }) (string, error) {
-		var n string
-		err := s.Scan(&n)
-		return "entity " + n, err
-	})
-	if err != nil {
-		return nil, t.err(err, "", "")
-	}
-	versions, err := t.ProcessVersionsMentioning(orgID, `"`+id+`"`)
-	for _, v := range versions {
-		if v.Live {
-			names = append(names, "process "+v.ProcessName)
-		}
-	}
-	return names, err
+	return t.mentioning(orgID, `"`+id+`"`, "")
 }
 
 func (t *tx) PutMeasurementSheet(ms wps.MeasurementSheet) error {
