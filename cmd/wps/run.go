@@ -24,7 +24,9 @@ import (
 	"wps/internal/console"
 	"wps/internal/httpapi"
 	"wps/internal/ledger"
+	"wps/internal/metrics"
 	"wps/internal/schedule"
+	"wps/internal/sheets"
 	"wps/internal/sqlstore"
 	"wps/internal/webhook"
 	"wps/internal/wps"
@@ -61,6 +63,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return benchCommand(ctx, args, stdout, stderr)
 	case "ledger":
 		return ledgerCommand(ctx, args, getenv, stdout, stderr)
+	case "backup":
+		return backupCommand(ctx, args, getenv, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, versionLine())
 		return nil
@@ -84,6 +88,7 @@ Usage:
                                                check an action's inclusion offline (docs/ledger.md)
   wps ledger monitor --url URL --key FILE      watch the ledger's checkpoints, each consistent with the last
   wps bench [flags]                            measure the server (docs/performance.md)
+  wps backup --out FILE                        copy a SQLite database, consistent, while it serves
   wps version                                  print the version and the source revision
   wps help                                     print this
 
@@ -138,14 +143,17 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	log := newLogger(cfg, stderr)
 	tuneGC(getenv)
-	db, err := sqlstore.Open(ctx, cfg.DatabaseURL, sqlstore.Options{Logger: log, Synchronous: cfg.SQLiteSync})
+	hooks := observers(cfg)
+	db, err := sqlstore.Open(ctx, cfg.DatabaseURL, sqlstore.Options{Logger: log, Synchronous: cfg.SQLiteSync, ObserveCommit: hooks.commit})
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 	svc := wps.NewService(db, wps.ServiceConfig{AllowPrivateWebhooks: cfg.AllowPrivate, APICaller: apicall.New(apicall.Config{
 		Hosts: wps.SplitList(cfg.APICallHosts), AllowPrivate: cfg.APICallPrivate, Timeout: cfg.APICallTimeout, Headers: cfg.APICallHeaders}),
-		Sessions: wps.SessionConfig{Idle: cfg.SessionIdle, MaxAge: cfg.SessionMaxAge, AccountBurst: cfg.SignInPerAccount, AddressBurst: cfg.SignInPerAddress}})
+		Sessions:         wps.SessionConfig{Idle: cfg.SessionIdle, MaxAge: cfg.SessionMaxAge, AccountBurst: cfg.SignInPerAccount, AddressBurst: cfg.SignInPerAddress},
+		Sheets:           sheets.New(sheets.Limits{MaxUnzippedBytes: cfg.SheetUnzipped, MaxPages: cfg.SheetPages, MaxCells: cfg.SheetCells, CalcTimeout: cfg.SheetCalcTimeout}),
+		MaxTemplateBytes: cfg.MaxTemplateBytes})
 
 	boot, err := svc.Bootstrap(ctx, cfg.BootstrapOrgName, cfg.BootstrapAPIKey)
 	if err != nil {
@@ -176,9 +184,16 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	con := console.New(svc, console.Options{Logger: log, Blobs: blobs, SecureCookies: cfg.SecureCookies})
 	api := httpapi.New(svc, httpapi.Options{Logger: log, MaxBodyBytes: cfg.MaxBodyBytes,
 		RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst, Version: version, Blobs: blobs, IdempotencyLease: cfg.IdempotencyLease,
-		SecureCookies: cfg.SecureCookies, Console: con})
+		SecureCookies: cfg.SecureCookies, Console: con, CORSOrigins: cfg.CORSOrigins, ObserveRequest: hooks.request})
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	if hooks.m != nil {
+		stopMetrics, err := serveMetrics(cfg.MetricsAddr, hooks.m, db, svc, log)
+		if err != nil {
+			return err
+		}
+		defer stopMetrics()
+	}
 	log.Info("serving", "addr", ln.Addr().String(), "database", string(db.Engine()), "version", version)
 	if ready != nil {
 		ready <- ln.Addr().String()
@@ -195,8 +210,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	if cfg.Background {
 		bg := context.WithoutCancel(ctx)
-		worker := webhook.New(db, webhook.Config{AllowPrivate: cfg.AllowPrivate, Logger: log})
-		sched := schedule.New(svc, schedule.Config{Logger: log})
+		worker := webhook.New(db, webhook.Config{AllowPrivate: cfg.AllowPrivate, Logger: log, OnAttempt: hooks.attempt})
+		sched := schedule.New(svc, schedule.Config{Logger: log, OnRun: hooks.run})
 		integrator := ledger.New(svc, ledger.Config{Logger: log, CheckpointEvery: cfg.CheckpointEvery})
 		worker.Start(bg)
 		sched.Start(bg)
@@ -223,6 +238,45 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	return nil
+}
+
+// hooks are the functions that tell the metrics what happens; all nil
+// when metrics are off (WPS_METRICS_ADDR empty), which costs nothing.
+type hooks struct {
+	m       *metrics.Metrics
+	commit  func(batch int, took time.Duration)
+	request func(route string, status int, took time.Duration)
+	attempt func(outcome string)
+	run     func(took time.Duration, err error)
+}
+
+func observers(cfg config.Config) hooks {
+	if cfg.MetricsAddr == "" {
+		return hooks{}
+	}
+	m := metrics.New()
+	return hooks{m: m, commit: m.Commit, request: m.Request, attempt: m.Attempt, run: m.SchedulerRun}
+}
+
+// serveMetrics serves /metrics on its own address, apart from the API, so
+// that it can stay private (a scraper's network) while the API is public.
+// The returned function stops it.
+func serveMetrics(addr string, m *metrics.Metrics, db *sqlstore.DB, svc *wps.Service, log *slog.Logger) (stop func(), err error) {
+	m.WatchStore(db, func() time.Time { return svc.Now().Time })
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", m.Handler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	go func() {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			log.Error("metrics", "err", err)
+		}
+	}()
+	log.Info("metrics listening", "addr", ln.Addr().String())
+	return func() { _ = srv.Close() }, nil
 }
 
 // inviteConsoleAdmin invites the console's first admin (role ADMIN) and
@@ -326,6 +380,29 @@ func userCommand(ctx context.Context, cmd string, args []string, getenv func(str
 		return err
 	}
 	fmt.Fprintf(stdout, "Deactivated %s (%s): their API keys and sessions no longer work.\n", u.Email, u.ID)
+	return nil
+}
+
+// backupCommand implements "wps backup --out FILE": a consistent copy of a
+// SQLite database, made while the server may be running (PostgreSQL: the
+// answer points to pg_dump).
+func backupCommand(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("backup", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	out := fs.String("out", "", "the new file to write the copy to (it must not exist)")
+	dbURL := fs.String("database-url", getenv("WPS_DATABASE_URL"), "the database: a SQLite path or sqlite: URL (WPS_DATABASE_URL); default ./wps.db")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *out == "" || fs.NArg() > 0 {
+		return errors.New("usage: wps backup --out FILE [--database-url URL]")
+	}
+	n, err := sqlstore.Backup(ctx, *dbURL, *out)
+	if err != nil {
+		return err
+	}
+	_, src := sqlstore.ParseURL(*dbURL)
+	fmt.Fprintf(stdout, "Backed up %s to %s (%d bytes). Copy the attachments folder (WPS_ATTACHMENT_DIR) after it.\n", src, *out, n)
 	return nil
 }
 

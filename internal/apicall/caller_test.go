@@ -59,8 +59,11 @@ func TestCheck(t *testing.T) {
 	if err := New(Config{}).Check("https://rates.example.com"); err == nil || !strings.Contains(err.Error(), "off") {
 		t.Errorf("no hosts: %v", err)
 	}
-	private := New(Config{Hosts: []string{"127.0.0.1", "localhost"}})
-	for _, url := range []string{"http://127.0.0.1:9/x", "http://localhost/x"} {
+	// An operator who lists a private host still needs AllowPrivate, in
+	// whatever spelling the URL names it.
+	private := New(Config{Hosts: []string{"127.0.0.1", "localhost", "localhost.", "127.1", "2130706433", "0x7f000001", "017700000001"}})
+	for _, url := range []string{"http://127.0.0.1:9/x", "http://localhost/x", "http://LOCALHOST/x", "http://localhost./x", "http://127.1/x",
+		"http://2130706433/x", "http://0x7f000001/x", "http://017700000001/x"} {
 		if err := private.Check(url); err == nil || !strings.Contains(err.Error(), "private") {
 			t.Errorf("%s: %v", url, err)
 		}

@@ -82,10 +82,13 @@ type Report struct {
 	// Ceiling is the same measurement answer served by a bare net/http
 	// server that does no work, driven the same way: the most the machine
 	// gives a GET of that size through net/http and this load generator.
-	Ceiling        PathResult `json:"getMeasurementCeiling"`
-	GetVsCeiling   float64    `json:"getMeasurementToCeilingRatio"`
-	Dataset        int        `json:"datasetMeasurements,omitempty"`
-	DatasetSeconds float64    `json:"datasetSeedSeconds,omitempty"`
+	Ceiling      PathResult `json:"getMeasurementCeiling"`
+	GetVsCeiling float64    `json:"getMeasurementToCeilingRatio"`
+	// SheetVsPlain is the rate of writes that recalculate a workbook over
+	// the rate of the same writes without one.
+	SheetVsPlain   float64 `json:"sheetWriteToPlainWriteRatio"`
+	Dataset        int     `json:"datasetMeasurements,omitempty"`
+	DatasetSeconds float64 `json:"datasetSeedSeconds,omitempty"`
 }
 
 const bootstrapKey = "wps_bench_0123456789abcdefghijklmnopqrstuvwxyzABCDEF"
@@ -221,6 +224,16 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 	if rep.RawCommitsPerSec > 0 {
 		rep.CreateVsRaw = rep.Paths[0].RPS / rep.RawCommitsPerSec
 		rep.ApproveVsRaw = rep.Paths[1].RPS / rep.RawCommitsPerSec
+	}
+	sb, err := seedSheets(c, seed)
+	if err != nil {
+		return nil, fmt.Errorf("seed sheets: %w", err)
+	}
+	plain := run("POST simplified, 15 NUMBER, no sheet", func(c *client, rng *rand.Rand) (int, error) { return sb.write(c, seed, rng, sb.without) })
+	sheet := run("POST simplified, 10 INPUT + 5 OUTPUT cells", func(c *client, rng *rand.Rand) (int, error) { return sb.write(c, seed, rng, sb.withSheet) })
+	rep.Paths = append(rep.Paths, plain, sheet)
+	if plain.RPS > 0 {
+		rep.SheetVsPlain = sheet.RPS / plain.RPS
 	}
 
 	if opt.Dataset > 0 {
@@ -620,6 +633,9 @@ func (r *Report) Table(w io.Writer) {
 	}
 	if c := r.Ceiling; c.RPS > 0 {
 		fmt.Fprintf(w, "\nceiling: %s: %.0f req/s (p99 %.2f ms); GET /v1/measurements/{id} reaches %.2f of it\n", c.Path, c.RPS, c.P99ms, r.GetVsCeiling)
+	}
+	if r.SheetVsPlain > 0 {
+		fmt.Fprintf(w, "\nwrites recalculating a 200-formula workbook reach %.2f of the same writes without it\n", r.SheetVsPlain)
 	}
 	if r.Dataset > 0 {
 		fmt.Fprintf(w, "\ndataset: %d measurements generated in %.1fs\n", r.Dataset, r.DatasetSeconds)

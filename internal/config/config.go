@@ -7,7 +7,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -29,6 +31,7 @@ type Config struct {
 	Background       bool                         // WPS_BACKGROUND: run the webhook worker, the scheduler and the ledger's integrator here
 	CheckpointEvery  time.Duration                // WPS_LEDGER_CHECKPOINT_EVERY: a growing ledger's new signed checkpoint, at most this often
 	PprofAddr        string                       // WPS_PPROF_ADDR: serve /debug/pprof there (off when empty)
+	MetricsAddr      string                       // WPS_METRICS_ADDR: serve Prometheus /metrics there (off when empty)
 	AttachmentDir    string                       // WPS_ATTACHMENT_DIR: where uploaded files are kept
 	APICallHosts     string                       // WPS_API_CALL_HOSTS: hosts apiCalls may call, comma-separated ("" = off)
 	APICallPrivate   bool                         // WPS_API_CALL_ALLOW_PRIVATE: apiCalls may reach loopback/private addresses
@@ -40,6 +43,12 @@ type Config struct {
 	SignInPerAddress int                          // WPS_SIGNIN_FAILURES_PER_ADDRESS: the same, per client address
 	IdempotencyLease time.Duration                // WPS_IDEMPOTENCY_LEASE: a pending Idempotency-Key is held this long unrenewed
 	SecureCookies    bool                         // WPS_SECURE_COOKIES: session cookies Secure behind a TLS-terminating proxy
+	SheetUnzipped    int64                        // WPS_SHEET_MAX_UNZIPPED_BYTES: a workbook's parts once unzipped
+	SheetPages       int                          // WPS_SHEET_MAX_PAGES: worksheets per workbook
+	SheetCells       int                          // WPS_SHEET_MAX_CELLS: cells over a workbook's used ranges
+	SheetCalcTimeout time.Duration                // WPS_SHEET_CALC_TIMEOUT: one recalculation
+	CORSOrigins      []string                     // WPS_CORS_ORIGINS: origins whose pages may call the API ("*": any); none: off
+	MaxTemplateBytes int                          // WPS_CONTRACT_TEMPLATE_MAX_BYTES: the largest contract template body
 }
 
 // Load builds a Config from the environment, then applies flags from args.
@@ -62,6 +71,7 @@ func Load(getenv func(string) string, args []string, stderr io.Writer) (Config, 
 	fs.StringVar(&c.LogLevel, "log-level", env("WPS_LOG_LEVEL", "info"), "debug, info, warn or error (WPS_LOG_LEVEL)")
 	fs.StringVar(&c.AttachmentDir, "attachment-dir", env("WPS_ATTACHMENT_DIR", "wps-attachments"), "folder for uploaded files (WPS_ATTACHMENT_DIR)")
 	fs.StringVar(&c.PprofAddr, "pprof-addr", env("WPS_PPROF_ADDR", ""), "serve /debug/pprof on this address; keep it private (WPS_PPROF_ADDR)")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", env("WPS_METRICS_ADDR", ""), "serve Prometheus metrics at /metrics on this address (127.0.0.1:9090); keep it private; empty: off (WPS_METRICS_ADDR)")
 	fs.StringVar(&c.SQLiteSync, "sqlite-synchronous", env("WPS_SQLITE_SYNCHRONOUS", "FULL"), "SQLite synchronous pragma (WPS_SQLITE_SYNCHRONOUS)")
 	var err error
 	if c.RateLimit, err = strconv.ParseFloat(env("WPS_RATE_LIMIT", "100"), 64); err != nil {
@@ -108,11 +118,26 @@ func Load(getenv func(string) string, args []string, stderr io.Writer) (Config, 
 	if c.IdempotencyLease, err = time.ParseDuration(env("WPS_IDEMPOTENCY_LEASE", "30s")); err != nil {
 		return c, fmt.Errorf("WPS_IDEMPOTENCY_LEASE: %w", err)
 	}
+	if c.SheetUnzipped, err = strconv.ParseInt(env("WPS_SHEET_MAX_UNZIPPED_BYTES", "104857600"), 10, 64); err != nil {
+		return c, fmt.Errorf("WPS_SHEET_MAX_UNZIPPED_BYTES: %w", err)
+	}
+	if c.SheetPages, err = strconv.Atoi(env("WPS_SHEET_MAX_PAGES", "50")); err != nil {
+		return c, fmt.Errorf("WPS_SHEET_MAX_PAGES: %w", err)
+	}
+	if c.SheetCells, err = strconv.Atoi(env("WPS_SHEET_MAX_CELLS", "200000")); err != nil {
+		return c, fmt.Errorf("WPS_SHEET_MAX_CELLS: %w", err)
+	}
+	if c.SheetCalcTimeout, err = time.ParseDuration(env("WPS_SHEET_CALC_TIMEOUT", "2s")); err != nil {
+		return c, fmt.Errorf("WPS_SHEET_CALC_TIMEOUT: %w", err)
+	}
 	if c.SignInPerAccount, err = strconv.Atoi(env("WPS_SIGNIN_FAILURES_PER_ACCOUNT", "5")); err != nil {
 		return c, fmt.Errorf("WPS_SIGNIN_FAILURES_PER_ACCOUNT: %w", err)
 	}
 	if c.SignInPerAddress, err = strconv.Atoi(env("WPS_SIGNIN_FAILURES_PER_ADDRESS", "20")); err != nil {
 		return c, fmt.Errorf("WPS_SIGNIN_FAILURES_PER_ADDRESS: %w", err)
+	}
+	if c.MaxTemplateBytes, err = strconv.Atoi(env("WPS_CONTRACT_TEMPLATE_MAX_BYTES", "65536")); err != nil {
+		return c, fmt.Errorf("WPS_CONTRACT_TEMPLATE_MAX_BYTES: %w", err)
 	}
 	fs.BoolVar(&c.AllowPrivate, "webhook-allow-private", c.AllowPrivate, "let webhooks target loopback and private addresses (WPS_WEBHOOK_ALLOW_PRIVATE)")
 	fs.StringVar(&c.APICallHosts, "api-call-hosts", env("WPS_API_CALL_HOSTS", ""), "hosts that apiCalls may call, comma-separated, *.example.com for subdomains; empty turns API calls off (WPS_API_CALL_HOSTS)")
@@ -129,10 +154,17 @@ func Load(getenv func(string) string, args []string, stderr io.Writer) (Config, 
 	fs.DurationVar(&c.SessionMaxAge, "session-max-age", c.SessionMaxAge, "a console session ends this long after sign-in (WPS_SESSION_MAX_AGE)")
 	fs.IntVar(&c.SignInPerAccount, "signin-failures-per-account", c.SignInPerAccount, "failed sign-ins per email before throttling; then one a minute (WPS_SIGNIN_FAILURES_PER_ACCOUNT)")
 	fs.IntVar(&c.SignInPerAddress, "signin-failures-per-address", c.SignInPerAddress, "failed sign-ins per client address before throttling; then one per 10 s (WPS_SIGNIN_FAILURES_PER_ADDRESS)")
+	fs.Int64Var(&c.SheetUnzipped, "sheet-max-unzipped-bytes", c.SheetUnzipped, "a workbook's parts once unzipped, at most (WPS_SHEET_MAX_UNZIPPED_BYTES)")
+	fs.IntVar(&c.SheetPages, "sheet-max-pages", c.SheetPages, "worksheets per workbook, at most (WPS_SHEET_MAX_PAGES)")
+	fs.IntVar(&c.SheetCells, "sheet-max-cells", c.SheetCells, "cells over a workbook's used ranges, at most (WPS_SHEET_MAX_CELLS)")
+	fs.DurationVar(&c.SheetCalcTimeout, "sheet-calc-timeout", c.SheetCalcTimeout, "time limit of one workbook recalculation (WPS_SHEET_CALC_TIMEOUT)")
+	fs.IntVar(&c.MaxTemplateBytes, "contract-template-max-bytes", c.MaxTemplateBytes, "the largest contract template body, in bytes (WPS_CONTRACT_TEMPLATE_MAX_BYTES)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "how long in-flight requests may finish on SIGTERM (WPS_SHUTDOWN_TIMEOUT)")
+	cors := fs.String("cors-origins", env("WPS_CORS_ORIGINS", ""), "origins whose browser pages may call the API, comma-separated (https://app.example.com), or * for any (without cookies); empty: CORS off (WPS_CORS_ORIGINS)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
+	c.CORSOrigins = splitList(*cors)
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
@@ -158,8 +190,33 @@ func (c Config) Validate() error {
 		return fmt.Errorf("ledger checkpoint interval must be positive")
 	case c.SessionIdle <= 0 || c.SessionMaxAge <= 0:
 		return fmt.Errorf("session idle time and max age must be positive")
+	case c.SheetUnzipped < 1<<20 || c.SheetPages < 1 || c.SheetCells < 1 || c.SheetCalcTimeout <= 0:
+		return fmt.Errorf("sheet limits must be positive (unzipped bytes at least 1 MiB)")
+	case c.MaxTemplateBytes < 1024 || c.MaxTemplateBytes > 1<<20:
+		return fmt.Errorf("contract template max bytes must be from 1024 to 1048576 (a request body's default limit)")
 	case c.SignInPerAccount < 1 || c.SignInPerAddress < 1:
 		return fmt.Errorf("sign-in failures per account and per address must be at least 1")
 	}
+	for _, o := range c.CORSOrigins {
+		if o == "*" && len(c.CORSOrigins) > 1 {
+			return fmt.Errorf("cors origins: * allows every origin and cannot be listed with others")
+		}
+		if u, err := url.Parse(o); o != "*" && (err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" ||
+			u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil || strings.ToLower(o) != o) {
+			return fmt.Errorf("cors origins: %q is not an origin such as https://app.example.com (scheme and host in lower case, optional port, no path)", o)
+		}
+	}
 	return nil
+}
+
+// splitList splits a comma-separated setting, trimming each item and
+// dropping blanks.
+func splitList(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
 }

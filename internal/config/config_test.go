@@ -21,6 +21,11 @@ func TestLoad(t *testing.T) {
 	if l, err := Load(func(k string) string { return map[string]string{"WPS_IDEMPOTENCY_LEASE": "45s"}[k] }, nil, io.Discard); err != nil || l.IdempotencyLease != 45*time.Second || c.IdempotencyLease != 30*time.Second {
 		t.Fatalf("idempotency lease: %v, default %v (%v)", l.IdempotencyLease, c.IdempotencyLease, err)
 	}
+	if o, err := Load(func(k string) string {
+		return map[string]string{"WPS_CORS_ORIGINS": " https://app.example.com, http://localhost:3000 ,"}[k]
+	}, nil, io.Discard); err != nil || len(o.CORSOrigins) != 2 || o.CORSOrigins[1] != "http://localhost:3000" || c.CORSOrigins != nil {
+		t.Fatalf("cors origins: %q, default %q (%v)", o.CORSOrigins, c.CORSOrigins, err)
+	}
 	if c.Addr != "0.0.0.0:9000" || c.RateLimit != 7 || c.ShutdownTimeout != 3*time.Second || c.DatabaseURL != "" || c.MaxBodyBytes != 1<<20 {
 		t.Fatalf("config: %+v", c)
 	}
@@ -32,6 +37,10 @@ func TestLoad(t *testing.T) {
 		{"WPS_API_CALL_HEADERS": "Authorization: x"},
 		{"WPS_IDEMPOTENCY_LEASE": "soon"},
 		{"WPS_IDEMPOTENCY_LEASE": "0s"},
+		{"WPS_CORS_ORIGINS": "*, https://app.example.com"},
+		{"WPS_CORS_ORIGINS": "https://app.example.com/"},
+		{"WPS_CORS_ORIGINS": "app.example.com"},
+		{"WPS_CORS_ORIGINS": "https://App.example.com"},
 	} {
 		if _, err := Load(func(k string) string { return bad[k] }, nil, io.Discard); err == nil {
 			t.Errorf("%v was accepted", bad)

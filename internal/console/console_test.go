@@ -268,7 +268,7 @@ func TestConsoleAdmin(t *testing.T) {
 		if err := os.WriteFile(csvPath, []byte("code,name,city,rating\nS-004,Delta Valves,Lyon,A\nS-005,Eco Seals,Gdańsk,C\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		root.attach("Import CSV", csvPath)
+		root.attach("Import CSV or XLSX", csvPath)
 		root.press("button", "Import")
 		root.sees("Records imported.")
 		root.sees("Gdańsk")

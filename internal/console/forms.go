@@ -42,7 +42,7 @@ type tableRow struct {
 
 // readOnly parameters are computed by wps: FORMULA and sheet OUTPUT values.
 func readOnly(p wps.Parameter) bool {
-	return p.Type == wps.TypeFormula || p.SheetData != nil && strings.EqualFold(p.SheetData.InputType, "OUTPUT")
+	return p.Type == wps.TypeFormula || wps.IsSheetOutput(p)
 }
 
 // pickerLimit is how many records an ENTITY picker lists.

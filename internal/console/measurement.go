@@ -24,7 +24,16 @@ type measurementData struct {
 	Ledger   *wps.LedgerReport // after "Check the ledger"
 	CanCheck bool
 	Error    string
-	Files    []fileLink
+	// Workbooks are the measurement's filled copies of sheets, each with
+	// the SHA-256 its last recalculation recorded.
+	Workbooks []workbookLink
+	// Documents are the contracts rendered at consensus that the user may
+	// read; each links to its PDF in the API, which takes the session.
+	Documents []wps.Document
+}
+
+type workbookLink struct {
+	Name, URL, SHA256 string
 }
 
 // timelineStep is a step as the timeline shows it: its state and seats.
@@ -81,6 +90,7 @@ func (c *Console) showMeasurement(q *req, status int, failed *stepForm) error {
 	if d.Process == "" {
 		d.Process = m.Process.Name
 	}
+	d.Workbooks = c.workbooks(q, m)
 	current, last := currentValues(m, false), currentValues(m, true)
 	for _, st := range m.Process.Steps {
 		d.Labels[st.ID] = st.Label
@@ -126,6 +136,10 @@ func (c *Console) showMeasurement(q *req, status int, failed *stepForm) error {
 		f.HasData = slices.ContainsFunc(f.Fields, func(x field) bool { return !x.ReadOnly })
 		d.Forms = append(d.Forms, f)
 	}
+	if d.Documents, err = c.svc.ListDocuments(q.ctx(), q.p, id); err != nil {
+		return err
+	}
+	slices.Reverse(d.Documents) // the newest first, as the history
 	d.History = slices.Clone(m.Process.Actions)
 	slices.Reverse(d.History)
 	if q.r.URL.Query().Get("check") == "ledger" {
@@ -468,4 +482,27 @@ func tableRowIndexes(r *http.Request, table string) []int {
 
 func tableCellName(table string, row int, col string) string {
 	return "t." + table + "." + strconv.Itoa(row) + "." + col
+}
+
+// workbooks lists the sheets the measurement's writes recalculated, with
+// the latest hash of each filled copy (named by the sheet when the reader
+// may see processes).
+func (c *Console) workbooks(q *req, m wps.MeasurementView) []workbookLink {
+	var out []workbookLink
+	at := map[string]int{}
+	for _, a := range m.Process.Actions {
+		for _, h := range a.Sheets {
+			i, ok := at[h.SheetAPIID]
+			if !ok {
+				i, at[h.SheetAPIID] = len(out), len(out)
+				name := "workbook.xlsx"
+				if sh, err := c.svc.GetSheet(q.ctx(), q.p, h.SheetAPIID); err == nil {
+					name = sh.Name
+				}
+				out = append(out, workbookLink{Name: name, URL: "/v1/measurements/" + m.ID + "/sheets/" + h.SheetAPIID})
+			}
+			out[i].SHA256 = h.SHA256
+		}
+	}
+	return out
 }

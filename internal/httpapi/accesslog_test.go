@@ -10,7 +10,7 @@ import (
 	tu "wps/internal/testutil"
 )
 
-// The access log names the caller's org and user.
+// The access log names the caller's org and user, and the route.
 func TestAccessLogNamesTheCaller(t *testing.T) {
 	var buf tu.SyncBuffer
 	env := tu.NewEnv(t, sqlstore.SQLite, tu.Options{API: httpapi.Options{Logger: slog.New(slog.NewTextHandler(&buf, nil))}})
@@ -21,7 +21,7 @@ func TestAccessLogNamesTheCaller(t *testing.T) {
 			line = l
 		}
 	}
-	if !strings.Contains(line, "org="+env.OrgID) || !strings.Contains(line, "user="+me["id"].(string)) {
+	if !strings.Contains(line, "org="+env.OrgID) || !strings.Contains(line, "user="+me["id"].(string)) || !strings.Contains(line, `route="GET /v1/users/me"`) {
 		t.Fatalf("access log line: %q", line)
 	}
 }

@@ -1,11 +1,14 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"fmt"
 	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/xuri/excelize/v2"
 
 	"wps/internal/apicall"
 	"wps/internal/sqlstore"
@@ -235,8 +238,14 @@ func TestConformance(t *testing.T) {
 			env.Call(post, "/v1/users/policies", env.AdminKey, pol, 201)
 		}
 		env.Call(post, "/v1/roles/assign", env.AdminKey, map[string]any{"role": "INSPECTOR", "userId": env.Call(get, "/v1/users/me", env.AdminKey, nil, 200).JSON()["id"]}, 200)
+		book := excelize.NewFile()
+		_ = book.SetCellValue("Sheet1", "A1", 5)
+		var bookBytes bytes.Buffer
+		_ = book.Write(&bookBytes)
+		sheetID := uploadTo(t, env, "/v1/sheets", env.AdminKey, "file", "c.xlsx", bookBytes.Bytes()).JSON()["id"]
 		asset := env.Call(post, "/v1/entities", env.AdminKey, map[string]any{"name": "Asset", "parameters": []map[string]any{
-			{"name": "tag", "type": "TEXT", "isUnique": true, "sheetData": map[string]any{"sheetApiId": "s1", "cell": "A1", "page": "P", "inputType": "INPUT", "formula": "=A1"}},
+			{"name": "tag", "type": "TEXT", "isUnique": true},
+			{"name": "score", "type": "NUMBER", "sheetData": map[string]any{"sheetApiId": sheetID, "cell": "B1", "page": "Sheet1", "inputType": "OUTPUT", "formula": "=A1*2"}},
 			{"name": "site", "type": "SELECT", "optionItems": []map[string]any{{"value": "north", "color": "#00AA00", "meta": map[string]any{"region": "N"}}},
 				"advancedOptions": map[string]any{"tooltip": "where"}},
 			{"name": "rating", "type": "TEXT"}}}, 201).JSON()
@@ -244,6 +253,9 @@ func TestConformance(t *testing.T) {
 		env.Call(post, "/v1/entities/simplified", env.AdminKey, map[string]any{"n": "Log", "p": []map[string]any{{"n": "note", "t": "TEXT"}, {"n": "measurementId", "t": "TEXT"}}}, 201)
 		env.Call(post, "/v1/process", env.AdminKey, map[string]any{"name": "Vendor", "steps": []map[string]any{
 			{"label": "Register", "policyNames": []string{"Admins"}, "parameters": []map[string]any{{"name": "taxId", "type": "TEXT"}, {"name": "bank", "type": "TEXT"}}}}}, 201)
+		for _, name := range []string{"c-1", "ct-1"} {
+			env.Call(post, "/v1/contract-templates", env.AdminKey, map[string]any{"name": name, "body": "# Asset {{entity tag}}\n\nAmount: {{param amount}}", "templateEntityId": "Asset"}, 201)
+		}
 		every := map[string]any{"tooltip": "t", "description": "d", "placeholder": "p", "max": 1000, "maxLength": 10, "min": 0, "minLength": 0, "decimals": 2,
 			"sort": 1, "currency": "USD", "locale": "pt-BR", "dateFormat": "dd/MM/yyyy", "isHidden": true, "rightFreeze": true, "leftFreeze": true,
 			"hasCustomColor": true, "hasMetadata": true, "isMultiple": false, "hiddenFrom": []string{"Auditor"}, "insertOnEntity": "Log",
@@ -255,11 +267,11 @@ func TestConformance(t *testing.T) {
 				"frequency": "WEEKLY", "frequencyDate": "2026-01-05T08:00:00Z",
 				"routing": map[string]any{"entityParamName": "site", "entityId": "Asset", "rules": []map[string]any{{"value": "north", "stepId": "Close"}, {"value": "*", "stepId": "Close"}}},
 				"parameters": []map[string]any{
-					{"name": "asset", "type": "ENTITY", "entityId": "Asset", "description": "which", "entityOperation": []string{"READ"}, "showColumns": []string{"tag"}, "viewColumns": []string{"tag"},
-						"contractTemplateId": "ct-1", "contractTemplate": map[string]any{"templateEntityId": "Asset", "templateEntityName": "Asset"}},
+					{"name": "asset", "type": "ENTITY", "entityId": "Asset", "description": "which", "entityOperation": []string{"READ"}, "showColumns": []string{"tag"}, "viewColumns": []string{"tag"}},
+					{"name": "contract", "type": "TEXT", "contractTemplateId": "ct-1", "contractTemplate": map[string]any{"templateEntityId": "Asset", "templateEntityName": "Asset"}},
 					{"name": "site", "type": "SELECT", "autoFillEntityRelation": "asset", "optionItems": []map[string]any{{"value": "north", "color": "#00AA00", "meta": map[string]any{"r": 1}}}},
 					{"name": "tagText", "type": "TEXT", "readFromEntity": map[string]any{"entityId": "Asset", "readParameterId": "tag", "targetParameterIds": []string{"rating"}},
-						"sheetData": map[string]any{"sheetApiId": "s1", "cell": "B2", "page": "P", "inputType": "INPUT", "formula": "=B2", "entityId": "e", "entityParameterId": "ep"}},
+						"sheetData": map[string]any{"sheetApiId": sheetID, "cell": "B2", "page": "Sheet1", "inputType": "INPUT", "entityId": "e", "entityParameterId": "ep"}},
 					{"name": "rating", "type": "TEXT"},
 					{"name": "vendor", "type": "TEXT", "readFromOtherMeasurementData": map[string]any{"processId": "Vendor", "searchFieldId": "taxId", "readParameterId": "bank",
 						"selectedFields": []map[string]any{{"readParameterId": "bank", "writeParameterId": "note"}}}},

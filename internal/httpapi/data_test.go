@@ -18,12 +18,18 @@ import (
 
 func upload(t *testing.T, env *tu.Env, key, field, name string, content []byte) *tu.Response {
 	t.Helper()
+	return uploadTo(t, env, "/v1/attachments", key, field, name, content)
+}
+
+// uploadTo posts content as a multipart file in field to path.
+func uploadTo(t *testing.T, env *tu.Env, path, key, field, name string, content []byte) *tu.Response {
+	t.Helper()
 	var body bytes.Buffer
 	w := multipart.NewWriter(&body)
 	part, _ := w.CreateFormFile(field, name)
 	_, _ = part.Write(content)
 	_ = w.Close()
-	req, _ := http.NewRequest("POST", env.Server.URL+"/v1/attachments", &body)
+	req, _ := http.NewRequest("POST", env.Server.URL+path, &body)
 	req.Header.Set("Content-Type", w.FormDataContentType())
 	req.Header.Set("Authorization", "Bearer "+key)
 	res, err := http.DefaultClient.Do(req)

@@ -10,11 +10,15 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/danielgtaylor/huma/v2"
+	"github.com/xuri/excelize/v2"
 
+	"wps/internal/sheets"
 	"wps/internal/wps"
 )
 
@@ -166,7 +170,7 @@ func (s *Server) deleteRecord(ctx context.Context, in *recordPath) (*empty, erro
 type importIn struct {
 	ID          string `path:"id" maxLength:"100"`
 	ContentType string `header:"Content-Type"`
-	RawBody     []byte `contentType:"text/csv" doc:"CSV with a header row of parameter names, or a JSON array of objects keyed by parameter name"`
+	RawBody     []byte `contentType:"text/csv" doc:"CSV with a header row of parameter names, an .xlsx workbook (its first page, first row the parameter names or labels), or a JSON array of objects keyed by parameter name"`
 }
 
 type imported struct {
@@ -176,6 +180,13 @@ type imported struct {
 func (s *Server) importRecords(ctx context.Context, in *importIn) (*body[imported], error) {
 	var rows []map[string]json.RawMessage
 	var err error
+	if mt, _, _ := mime.ParseMediaType(in.ContentType); mt == xlsxType {
+		if rows, err = s.xlsxRows(ctx, in.ID, in.RawBody); err != nil {
+			return nil, err
+		}
+		n, err := s.svc.ImportRecords(ctx, principal(ctx), in.ID, rows)
+		return &body[imported]{imported{n}}, err
+	}
 	if !utf8.Valid(in.RawBody) {
 		return nil, wps.Errorf(wps.CodeBadRequest, "the body must be valid UTF-8")
 	}
@@ -192,7 +203,7 @@ func (s *Server) importRecords(ctx context.Context, in *importIn) (*body[importe
 			return nil, err
 		}
 	default:
-		return nil, huma.Error415UnsupportedMediaType("the body must be text/csv or application/json")
+		return nil, huma.Error415UnsupportedMediaType("the body must be text/csv, application/json or " + xlsxType)
 	}
 	n, err := s.svc.ImportRecords(ctx, principal(ctx), in.ID, rows)
 	return &body[imported]{imported{n}}, err
@@ -224,20 +235,92 @@ func (s *Server) csvRows(ctx context.Context, entityID string, data []byte) ([]m
 		if err != nil {
 			return nil, wps.Errorf(wps.CodeBadRequest, "malformed CSV: %v", err)
 		}
-		row := map[string]json.RawMessage{}
-		for i, cell := range rec {
-			if i >= len(header) || cell == "" || exportOnly[header[i]] {
-				continue
-			}
-			p, _ := e.ParamByName(header[i])
-			v := csvCell(p, cell)
-			if path, bad := badTextAt(v); bad {
-				return nil, wps.Invalid(fmt.Sprintf("rows[%d].%s%s", len(rows), header[i], path), textMessage)
-			}
-			row[header[i]] = v
+		row, err := tableRow(e, header, rec, len(rows), csvCell)
+		if err != nil {
+			return nil, err
 		}
 		rows = append(rows, row)
 	}
+}
+
+// tableRow turns one row of text cells under header into values keyed by
+// parameter name (a header may name a parameter or its label).
+func tableRow(e wps.Entity, header, rec []string, n int, conv func(wps.Parameter, string) json.RawMessage) (map[string]json.RawMessage, error) {
+	row := map[string]json.RawMessage{}
+	for i, cell := range rec {
+		if i >= len(header) || cell == "" || exportOnly[header[i]] {
+			continue
+		}
+		name := header[i]
+		p, ok := e.ParamByName(name)
+		if !ok {
+			for _, q := range e.Parameters {
+				if q.Label == name {
+					p, name = q, q.Name
+					break
+				}
+			}
+		}
+		v := conv(p, cell)
+		if path, bad := badTextAt(v); bad {
+			return nil, wps.Invalid(fmt.Sprintf("rows[%d].%s%s", n, name, path), textMessage)
+		}
+		row[name] = v
+	}
+	return row, nil
+}
+
+// xlsxRows reads the records of a workbook's first page (see tableRow).
+func (s *Server) xlsxRows(ctx context.Context, entityID string, data []byte) ([]map[string]json.RawMessage, error) {
+	e, err := s.svc.GetEntity(ctx, principal(ctx), entityID)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := s.svc.SheetRows(data)
+	if err != nil || len(recs) == 0 {
+		return nil, err
+	}
+	rows := make([]map[string]json.RawMessage, 0, len(recs)-1)
+	for _, rec := range recs[1:] {
+		for _, c := range rec {
+			if !utf8.ValidString(c) {
+				return nil, wps.Errorf(wps.CodeBadRequest, "the workbook's text must be valid UTF-8")
+			}
+		}
+		row, err := tableRow(e, recs[0], rec, len(rows), xlsxCell)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+// xlsxCell is csvCell for a workbook's cell: TRUE and FALSE are booleans,
+// and a date is a serial day number.
+func xlsxCell(p wps.Parameter, cell string) json.RawMessage {
+	switch p.Type {
+	case wps.TypeBoolean:
+		switch cell {
+		case "TRUE", "1":
+			return json.RawMessage("true")
+		case "FALSE", "0":
+			return json.RawMessage("false")
+		}
+	case wps.TypeDate, wps.TypeDateTime:
+		if days, err := strconv.ParseFloat(cell, 64); err == nil {
+			t, err := excelize.ExcelDateToTime(days, false)
+			if err == nil {
+				layout := time.DateOnly
+				if p.Type == wps.TypeDateTime {
+					layout = time.RFC3339
+				}
+				b, _ := json.Marshal(t.UTC().Format(layout))
+				return b
+			}
+		}
+	}
+	return csvCell(p, cell)
 }
 
 var exportOnly = map[string]bool{"id": true, "createdAt": true, "updatedAt": true}
@@ -263,13 +346,17 @@ func csvCell(p wps.Parameter, cell string) json.RawMessage {
 }
 
 type exportIn struct {
-	ID string `path:"id" maxLength:"100"`
+	ID     string `path:"id" maxLength:"100"`
+	Format string `query:"format" enum:"csv,xlsx" default:"csv" doc:"csv, or xlsx for a workbook"`
 }
 
 func (s *Server) exportRecords(ctx context.Context, in *exportIn) (*huma.StreamResponse, error) {
 	p := principal(ctx)
 	if _, err := s.svc.RecordsEntity(ctx, p, in.ID); err != nil {
 		return nil, err
+	}
+	if in.Format == "xlsx" {
+		return s.exportXLSX(ctx, p, in.ID), nil
 	}
 	return &huma.StreamResponse{Body: func(hctx huma.Context) {
 		hctx.SetHeader("Content-Type", "text/csv; charset=utf-8")
@@ -322,4 +409,55 @@ func csvValue(v any) string {
 	}
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// exportXLSX writes the records as a workbook: the CSV's columns, numbers
+// and booleans as such, lists and rows as JSON text.
+func (s *Server) exportXLSX(ctx context.Context, p *wps.Principal, entityID string) *huma.StreamResponse {
+	return &huma.StreamResponse{Body: func(hctx huma.Context) {
+		var w *sheets.RowWriter
+		var names []string
+		err := s.svc.ExportRecords(ctx, p, entityID, func(e wps.Entity, r *wps.Record) error {
+			if r == nil {
+				names = make([]string, 0, len(e.Parameters))
+				for _, prm := range e.Parameters {
+					names = append(names, prm.Name)
+				}
+				var err error
+				w, err = sheets.NewRowWriter(append(append([]string{"id"}, names...), "createdAt", "updatedAt"))
+				return err
+			}
+			row := []any{r.ID}
+			for _, n := range names {
+				row = append(row, xlsxValue(r.Values[n]))
+			}
+			ca, _ := r.CreatedAt.MarshalJSON()
+			ua, _ := r.UpdatedAt.MarshalJSON()
+			return w.Add(append(row, strings.Trim(string(ca), `"`), strings.Trim(string(ua), `"`)))
+		})
+		if err == nil {
+			hctx.SetHeader("Content-Type", xlsxType)
+			hctx.SetHeader("Content-Disposition", `attachment; filename="records.xlsx"`)
+			hctx.SetStatus(http.StatusOK)
+			_, err = w.WriteTo(hctx.BodyWriter())
+		}
+		if err != nil {
+			s.log.ErrorContext(ctx, "export interrupted", "err", err, "request_id", requestID(ctx))
+		}
+	}}
+}
+
+// xlsxValue is a value as a workbook cell.
+func xlsxValue(v any) any {
+	switch x := v.(type) {
+	case nil:
+		return nil
+	case bool:
+		return x
+	case json.Number:
+		if f, err := strconv.ParseFloat(string(x), 64); err == nil && strconv.FormatFloat(f, 'f', -1, 64) == string(x) {
+			return f
+		}
+	}
+	return csvValue(v)
 }

@@ -1,27 +1,54 @@
 package httpapi
 
 import (
+	"cmp"
 	"context"
+	"encoding/csv"
 	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
 	"time"
 
+	"github.com/danielgtaylor/huma/v2"
+
+	"wps/internal/sheets"
 	"wps/internal/wps"
 )
 
 type measurementIn struct {
 	Body struct {
-		ProcessID string `json:"processId" required:"true" doc:"The process; its latest version is used"`
+		ProcessID   string `json:"processId,omitempty" doc:"The process (this or processUuid is required); its latest version is used"`
+		ProcessUUID string `json:"processUuid,omitempty" doc:"Same as processId"`
 	}
 }
 
 func (s *Server) createMeasurement(ctx context.Context, in *measurementIn) (*created[wps.MeasurementView], error) {
-	m, err := s.svc.CreateMeasurement(ctx, principal(ctx), in.Body.ProcessID)
+	id, err := sameProcess("processId", in.Body.ProcessID, "processUuid", in.Body.ProcessUUID)
+	if err != nil {
+		return nil, err
+	}
+	if id == "" {
+		return nil, wps.Invalid("processId", "is required")
+	}
+	m, err := s.svc.CreateMeasurement(ctx, principal(ctx), id)
 	return &created[wps.MeasurementView]{Location: "/v1/measurements/" + m.ID, Body: m}, err
+}
+
+// sameProcess reads a process id given under either of two names
+// (processId, processUuid: both are natural, and clients mix them); given
+// under both, they must agree.
+func sameProcess(field, v, alias, av string) (string, error) {
+	if v != "" && av != "" && v != av {
+		return "", wps.Invalid(alias, "%s and %s name different processes", field, alias)
+	}
+	return cmp.Or(v, av), nil
 }
 
 type simplifiedIn struct {
 	Body struct {
 		ProcessUUID  string                     `json:"processUuid,omitempty" doc:"The process id (this or processLabel)"`
+		ProcessID    string                     `json:"processId,omitempty" doc:"Same as processUuid"`
 		ProcessLabel string                     `json:"processLabel,omitempty" doc:"The process's exact label"`
 		StepID       string                     `json:"stepId,omitempty" doc:"The step id (default: the first step)"`
 		StepUUID     string                     `json:"stepUuid,omitempty" doc:"Same as stepId"`
@@ -32,7 +59,11 @@ type simplifiedIn struct {
 
 func (s *Server) createSimplifiedMeasurement(ctx context.Context, in *simplifiedIn) (*created[wps.SimplifiedView], error) {
 	b := in.Body
-	m, err := s.svc.CreateSimplified(ctx, principal(ctx), wps.SimplifiedInput{ProcessUUID: b.ProcessUUID, ProcessLabel: b.ProcessLabel,
+	process, err := sameProcess("processUuid", b.ProcessUUID, "processId", b.ProcessID)
+	if err != nil {
+		return nil, err
+	}
+	m, err := s.svc.CreateSimplified(ctx, principal(ctx), wps.SimplifiedInput{ProcessUUID: process, ProcessLabel: b.ProcessLabel,
 		StepID: b.StepID, StepUUID: b.StepUUID, StepLabel: b.StepLabel, Parameters: b.Parameters})
 	return &created[wps.SimplifiedView]{Location: "/v1/measurements/" + m.ID, Body: m}, err
 }
@@ -40,6 +71,7 @@ func (s *Server) createSimplifiedMeasurement(ctx context.Context, in *simplified
 type measurementListIn struct {
 	PageQuery
 	ProcessID   string    `query:"processId" maxLength:"100"`
+	ProcessUUID string    `query:"processUuid" maxLength:"100" doc:"Same as processId"`
 	Status      string    `query:"status" enum:"OPEN,APPROVED,REPROVED,STAGE_OPEN,CONSENSUS,IN_CONSENSUS,PENDING"`
 	StepID      string    `query:"stepId" maxLength:"100" doc:"Only measurements where this step is open"`
 	Overdue     bool      `query:"overdue" doc:"Only measurements with an open step past its deadline"`
@@ -51,7 +83,11 @@ type measurementListIn struct {
 
 func (s *Server) listMeasurements(ctx context.Context, in *measurementListIn) (*paged[wps.MeasurementSummary], error) {
 	page := in.page()
-	q := wps.MeasurementQuery{Page: page, ProcessID: in.ProcessID, Status: in.Status, OpenStepID: in.StepID, Overdue: in.Overdue,
+	process, err := sameProcess("processId", in.ProcessID, "processUuid", in.ProcessUUID)
+	if err != nil {
+		return nil, err
+	}
+	q := wps.MeasurementQuery{Page: page, ProcessID: process, Status: in.Status, OpenStepID: in.StepID, Overdue: in.Overdue,
 		Actionable: in.Actionable == "me", Name: in.Name}
 	if !in.CreatedFrom.IsZero() {
 		t := wps.At(in.CreatedFrom)
@@ -105,4 +141,96 @@ type reproveIn struct {
 func (s *Server) reprove(ctx context.Context, in *reproveIn) (*created[wps.ActionView], error) {
 	a, err := s.svc.Reprove(ctx, principal(ctx), in.ID, in.Body.Observation, in.Body.TransactionHash)
 	return &created[wps.ActionView]{Location: "/v1/actions/" + a.ID, Body: a}, err
+}
+
+type measurementExportIn struct {
+	ProcessID   string `query:"processId" maxLength:"100" doc:"The process whose measurements to export (this or processUuid is required)"`
+	ProcessUUID string `query:"processUuid" maxLength:"100" doc:"Same as processId"`
+	Format      string `query:"format" enum:"csv,xlsx" default:"csv" doc:"csv, or xlsx for a workbook"`
+}
+
+// exportMeasurements streams one row per measurement of a process: its
+// fields, then one column per parameter ("Step.parameter") with its current
+// value, empty where the reader may not see it.
+func (s *Server) exportMeasurements(ctx context.Context, in *measurementExportIn) (*huma.StreamResponse, error) {
+	p := principal(ctx)
+	id, err := sameProcess("processId", in.ProcessID, "processUuid", in.ProcessUUID)
+	if err != nil {
+		return nil, err
+	}
+	if id == "" {
+		return nil, wps.Invalid("processId", "is required (or processUuid)")
+	}
+	in.ProcessID = id
+	// The first call checks access and the process before any byte is sent.
+	var header []string
+	stop := errors.New("header read")
+	if err := s.svc.ExportMeasurements(ctx, p, in.ProcessID, func(cols []wps.ExportColumn, _ []any) error {
+		for _, c := range cols {
+			header = append(header, c.Name)
+		}
+		return stop
+	}); !errors.Is(err, stop) {
+		return nil, err
+	}
+	cell := func(v any) string {
+		if t, ok := v.(wps.Time); ok {
+			b, _ := t.MarshalJSON()
+			return strings.Trim(string(b), `"`)
+		}
+		return csvValue(v)
+	}
+	return &huma.StreamResponse{Body: func(hctx huma.Context) {
+		var err error
+		if in.Format == "xlsx" {
+			var w *sheets.RowWriter
+			if w, err = sheets.NewRowWriter(header); err == nil {
+				err = s.svc.ExportMeasurements(ctx, p, in.ProcessID, func(_ []wps.ExportColumn, row []any) error {
+					if row == nil {
+						return nil
+					}
+					out := make([]any, len(row))
+					for i, v := range row {
+						if _, ok := v.(wps.Time); ok {
+							out[i] = cell(v)
+						} else {
+							out[i] = xlsxValue(v)
+						}
+					}
+					return w.Add(out)
+				})
+			}
+			if err == nil {
+				hctx.SetHeader("Content-Type", xlsxType)
+				hctx.SetHeader("Content-Disposition", `attachment; filename="measurements.xlsx"`)
+				hctx.SetStatus(http.StatusOK)
+				_, err = w.WriteTo(hctx.BodyWriter())
+			}
+		} else {
+			hctx.SetHeader("Content-Type", "text/csv; charset=utf-8")
+			hctx.SetHeader("Content-Disposition", `attachment; filename="measurements.csv"`)
+			hctx.SetStatus(http.StatusOK)
+			cw := csv.NewWriter(hctx.BodyWriter())
+			if err = cw.Write(header); err == nil {
+				err = s.svc.ExportMeasurements(ctx, p, in.ProcessID, func(_ []wps.ExportColumn, row []any) error {
+					if row == nil {
+						return nil
+					}
+					rec := make([]string, len(row))
+					for i, v := range row {
+						rec[i] = cell(v)
+					}
+					if err := cw.Write(rec); err != nil {
+						return err
+					}
+					cw.Flush()
+					return cw.Error()
+				})
+			}
+			cw.Flush()
+		}
+		if err != nil {
+			s.log.ErrorContext(ctx, "export interrupted", "err", err, "request_id", requestID(ctx))
+		}
+	}}, nil
 }

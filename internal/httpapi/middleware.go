@@ -21,6 +21,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/danielgtaylor/huma/v2"
 	"golang.org/x/time/rate"
 
 	"wps/internal/wps"
@@ -35,9 +36,13 @@ const (
 	callerKey
 )
 
-// caller is where authentication leaves who called, for the access log
-// (which wraps it, and so cannot see the principal in the request's context).
-type caller struct{ p *wps.Principal }
+// caller is where authentication leaves who called, and routing the route
+// that served it, for the access log (which wraps them, and so cannot see
+// the principal in the request's context).
+type caller struct {
+	p     *wps.Principal
+	route string
+}
 
 // clientInfo is what handlers may need of the connection.
 type clientInfo struct {
@@ -72,6 +77,7 @@ func (r *recorder) WriteHeader(code int) {
 	if r.status == 0 {
 		r.status = code
 	}
+	challenge(r.Header(), code)
 	r.ResponseWriter.WriteHeader(code)
 }
 
@@ -109,6 +115,7 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 		who := &caller{}
 		ctx = context.WithValue(ctx, callerKey, who)
 		rec := &recorder{ResponseWriter: w}
+		r2 := r.WithContext(ctx)
 		defer func() {
 			if v := recover(); v != nil {
 				if v == http.ErrAbortHandler {
@@ -119,17 +126,26 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 					writeProblem(rec, newProblem(http.StatusInternalServerError, "", "internal error", nil))
 				}
 			}
-			if !s.log.Enabled(ctx, slog.LevelInfo) {
+			logged := s.log.Enabled(ctx, slog.LevelInfo)
+			if s.observe == nil && !logged {
 				return
 			}
-			attrs := []any{"method", r.Method, "path", r.URL.Path, "status", rec.status,
-				"ms", float64(time.Since(start).Microseconds()) / 1000, "request_id", id}
+			took := time.Since(start)
+			route := s.route(r2, who)
+			if s.observe != nil {
+				s.observe(route, rec.status, took)
+			}
+			if !logged {
+				return
+			}
+			attrs := []any{"method", r.Method, "path", r.URL.Path, "route", route, "status", rec.status,
+				"ms", float64(took.Microseconds()) / 1000, "request_id", id}
 			if who.p != nil {
 				attrs = append(attrs, "org", who.p.OrgID, "user", who.p.UserID)
 			}
 			s.log.LogAttrs(ctx, slog.LevelInfo, "request", slogAttrs(attrs)...)
 		}()
-		next.ServeHTTP(rec, r.WithContext(ctx))
+		next.ServeHTTP(rec, r2)
 	})
 }
 
@@ -250,6 +266,9 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		}
 		p, err := s.svc.Authenticate(r.Context(), strings.TrimSpace(key))
 		if err != nil {
+			if wps.IsCode(err, wps.CodeUnauthorized) {
+				w.Header().Set("WWW-Authenticate", invalidToken)
+			}
 			writeProblem(w, problemFor(r.Context(), s.log, err))
 			return
 		}
@@ -265,6 +284,32 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 func (s *Server) isPublic(r *http.Request) bool {
 	_, pattern := s.mux.Handler(r)
 	return s.public[pattern]
+}
+
+// setRoute tells the access log which operation served the request: its
+// method and OpenAPI path (POST /v1/webhook-deliveries/{id}:retry).
+func setRoute(ctx context.Context, op *huma.Operation) {
+	if c, _ := ctx.Value(callerKey).(*caller); c != nil {
+		c.route, _ = op.Metadata["route"].(string) // set by register
+	}
+}
+
+// route names the route of a request for the log and the metrics, from a
+// small set: the operation that served it; else the API's mux pattern (a
+// request answered before its operation ran: 401, 429); else the console's
+// pattern, which its mux left on the request; else "unmatched".
+func (s *Server) route(r *http.Request, who *caller) string {
+	if who.route != "" {
+		return who.route
+	}
+	if isAPI(r.URL.Path) {
+		if _, pattern := s.mux.Handler(r); pattern != "" {
+			return pattern
+		}
+	} else if r.Pattern != "" {
+		return r.Pattern
+	}
+	return "unmatched"
 }
 
 // setCaller tells the access log who called.
@@ -292,8 +337,9 @@ type bucket struct {
 	seen time.Time
 }
 
-// allow takes a token for key, or says how long until one is free.
-func (l *limiter) allow(key string, now time.Time) (bool, time.Duration) {
+// allow takes a token for key, or says how long until one is free; left
+// is what the bucket holds after.
+func (l *limiter) allow(key string, now time.Time) (ok bool, wait time.Duration, left float64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if now.Sub(l.sweep) > time.Minute {
@@ -313,9 +359,9 @@ func (l *limiter) allow(key string, now time.Time) (bool, time.Duration) {
 	res := b.l.ReserveN(now, 1)
 	if d := res.DelayFrom(now); d > 0 {
 		res.CancelAt(now)
-		return false, d
+		return false, d, 0
 	}
-	return true, 0
+	return true, 0, b.l.TokensAt(now)
 }
 
 func (s *Server) rateLimit(next http.Handler) http.Handler {
@@ -327,7 +373,9 @@ func (s *Server) rateLimit(next http.Handler) http.Handler {
 		if p := principal(r.Context()); p != nil {
 			key = "key:" + p.KeyID + p.SessionID // one of them is set
 		}
-		if ok, wait := s.limiter.allow(key, time.Now()); !ok {
+		ok, wait, left := s.limiter.allow(key, time.Now())
+		s.limiter.fields(w.Header(), left)
+		if !ok {
 			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
 			writeProblem(w, newProblem(http.StatusTooManyRequests, "", "rate limit exceeded; retry later", nil))
 			return

@@ -51,7 +51,7 @@ func (s *Server) routes() {
 	register(s, op(del, "/v1/entities/{id}", "deleteEntity", "Delete an entity (soft)", 204, needs(wps.FnEntityWrite)), s.deleteEntity)
 
 	register(s, op(post, "/v1/entities/{id}/records", "createRecord", "Create a record", 201, needs(wps.FnEntityWrite)), s.createRecord)
-	register(s, op(get, "/v1/entities/{id}/records", "listRecords", "List records; filter with filter[NAME]=VALUE", 200, needs(wps.FnEntityRead)), s.listRecords)
+	register(s, withFilter(op(get, "/v1/entities/{id}/records", "listRecords", "List records; filter with filter[NAME]=VALUE", 200, needs(wps.FnEntityRead))), s.listRecords)
 	register(s, op(get, "/v1/entities/{id}/records/{recordId}", "getRecord", "Get a record", 200, needs(wps.FnEntityRead)), s.getRecord)
 	register(s, op(patch, "/v1/entities/{id}/records/{recordId}", "patchRecord", "Update a record (merge; null clears)", 200, needs(wps.FnEntityWrite)), s.patchRecord)
 	register(s, op(del, "/v1/entities/{id}/records/{recordId}", "deleteRecord", "Delete a record", 204, needs(wps.FnEntityWrite)), s.deleteRecord)
@@ -68,9 +68,17 @@ func (s *Server) routes() {
 	register(s, op(patch, "/v1/process/{id}/steps/{stepId}", "updateStep", "Update a step (the fields sent)", 200, needs(wps.FnProcessWrite)), s.updateStep)
 	register(s, op(del, "/v1/process/{id}/steps/{stepId}", "deleteStep", "Delete a step", 204, needs(wps.FnProcessWrite)), s.deleteStep)
 
+	register(s, op(post, "/v1/contract-templates", "createContractTemplate", "Create a contract template", 201, needs(wps.FnProcessWrite)), s.createTemplate)
+	register(s, op(get, "/v1/contract-templates", "listContractTemplates", "List contract templates (current versions)", 200, needs(wps.FnProcessRead)), s.listTemplates)
+	register(s, op(get, "/v1/contract-templates/{id}", "getContractTemplate", "Get a contract template (current version, or ?version=N)", 200, needs(wps.FnProcessRead)), s.getTemplate)
+	register(s, op(get, "/v1/contract-templates/{id}/versions", "listContractTemplateVersions", "List a contract template's versions", 200, needs(wps.FnProcessRead)), s.listTemplateVersions)
+	register(s, op(patch, "/v1/contract-templates/{id}", "updateContractTemplate", "Update a contract template (a new version once a document used it)", 200, needs(wps.FnProcessWrite)), s.updateTemplate)
+	register(s, op(del, "/v1/contract-templates/{id}", "deleteContractTemplate", "Delete a contract template that no live process names (soft)", 204, needs(wps.FnProcessWrite)), s.deleteTemplate)
+
 	register(s, op(post, "/v1/measurements", "createMeasurement", "Start a measurement without data", 201, needs(wps.FnMeasurementCreate)), s.createMeasurement)
 	register(s, op(post, "/v1/measurements/simplified", "createSimplifiedMeasurement", "Create simplified measurement", 201, needs(wps.FnMeasurementCreate)), s.createSimplifiedMeasurement)
 	register(s, op(get, "/v1/measurements", "listMeasurements", "List measurements", 200, needs(wps.FnMeasurementRead)), s.listMeasurements)
+	register(s, withCSV(op(get, "/v1/measurements:export", "exportMeasurements", "Export a process's measurements as CSV or XLSX (streamed): one column per parameter, the values the caller may see", 200, needs(wps.FnMeasurementRead))), s.exportMeasurements)
 	register(s, op(get, "/v1/measurements/{id}", "getMeasurement", "Get a measurement with its process, steps and actions", 200, needs(wps.FnMeasurementRead)), s.getMeasurement)
 	register(s, op(post, "/v1/measurements/{id}/actions", "createAction", "Act on a measurement (WRITE_DATA needs action:write; APPROVAL and REJECTION need action:approve)", 201, member), s.act)
 	register(s, op(get, "/v1/actions/{id}", "getAction", "Get an action", 200, needs(wps.FnMeasurementRead)), s.getAction)
@@ -80,6 +88,10 @@ func (s *Server) routes() {
 	register(s, op(get, "/v1/ledger/key", "getLedgerKey", "The verifier key of the ledger's checkpoints", 200, needs(wps.FnLedgerRead)), s.ledgerKey)
 	register(s, op(get, "/v1/ledger/checkpoint", "getLedgerCheckpoint", "The latest signed checkpoint of the organization's ledger", 200, needs(wps.FnLedgerRead)), s.ledgerCheckpoint)
 	register(s, op(get, "/v1/ledger/consistency", "getLedgerConsistency", "Prove that the ledger's tree of size from is a prefix of its tree of size to", 200, needs(wps.FnLedgerRead)), s.ledgerConsistency)
+	register(s, op(get, "/v1/measurements/{id}/documents", "listMeasurementDocuments", "List a measurement's documents (contracts rendered at consensus)", 200, needs(wps.FnMeasurementRead)), s.listDocuments)
+	register(s, op(get, "/v1/documents/{id}", "getDocument", "Get a document with the inputs it was rendered from", 200, needs(wps.FnMeasurementRead)), s.getDocument)
+	register(s, withPDF(op(get, "/v1/documents/{id}/content", "downloadDocument", "Download a document (application/pdf)", 200, needs(wps.FnMeasurementRead))), s.documentContent)
+	register(s, op(get, "/v1/documents/{id}/verify", "verifyDocument", "Check a document's bytes against the SHA-256 the ledger recorded", 200, needs(wps.FnMeasurementRead)), s.verifyDocument)
 
 	register(s, withSecrets(op(post, "/v1/webhooks", "createWebhook", "Subscribe a URL to events", 201, needs(wps.FnWebhooksManage)), "secret"), s.createWebhook)
 	register(s, op(get, "/v1/webhooks", "listWebhooks", "List webhook subscriptions", 200, needs(wps.FnWebhooksManage)), s.listWebhooks)
@@ -92,6 +104,13 @@ func (s *Server) routes() {
 
 	register(s, withUpload(op(post, "/v1/attachments", "uploadAttachment", "Upload a file (multipart field \"file\", up to 20 MiB)", 201, member)), s.upload)
 	register(s, withBinary(op(get, "/v1/attachments/{id}", "downloadAttachment", "Download an attachment", 200, member)), s.download)
+
+	register(s, withUpload(op(post, "/v1/sheets", "uploadSheet", "Upload an .xlsx workbook (multipart field \"file\", up to 20 MiB) that parameters' sheetData link to", 201, needs(wps.FnProcessWrite))), s.uploadSheet)
+	register(s, op(get, "/v1/sheets", "listSheets", "List workbooks", 200, needs(wps.FnProcessRead)), s.listSheets)
+	register(s, op(get, "/v1/sheets/{id}", "getSheet", "Get a workbook's description", 200, needs(wps.FnProcessRead)), s.getSheet)
+	register(s, withXLSX(op(get, "/v1/sheets/{id}/content", "downloadSheet", "Download a workbook as uploaded", 200, needs(wps.FnProcessRead))), s.sheetContent)
+	register(s, op(del, "/v1/sheets/{id}", "deleteSheet", "Delete a workbook (409 while a live process or entity links to it)", 204, needs(wps.FnProcessWrite)), s.deleteSheet)
+	register(s, withXLSX(op(get, "/v1/measurements/{id}/sheets/{sheetApiId}", "downloadMeasurementSheet", "Download a measurement's filled, recalculated copy of a workbook", 200, needs(wps.FnMeasurementRead))), s.measurementSheet)
 
 	register(s, withCSV(op(get, "/v1/entities/{id}/records:export", "exportRecords", "Export records as CSV (streamed)", 200, needs(wps.FnEntityRead))), s.exportRecords)
 }

@@ -44,6 +44,13 @@ type Options struct {
 	// Console serves every path outside the API (/v1/, /healthz, /readyz)
 	// when set: the web console, behind the same access log.
 	Console http.Handler
+	// CORSOrigins are the origins whose pages may call the API from a
+	// browser ("*": any, without cookies); none: CORS is off.
+	CORSOrigins []string
+	// ObserveRequest, when set, is told of every request once it is
+	// answered (metrics): its route (the pattern, as the access log names
+	// it), status and duration.
+	ObserveRequest func(route string, status int, took time.Duration)
 }
 
 // Server is the HTTP API. It is an http.Handler.
@@ -56,6 +63,7 @@ type Server struct {
 	// idemLease is how long a pending Idempotency-Key is held unrenewed.
 	idemLease     time.Duration
 	secureCookies bool
+	observe       func(route string, status int, took time.Duration)
 	api           huma.API
 	handler       http.Handler
 	// mux and public let authentication tell an operation that needs no
@@ -79,7 +87,7 @@ func New(svc *wps.Service, opt Options) *Server {
 		opt.IdempotencyLease = 30 * time.Second
 	}
 	s := &Server{svc: svc, log: opt.Logger, maxBody: opt.MaxBodyBytes, blobs: opt.Blobs, idemLease: opt.IdempotencyLease,
-		secureCookies: opt.SecureCookies}
+		secureCookies: opt.SecureCookies, observe: opt.ObserveRequest}
 	if opt.RateLimit > 0 {
 		if opt.RateBurst <= 0 {
 			opt.RateBurst = int(2 * opt.RateLimit)
@@ -102,13 +110,14 @@ func New(svc *wps.Service, opt Options) *Server {
 	cfg.Components.Schemas.RegisterTypeAlias(reflect.TypeFor[wps.Time](), reflect.TypeFor[time.Time]())
 	cfg.Formats = map[string]huma.Format{"application/json": jsonFormat, "json": jsonFormat, "application/yaml": yamlFormat, "yaml": yamlFormat}
 	s.api = huma.NewAPI(cfg, newAdapter(mux))
-	s.api.UseMiddleware(s.authorize)
+	s.api.UseMiddleware(s.authorize, s.knownQuery)
 	s.routes()
 
 	var h http.Handler = textURL(muxFallback(mux))
 	h = s.idempotency(h)
 	h = s.rateLimit(h)
 	h = s.authenticate(h)
+	h = cors(opt.CORSOrigins, h)
 	if opt.Console != nil {
 		h = beside(h, opt.Console)
 	}
@@ -119,13 +128,17 @@ func New(svc *wps.Service, opt Options) *Server {
 // beside sends the API's paths to api and every other path to console.
 func beside(api, console http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p := r.URL.Path
-		if strings.HasPrefix(p, "/v1/") || p == "/v1" || p == "/healthz" || p == "/readyz" {
+		if isAPI(r.URL.Path) {
 			api.ServeHTTP(w, r)
 			return
 		}
 		console.ServeHTTP(w, r)
 	})
+}
+
+// isAPI reports a path of the API (the console serves the others).
+func isAPI(p string) bool {
+	return strings.HasPrefix(p, "/v1/") || p == "/v1" || p == "/healthz" || p == "/readyz"
 }
 
 // SetCaller tells the access log who made the request (the console's
@@ -178,8 +191,9 @@ func register[I, O any](s *Server, o huma.Operation, fn func(context.Context, *I
 	if o.MaxBodyBytes == 0 {
 		o.MaxBodyBytes = s.maxBody
 	}
+	o.Metadata["route"] = strings.ToUpper(o.Method) + " " + o.Path // for the access log and metrics
 	if a, _ := o.Metadata["access"].(access); a.public {
-		s.public[strings.ToUpper(o.Method)+" "+o.Path] = true
+		s.public[o.Metadata["route"].(string)] = true
 	}
 	huma.Register(s.api, o, func(ctx context.Context, in *I) (*O, error) {
 		out, err := fn(ctx, in)
@@ -193,6 +207,7 @@ func register[I, O any](s *Server, o huma.Operation, fn func(context.Context, *I
 // authorize enforces each operation's access before its body is read, and
 // tells the idempotency middleware which fields of the answer are secret.
 func (s *Server) authorize(ctx huma.Context, next func(huma.Context)) {
+	setRoute(ctx.Context(), ctx.Operation())
 	if st, _ := ctx.Context().Value(idemKey).(*idemState); st != nil {
 		st.secrets, _ = ctx.Operation().Metadata["secrets"].([]string)
 	}
@@ -258,7 +273,7 @@ func (s *Server) bodyLimit(path string) int64 {
 	switch {
 	case strings.HasSuffix(path, ":import"):
 		return importLimit
-	case path == "/v1/attachments":
+	case path == "/v1/attachments" || path == "/v1/sheets":
 		return uploadLimit
 	}
 	return s.maxBody

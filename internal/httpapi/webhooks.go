@@ -72,7 +72,7 @@ func (s *Server) rotateSecret(ctx context.Context, _ *empty) (*body[secretOut], 
 
 type deliveryListIn struct {
 	PageQuery
-	Status  string `query:"status" enum:"PENDING,SUCCEEDED,GIVEN_UP"`
+	Status  string `query:"status" enum:"PENDING,SUCCEEDED,GIVEN_UP,CANCELLED"`
 	EventID string `query:"eventId" maxLength:"100"`
 }
 

@@ -17,6 +17,9 @@ import (
 type Config struct {
 	Poll   time.Duration // between runs (default 1s)
 	Logger *slog.Logger
+	// OnRun, when set, is told of every run of the loop (metrics): how long
+	// it took and whether it failed.
+	OnRun func(took time.Duration, err error)
 }
 
 // Scheduler is the background loop.
@@ -59,8 +62,13 @@ func (s *Scheduler) Start(ctx context.Context) {
 	go func() {
 		defer close(s.done)
 		for {
-			if err := s.RunOnce(ctx); err != nil && ctx.Err() == nil {
+			start := time.Now()
+			err := s.RunOnce(ctx)
+			if err != nil && ctx.Err() == nil {
 				s.cfg.Logger.Error("schedule run", "err", err)
+			}
+			if s.cfg.OnRun != nil && ctx.Err() == nil {
+				s.cfg.OnRun(time.Since(start), err)
 			}
 			select {
 			case <-ctx.Done():

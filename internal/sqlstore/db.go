@@ -59,6 +59,11 @@ type Options struct {
 	// Synchronous is SQLite's synchronous pragma (default FULL: an
 	// acknowledged write survives a power loss).
 	Synchronous string
+	// ObserveCommit, when set, is told of every commit (metrics): on SQLite
+	// the number of transactions the group commit made durable together and
+	// the time of its COMMIT (the fsync); on PostgreSQL 1 and the time of
+	// the round trip that carried the COMMIT.
+	ObserveCommit func(batch int, took time.Duration)
 }
 
 // DB is a wps.Store.
@@ -80,6 +85,9 @@ type DB struct {
 	versions versionCache
 	stripes  [16]stripe   // PostgreSQL: queues for processes' contended rows (tx.hot)
 	retries  atomic.Int64 // PostgreSQL: writes run again (Retries)
+	observe  func(batch int, took time.Duration)
+	waits    atomic.Int64 // SQLite: reads that waited for a reader connection (Stats)
+	waited   atomic.Int64 // SQLite: nanoseconds they waited
 }
 
 var _ wps.Store = (*DB)(nil)
@@ -119,7 +127,7 @@ func Open(ctx context.Context, rawURL string, opt Options) (*DB, error) {
 		opt.Synchronous = "FULL"
 	}
 	engine, dsn := ParseURL(rawURL)
-	db := &DB{engine: engine, log: opt.Logger, maxBatch: opt.MaxBatch}
+	db := &DB{engine: engine, log: opt.Logger, maxBatch: opt.MaxBatch, observe: opt.ObserveCommit}
 	var err error
 	switch engine {
 	case SQLite:
@@ -336,6 +344,16 @@ func (db *DB) reader(ctx context.Context) (*conn, error) {
 	select {
 	case c := <-db.readers:
 		return c, nil
+	default:
+	}
+	start := time.Now()
+	defer func() {
+		db.waits.Add(1)
+		db.waited.Add(int64(time.Since(start)))
+	}()
+	select {
+	case c := <-db.readers:
+		return c, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
@@ -400,7 +418,11 @@ func (db *DB) writeOnce(ctx context.Context, fn func(wps.Tx) error) error {
 	defer t.leaveStripe()
 	err = call(fn, t)
 	if err == nil {
+		start := time.Now()
 		err = call(func(wps.Tx) error { return t.send(true) }, t) // a panic in a statement's read too
+		if err == nil && db.observe != nil {
+			db.observe(1, time.Since(start))
+		}
 	}
 	if err != nil {
 		// After a failed statement a transaction begun is aborted and its
@@ -622,6 +644,7 @@ func (db *DB) commitBatch(batch []*job) {
 		_, _ = w.ExecContext(ctx, "ROLLBACK")
 		return
 	}
+	start := time.Now()
 	if _, err := w.ExecContext(ctx, "COMMIT"); err != nil {
 		for i := range errs {
 			errs[i] = nil
@@ -629,10 +652,15 @@ func (db *DB) commitBatch(batch []*job) {
 		fail(err)
 		return
 	}
+	took, n := time.Since(start), 0
 	for i, t := range txs {
 		if t != nil && errs[i] == nil {
 			t.committed()
+			n++
 		}
+	}
+	if db.observe != nil {
+		db.observe(n, took)
 	}
 }
 

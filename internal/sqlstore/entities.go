@@ -94,8 +94,14 @@ func (t *tx) EntitiesMentioning(orgID, text string) ([]wps.Entity, error) {
 // EntityReferrers finds the id in the stored definitions of other live
 // entities: ids are UUIDs, so a text match is exact.
 func (t *tx) EntityReferrers(orgID, entityID string) ([]string, error) {
+	return t.mentioning(orgID, `"`+entityID+`"`, entityID)
+}
+
+// mentioning names the live entities (other than except) whose parameters
+// contain text, then the live processes whose latest version's steps do.
+func (t *tx) mentioning(orgID, text, except string) ([]string, error) {
 	rows, err := t.query(`SELECT name FROM entities WHERE org_id = ? AND deleted_at IS NULL AND id <> ? AND parameters LIKE `+asText+` ESCAPE '\'
-		ORDER BY name`, orgID, entityID, likePattern(`"`+entityID+`"`))
+		ORDER BY name`, orgID, except, likePattern(text))
 	if err != nil {
 		return nil, t.err(err, "", "")
 	}
@@ -107,7 +113,7 @@ func (t *tx) EntityReferrers(orgID, entityID string) ([]string, error) {
 	if err != nil {
 		return nil, t.err(err, "", "")
 	}
-	versions, err := t.ProcessVersionsMentioning(orgID, `"`+entityID+`"`)
+	versions, err := t.ProcessVersionsMentioning(orgID, text)
 	for _, v := range versions {
 		if v.Live {
 			names = append(names, "process "+v.ProcessName)

@@ -193,6 +193,23 @@ func (t *tx) UpdateDelivery(d wps.Delivery) error {
 	return t.err(affected(res, err, "delivery"), "delivery", "")
 }
 
+func (t *tx) FinishDelivery(d wps.Delivery) error {
+	_, err := t.exec(`UPDATE deliveries SET status = ?, attempts = ?, next_attempt_at = ?, locked_until = ?, give_up_at = ?,
+		last_status = ?, last_error = ?, updated_at = ?, delivered_at = ? WHERE org_id = ? AND id = ? AND (status = 'PENDING' OR ? = 'SUCCEEDED')`,
+		d.Status, d.Attempts, d.NextAttemptAt.Millis(), nullTime(d.LockedUntil), d.GiveUpAt.Millis(), d.LastStatus, d.LastError,
+		d.UpdatedAt.Millis(), nullTime(d.DeliveredAt), d.OrgID, d.ID, d.Status)
+	return t.err(err, "delivery", "")
+}
+
+// CancelDeliveries finds the subscription's pending deliveries through the
+// partial index deliveries_webhook_pending (migration 25), not among all of
+// the org's deliveries.
+func (t *tx) CancelDeliveries(orgID, webhookID, reason string, now wps.Time) error {
+	_, err := t.exec(`UPDATE deliveries SET status = 'CANCELLED', locked_until = NULL, last_error = ?, updated_at = ?
+		WHERE webhook_id = ? AND org_id = ? AND status = 'PENDING'`, reason, now.Millis(), webhookID, orgID)
+	return t.err(err, "", "")
+}
+
 func (t *tx) ListDeliveries(orgID string, q wps.DeliveryQuery) ([]wps.Delivery, int, error) {
 	where := `d.org_id = ?`
 	args := []any{orgID}

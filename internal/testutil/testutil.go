@@ -26,6 +26,7 @@ import (
 	"wps/internal/blob"
 	"wps/internal/console"
 	"wps/internal/httpapi"
+	"wps/internal/sheets"
 	"wps/internal/sqlstore"
 	"wps/internal/wps"
 )
@@ -203,7 +204,7 @@ func (e *Env) Reopen() *Env {
 // serve starts a service and its API over db with opt's settings (Logger
 // and Blobs filled).
 func serve(t testing.TB, db *sqlstore.DB, clock *Clock, opt Options) (*wps.Service, *httptest.Server) {
-	sc := wps.ServiceConfig{Now: clock.Now, AllowPrivateWebhooks: true, Sessions: opt.Sessions}
+	sc := wps.ServiceConfig{Now: clock.Now, AllowPrivateWebhooks: !opt.RefusePrivateWebhooks, Sessions: opt.Sessions, Sheets: sheets.New(opt.Sheets)}
 	if opt.APICalls != nil {
 		sc.APICaller = apicall.New(*opt.APICalls)
 	}
@@ -277,6 +278,12 @@ type Options struct {
 	Sessions wps.SessionConfig
 	// Console serves the web console beside the API.
 	Console bool
+	// Sheets are the workbook limits (zero: the defaults).
+	Sheets sheets.Limits
+	// RefusePrivateWebhooks refuses webhook and step webhookUrls that name
+	// loopback or private addresses, as a server does by default (tests'
+	// receivers listen on 127.0.0.1, so they are allowed unless this is set).
+	RefusePrivateWebhooks bool
 }
 
 // NewEnv starts an API on engine with a bootstrapped org.

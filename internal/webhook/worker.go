@@ -37,7 +37,19 @@ type Config struct {
 	MaxDelay     time.Duration    // retry delay cap (default 1h)
 	AllowPrivate bool             // allow loopback and private addresses (tests)
 	Logger       *slog.Logger
+	// OnAttempt, when set, is told the outcome of every attempt (metrics):
+	// one of the Outcome constants.
+	OnAttempt func(outcome string)
 }
+
+// The outcomes of an attempt.
+const (
+	OutcomeSucceeded   = "succeeded"   // 2xx
+	OutcomeRetry       = "retry"       // 408, 429, 5xx or a network error: due again later
+	OutcomeGivenUp     = "given_up"    // another status, or the retry window is over
+	OutcomeRefused     = "refused"     // the address guard refused the receiver's address
+	OutcomeInterrupted = "interrupted" // the worker stopped mid-attempt: due again at once
+)
 
 // Worker delivers webhooks. Several workers (replicas) may share a database.
 type Worker struct {
@@ -161,36 +173,48 @@ func (w *Worker) attempt(ctx context.Context, d wps.Delivery, secrets []string) 
 		DurationMs: w.cfg.Now().Sub(start).Milliseconds()}
 	if err != nil {
 		a.Error = err.Error()
-		if len(a.Error) > 500 {
-			a.Error = a.Error[:500]
-		}
 	}
 	now := wps.At(w.cfg.Now())
 	interrupted := ctx.Err() != nil
+	var outcome string
 	switch {
 	case interrupted:
-		d.NextAttemptAt, a.Error = now, "interrupted: the worker stopped"
+		d.NextAttemptAt, a.Error, outcome = now, "interrupted: the worker stopped", OutcomeInterrupted
 	case code >= 200 && code < 300:
-		d.Status, d.DeliveredAt = wps.DeliverySucceeded, &now
+		d.Status, d.DeliveredAt, outcome = wps.DeliverySucceeded, &now, OutcomeSucceeded
 	case code >= 300 && code < 500 && code != http.StatusTooManyRequests && code != http.StatusRequestTimeout:
-		d.Status = wps.DeliveryGivenUp // the receiver refuses it; retrying will not help
+		d.Status, outcome = wps.DeliveryGivenUp, OutcomeGivenUp // the receiver refuses it; retrying will not help
+	case outbound.Refused(err):
+		// The URL's name resolves to an address the guard refuses: it will
+		// not change within the retry window, and retrying would only hide
+		// the reason for a day.
+		d.Status, outcome = wps.DeliveryGivenUp, OutcomeRefused
+		a.Error = "refused: the receiver's address is loopback, private or reserved (" + a.Error + ")"
 	default:
 		delay := w.backoff(d.Attempts)
 		if retryAfter > delay {
 			delay = retryAfter
 		}
-		d.NextAttemptAt = wps.At(now.Add(delay))
+		d.NextAttemptAt, outcome = wps.At(now.Add(delay)), OutcomeRetry
 		if !d.NextAttemptAt.Before(d.GiveUpAt.Time) {
-			d.Status = wps.DeliveryGivenUp
+			d.Status, outcome = wps.DeliveryGivenUp, OutcomeGivenUp
 		}
 	}
+	if w.cfg.OnAttempt != nil {
+		w.cfg.OnAttempt(outcome)
+	}
+	if len(a.Error) > 500 {
+		a.Error = strings.ToValidUTF8(a.Error[:500], "")
+	}
 	d.LockedUntil, d.LastStatus, d.LastError, d.UpdatedAt = nil, code, a.Error, now
-	// Record even when ctx ended: the claim must be released.
+	// Record even when ctx ended: the claim must be released. A delivery
+	// cancelled meanwhile (its webhook deleted) keeps the attempt and stays
+	// cancelled.
 	return w.store.Write(context.WithoutCancel(ctx), func(tx wps.Tx) error {
 		if err := tx.AddAttempt(a); err != nil {
 			return err
 		}
-		return tx.UpdateDelivery(d)
+		return tx.FinishDelivery(d)
 	})
 }
 

@@ -146,6 +146,11 @@ func (s *Service) checkEntityInput(tx Tx, orgID, selfID string, in *EntityInput,
 		return err
 	}
 	if v.Err() == nil {
+		if err := s.checkSheetLinks(tx, orgID, &v, [][]Parameter{in.Parameters}, func(_, j int) string { return fieldIndex("parameters", j) }); err != nil {
+			return err
+		}
+	}
+	if v.Err() == nil {
 		sortParams(in.Parameters)
 	}
 	return v.Err()
@@ -400,7 +405,7 @@ func (r txRefs) AttachmentExists(id string) (bool, error) {
 
 // checkRecordValues validates values (keyed by name) for e; with partial
 // the result is merged over base.
-func checkRecordValues(tx Tx, e Entity, in map[string]json.RawMessage, base map[string]any, field string, now time.Time) (map[string]any, error) {
+func (s *Service) checkRecordValues(tx Tx, e Entity, in map[string]json.RawMessage, base map[string]any, field string, now time.Time) (map[string]any, error) {
 	var v Validator
 	c := &valueCheck{v: &v, refs: txRefs{tx, e.OrgID}}
 	vals, _ := c.values(e.Parameters, in, field, base != nil)
@@ -424,6 +429,13 @@ func checkRecordValues(tx Tx, e Entity, in map[string]json.RawMessage, base map[
 		}
 	}
 	computeFormulas([][]Parameter{e.Parameters}, e.Parameters, vals, vals, now)
+	if v.Err() == nil {
+		if filled, err := s.recordSheets(tx, e, vals); err != nil {
+			return nil, err
+		} else if filled {
+			computeFormulas([][]Parameter{e.Parameters}, e.Parameters, vals, vals, now)
+		}
+	}
 	for k, val := range vals {
 		if val == nil {
 			delete(vals, k)
@@ -498,7 +510,7 @@ func (s *Service) CreateRecord(ctx context.Context, p *Principal, entityID strin
 // record of e, in the caller's transaction; it returns the record as stored
 // (values by parameter id).
 func (s *Service) createRecord(tx Tx, e Entity, values map[string]json.RawMessage, field string) (Record, error) {
-	vals, err := checkRecordValues(tx, e, values, nil, field, s.now())
+	vals, err := s.checkRecordValues(tx, e, values, nil, field, s.now())
 	if err != nil {
 		return Record{}, err
 	}
@@ -620,7 +632,7 @@ func (s *Service) PatchRecord(ctx context.Context, p *Principal, entityID, id st
 		if err != nil {
 			return err
 		}
-		if r.Values, err = checkRecordValues(tx, e, values, r.Values, "values", s.now()); err != nil {
+		if r.Values, err = s.checkRecordValues(tx, e, values, r.Values, "values", s.now()); err != nil {
 			return err
 		}
 		r.UpdatedAt = s.Now()
@@ -677,7 +689,7 @@ func (s *Service) ImportRecords(ctx context.Context, p *Principal, entityID stri
 		recs := make([]Record, 0, len(rows))
 		var all Validator
 		for i, row := range rows {
-			vals, err := checkRecordValues(tx, e, row, nil, fieldIndex("rows", i), s.now())
+			vals, err := s.checkRecordValues(tx, e, row, nil, fieldIndex("rows", i), s.now())
 			var we *Error
 			if asError(err, &we) && we.Code == CodeInvalid {
 				all.fields = append(all.fields, we.Fields...)

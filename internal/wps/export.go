@@ -48,8 +48,14 @@ func (s *Service) ExportProcess(ctx context.Context, p *Principal, id string) (P
 			entities[id] = e
 			return e, err
 		}
+		template := func(id string) string { // contract templates by name
+			if tp, err := tx.GetTemplate(p.OrgID, id, 0, false); err == nil {
+				return tp.Name
+			}
+			return id
+		}
 		for _, st := range cloneSteps(proc.Steps) {
-			m, err := exportStep(st, labels, entity)
+			m, err := exportStep(st, labels, entity, template)
 			if err != nil {
 				return err
 			}
@@ -60,7 +66,7 @@ func (s *Service) ExportProcess(ctx context.Context, p *Principal, id string) (P
 	return out, err
 }
 
-func exportStep(st Step, labels map[string]string, entity func(string) (Entity, error)) (map[string]any, error) {
+func exportStep(st Step, labels map[string]string, entity func(string) (Entity, error), template func(string) string) (map[string]any, error) {
 	toLabels := func(ids []string) []string {
 		out := make([]string, len(ids))
 		for i, id := range ids {
@@ -82,12 +88,18 @@ func exportStep(st Step, labels map[string]string, entity func(string) (Entity, 
 			r.EntityID = e.Name
 		}
 	}
+	if st.LegalContractID != "" {
+		st.LegalContractID = template(st.LegalContractID)
+	}
 	names := map[string]string{}
 	for _, prm := range st.Parameters {
 		names[prm.ID] = prm.Name
 	}
 	for i := range st.Parameters {
 		prm := &st.Parameters[i]
+		if prm.ContractTemplateID != "" {
+			prm.ContractTemplateID, prm.ContractTemplate = template(prm.ContractTemplateID), nil // the import describes it again
+		}
 		if prm.Type == TypeEntity {
 			e, err := entity(prm.EntityID)
 			if err != nil {
@@ -188,4 +200,80 @@ func (s *Service) ImportProcess(ctx context.Context, p *Principal, doc ProcessEx
 		return Process{}, Invalid("steps", "cannot be read: %v", err)
 	}
 	return s.CreateProcess(ctx, p, ProcessInput{Name: doc.Name, Label: doc.Label, IconName: doc.IconName, Code: doc.Code, Steps: steps})
+}
+
+// ExportColumn is one column of a measurements export: a fixed field, or a
+// parameter of a step of the process's latest version.
+type ExportColumn struct {
+	Name  string // "id", "name", "status", "createdAt", "updatedAt", or "Step label.parameter name"
+	Param *Parameter
+}
+
+// ExportMeasurements calls fn once with the columns and a nil row, then
+// with each measurement of the process (its current values, in the list's order): the
+// fixed fields, then one value per parameter column, nil where there is
+// none or the reader may not see it (semantics section 9). Errors:
+// CodeForbidden, CodeNotFound (the process).
+func (s *Service) ExportMeasurements(ctx context.Context, p *Principal, processID string, fn func(cols []ExportColumn, row []any) error) error {
+	if err := p.Require(FnMeasurementRead); err != nil {
+		return err
+	}
+	var proc Process
+	if err := s.store.Read(ctx, func(tx Tx) (err error) {
+		proc, err = tx.GetProcess(p.OrgID, processID, 0)
+		return err
+	}); err != nil {
+		return err
+	}
+	cols := []ExportColumn{{Name: "id"}, {Name: "name"}, {Name: "status"}, {Name: "createdAt"}, {Name: "updatedAt"}}
+	for _, st := range proc.Steps {
+		for i := range st.Parameters {
+			cols = append(cols, ExportColumn{Name: st.Label + "." + st.Parameters[i].Name, Param: &st.Parameters[i]})
+		}
+	}
+	if err := fn(cols, nil); err != nil {
+		return err
+	}
+	const batch = 200
+	for n := 1; ; n++ {
+		var list []ListedMeasurement
+		err := s.store.Read(ctx, func(tx Tx) (err error) {
+			list, _, err = tx.ListMeasurements(p.OrgID, MeasurementQuery{ProcessID: proc.ID, Page: Page{Page: n, PerPage: batch}})
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		for _, lm := range list {
+			var row []any
+			err := s.store.View(ctx, func(tx Tx) error {
+				r, err := s.readRun(tx, p, lm.ID)
+				if err != nil {
+					return err
+				}
+				cur, hidden := r.current(nil), r.hidden()
+				row = []any{r.m.ID, r.m.Name, r.m.Status, r.m.CreatedAt, r.m.UpdatedAt}
+				for _, c := range cols[5:] {
+					if hidden[c.Param.ID] {
+						row = append(row, nil)
+					} else {
+						row = append(row, cur[c.Param.ID])
+					}
+				}
+				return nil
+			})
+			if IsCode(err, CodeNotFound) {
+				continue // deleted meanwhile
+			}
+			if err != nil {
+				return err
+			}
+			if err := fn(cols, row); err != nil {
+				return err
+			}
+		}
+		if len(list) < batch {
+			return nil
+		}
+	}
 }

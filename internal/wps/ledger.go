@@ -101,10 +101,12 @@ func AppendLeaf(tx Tx, l Leaf) (string, error) {
 	case !isSHA256Hex(l.SHA256):
 		return "", Invalid("sha256", "must be a SHA-256 in lower-case hex")
 	}
-	data := leafJSON(l)
-	e := newEntry(l.OrgID, l.Kind, l.MeasurementID, data, l.At)
+	e := leafEntry(l)
 	return e.LeafHash.String(), tx.AppendLedger([]LedgerEntry{e})
 }
+
+// leafEntry is l's entry.
+func leafEntry(l Leaf) LedgerEntry { return newEntry(l.OrgID, l.Kind, l.MeasurementID, leafJSON(l), l.At) }
 
 func isSHA256Hex(s string) bool {
 	b, err := hex.DecodeString(s)

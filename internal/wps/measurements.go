@@ -36,7 +36,7 @@ func engineDef(steps []Step) engine.Def {
 			}
 		}
 		for _, p := range st.Parameters {
-			if p.IsRequired && p.Type != TypeFormula {
+			if p.IsRequired && p.Type != TypeFormula && p.ContractTemplateID == "" { // a document comes with the consensus
 				sd.Required = append(sd.Required, p.ID)
 			}
 		}
@@ -243,6 +243,8 @@ type run struct {
 	writes      []EntityData         // records this run wrote (entityManipulations)
 	answers     map[string]apiAnswer // API call answers fetched for this run
 	hiddenIDs   map[string]bool      // parameters hidden from the reader (hidden())
+	filled      []MeasurementSheet   // workbooks this run recalculated
+	docs        []pendingDoc         // documents of steps this run consensed, rendered in save
 }
 
 func (s *Service) loadRun(tx Tx, p *Principal, measurementID string) (*run, error) {
@@ -444,6 +446,9 @@ func (r *run) act(in ActInput) (Action, engine.Result, error) {
 	}
 	var data map[string]any
 	if in.Type == engine.WriteData {
+		if err := refuseDocuments(*st, in.Parameters); err != nil {
+			return Action{}, zero, err
+		}
 		var v Validator
 		c := &valueCheck{v: &v, refs: txRefs{r.tx, r.p.OrgID}}
 		vals, _ := c.values(st.Parameters, in.Parameters, "parameters", true)
@@ -468,6 +473,11 @@ func (r *run) act(in ActInput) (Action, engine.Result, error) {
 	if in.Type == engine.WriteData {
 		computeFormulas(paramGroups(r.proc.Steps), st.Parameters, cur, data, r.now.Time) // fills cur and data
 		if filled, err := r.fillFromAPIs(*st, data, cur); err != nil {
+			return Action{}, zero, err
+		} else if filled {
+			computeFormulas(paramGroups(r.proc.Steps), st.Parameters, cur, data, r.now.Time)
+		}
+		if filled, err := r.fillSheets(*st, cur, data); err != nil {
 			return Action{}, zero, err
 		} else if filled {
 			computeFormulas(paramGroups(r.proc.Steps), st.Parameters, cur, data, r.now.Time)
@@ -497,8 +507,18 @@ func (r *run) act(in ActInput) (Action, engine.Result, error) {
 	if st.Routing != nil {
 		a.Route = route
 	}
+	for i := range r.filled {
+		if r.filled[i].ActionID == "" {
+			r.filled[i].ActionID = a.ID
+		}
+	}
 	if a.Data == nil {
 		a.Data = map[string]any{}
+	}
+	if res.Consensed {
+		if err := r.prepareDocuments(*st, &a, cur, res.State); err != nil {
+			return Action{}, zero, err
+		}
 	}
 	if err := r.record(&a, in.TransactionHash, res); err != nil {
 		return Action{}, zero, err
@@ -713,6 +733,9 @@ func (r *run) record(a *Action, clientHash string, res engine.Result) error {
 	if err := r.tx.MarkSuperseded(r.m.OrgID, r.m.ID, res.Reset); err != nil {
 		return err
 	}
+	if err := r.tx.SupersedeDocuments(r.m.OrgID, r.m.ID, res.Reset); err != nil {
+		return err
+	}
 	var superseded []string
 	for i := range r.actions {
 		if slices.Contains(res.Reset, r.actions[i].StepID) && r.actions[i].Type != engine.Rejection {
@@ -772,16 +795,21 @@ func (r *run) save() error {
 		}
 		r.events = nil
 	}
-	entries := r.entries
+	created := r.isNew
 	if r.isNew {
 		if err := r.tx.CreateMeasurement(&r.m, r.proc.Code, r.openSteps()); err != nil {
 			return err
 		}
 		if !r.created {
-			entries = append([]LedgerEntry{MeasurementEntry(r.m, r.startedAt, r.startPending)}, entries...)
+			r.entries = append([]LedgerEntry{MeasurementEntry(r.m, r.startedAt, r.startPending)}, r.entries...)
 		}
 		r.isNew, r.savedStatus = false, r.m.Status
-	} else {
+	}
+	// Before the status counters: nothing they lock waits for the rendering.
+	if err := r.renderDocuments(); err != nil {
+		return err
+	}
+	if !created {
 		if err := r.tx.SetOpenSteps(r.m.OrgID, r.m.ID, r.openSteps()); err != nil {
 			return err
 		}
@@ -792,6 +820,12 @@ func (r *run) save() error {
 			r.savedStatus = r.m.Status
 		}
 	}
+	for _, ms := range r.filled {
+		if err := r.tx.PutMeasurementSheet(ms); err != nil {
+			return err
+		}
+	}
+	r.filled = nil
 	actions := make([]Action, len(r.unsaved))
 	var refs []AttachmentRef
 	for k, i := range r.unsaved {
@@ -801,6 +835,7 @@ func (r *run) save() error {
 			refs = append(refs, attachmentRefs(st.Parameters, a.Data, AttachmentRef{OrgID: r.m.OrgID, MeasurementID: r.m.ID})...)
 		}
 	}
+	entries := r.entries // the documents' too, rendered above
 	r.unsaved, r.entries = nil, nil
 	if len(refs) > 0 {
 		if err := r.tx.AddAttachmentRefs(refs); err != nil {

@@ -273,6 +273,8 @@ func normalizeParams(v *Validator, field string, params []Parameter, keep map[st
 			v.Check(p.ReadFromEntity == nil, f+".readFromEntity", "a TABLE column cannot be filled from an entity")
 			v.Check(p.ReadFromOtherMeasurementData == nil, f+".readFromOtherMeasurementData", "a TABLE column cannot be filled from another measurement")
 			v.Check(p.AutoFillEntityRelation == "", f+".autoFillEntityRelation", "a TABLE column cannot be filled from a linked record")
+			v.Check(p.SheetData == nil || p.SheetData.SheetAPIID == "", f+".sheetData", "a TABLE column cannot be linked to a sheet cell")
+			v.Check(p.ContractTemplateID == "", f+".contractTemplateId", "a TABLE column cannot be a generated document")
 		}
 		switch p.Type {
 		case TypeSelect, TypeMultiSelect:

@@ -15,6 +15,7 @@ import (
 	"github.com/teambition/rrule-go"
 
 	"wps/internal/formula"
+	"wps/internal/outbound"
 )
 
 // StepRole narrows, at one step, which roles count as holding policy P.
@@ -152,13 +153,16 @@ type stepCheck struct {
 	policies map[string]bool
 	now      Time
 	calls    APICaller
+	// allowPrivate lets webhookUrls name loopback and private addresses.
+	allowPrivate bool
 }
 
 // checkSteps validates steps, resolves every reference to an id, keeps the
 // ids (steps, parameters, seats) that old already had, and assigns the rest.
 func (s *Service) checkSteps(tx Tx, orgID, processID string, steps []Step, old []Step) ([]Step, error) {
 	var v Validator
-	c := &stepCheck{tx: tx, orgID: orgID, v: &v, steps: cloneSteps(steps), old: map[string]Step{}, now: s.Now(), calls: s.calls}
+	c := &stepCheck{tx: tx, orgID: orgID, v: &v, steps: cloneSteps(steps), old: map[string]Step{}, now: s.Now(), calls: s.calls,
+		allowPrivate: s.allowPrivate}
 	for _, st := range old {
 		c.old[st.ID] = st
 	}
@@ -181,9 +185,19 @@ func (s *Service) checkSteps(tx Tx, orgID, processID string, steps []Step, old [
 	if err := c.checkParams(); err != nil {
 		return nil, err
 	}
+	if err := c.checkContracts(); err != nil {
+		return nil, err
+	}
 	if v.Err() == nil {
 		c.checkFlow()
 		c.checkFormulas()
+	}
+	if v.Err() == nil {
+		if err := s.checkSheetLinks(tx, orgID, &v, paramGroups(c.steps), func(i, j int) string {
+			return fmt.Sprintf("steps[%d].parameters[%d]", i, j)
+		}); err != nil {
+			return nil, err
+		}
 	}
 	if err := c.checkRouting(); err != nil {
 		return nil, err
@@ -353,11 +367,14 @@ func (c *stepCheck) checkStep(i int, refs map[string]string) {
 		urls := SplitList(st.WebhookURLs)
 		v.Check(len(urls) <= 10, f+".webhookUrls", "at most 10 URLs")
 		for _, u := range urls {
-			v.Check(validHTTPURL(u), f+".webhookUrls", "%q is not an absolute http or https URL", u)
+			if !validHTTPURL(u) {
+				v.Add(f+".webhookUrls", "%q is not an absolute http or https URL", u)
+			} else if !c.allowPrivate && outbound.PrivateHost(u) {
+				v.Add(f+".webhookUrls", "%q must not point to a loopback, private or link-local address", u)
+			}
 		}
 		st.WebhookURLs = strings.Join(urls, ",")
 	}
-	v.Check(len(st.LegalContractID) <= 100, f+".legalContractId", "must be at most 100 characters")
 	for _, list := range []*[]string{&st.PolicyNames, &st.OrderedPolicies, &st.ViewPolicyNames, &st.StepIDsDependencies, &st.StepIDsReprovalDependencies} {
 		if *list == nil {
 			*list = []string{}

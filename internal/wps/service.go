@@ -20,13 +20,16 @@ type Service struct {
 	inviteTTL    time.Duration
 	allowPrivate bool
 	calls        APICaller
+	sheets       SheetEngine
 	keys         keyCache
 	sessions     SessionConfig
 	hasher       *hasher
-	byAccount    *throttle                    // failed sign-ins per email
-	byAddress    *throttle                    // failed sign-ins per client address
-	lkey         atomic.Pointer[ledgerSigner] // the ledger's signing key, once loaded (ledgerKey)
-	lkeyMu       sync.Mutex
+	byAccount    *throttle // failed sign-ins per email
+	byAddress    *throttle // failed sign-ins per client address
+	// maxTemplateBytes bounds a contract template's body.
+	maxTemplateBytes int
+	lkey             atomic.Pointer[ledgerSigner] // the ledger's signing key, once loaded (ledgerKey)
+	lkeyMu           sync.Mutex
 }
 
 // keyCache remembers resolved API keys briefly: authentication would
@@ -100,6 +103,11 @@ type ServiceConfig struct {
 	// APICaller makes the calls of parameters' apiCalls; nil: API calls are off.
 	APICaller APICaller
 	Sessions  SessionConfig
+	// Sheets runs the workbooks of sheetData; nil: uploads are refused.
+	Sheets SheetEngine
+	// MaxTemplateBytes bounds a contract template's body (default
+	// DefaultMaxTemplateBytes).
+	MaxTemplateBytes int
 }
 
 // NewService returns a Service over store.
@@ -110,9 +118,15 @@ func NewService(store Store, cfg ServiceConfig) *Service {
 	if cfg.InviteTTL == 0 {
 		cfg.InviteTTL = 7 * 24 * time.Hour
 	}
+	if cfg.MaxTemplateBytes <= 0 {
+		cfg.MaxTemplateBytes = DefaultMaxTemplateBytes
+	}
 	cfg.Sessions.defaults()
-	return &Service{store: store, now: cfg.Now, inviteTTL: cfg.InviteTTL, allowPrivate: cfg.AllowPrivateWebhooks, calls: cfg.APICaller,
-		sessions: cfg.Sessions, hasher: newHasher(cfg.Sessions.Hashes),
+	if cfg.Sheets == nil {
+		cfg.Sheets = noSheets{}
+	}
+	return &Service{store: store, now: cfg.Now, inviteTTL: cfg.InviteTTL, allowPrivate: cfg.AllowPrivateWebhooks, calls: cfg.APICaller, sheets: cfg.Sheets,
+		sessions: cfg.Sessions, hasher: newHasher(cfg.Sessions.Hashes), maxTemplateBytes: cfg.MaxTemplateBytes,
 		byAccount: newThrottle(cfg.Sessions.AccountBurst, cfg.Sessions.AccountRefill),
 		byAddress: newThrottle(cfg.Sessions.AddressBurst, cfg.Sessions.AddressRefill)}
 }

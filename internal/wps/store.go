@@ -25,6 +25,8 @@ type Store interface {
 // an org: a row of another org is simply not found. Lookups of a missing row
 // return a CodeNotFound Error; unique violations a CodeConflict Error.
 type Tx interface {
+	SheetStore
+
 	// ClaimBootstrap returns true exactly once per database.
 	ClaimBootstrap(at Time) (bool, error)
 
@@ -210,6 +212,31 @@ type Tx interface {
 	// the parameter; CodeNotFound when none did.
 	LatestWithValue(orgID, processID, paramID string, value any) (string, error)
 
+	CreateTemplate(t Template) error
+	// GetTemplate finds a template at version (its current one when 0):
+	// live ones only unless withDeleted. In a write transaction it takes a
+	// shared lock of the template (PostgreSQL) that edits wait for.
+	GetTemplate(orgID, id string, version int, withDeleted bool) (Template, error)
+	FindTemplateByName(orgID, name string) (Template, error)
+	// LockTemplate reads a live template at its current version and locks
+	// it against renders and edits until the transaction ends.
+	LockTemplate(orgID, id string) (Template, error)
+	ListTemplates(orgID string, p Page, search string) ([]Template, int, error)
+	ListTemplateVersions(orgID, id string) ([]Template, error)
+	// SaveTemplate writes t's name and version, and its body and entity as
+	// a new version row or over its current one.
+	SaveTemplate(t Template, newVersion bool) error
+	SoftDeleteTemplate(orgID, id string, at Time) error
+
+	// CreateDocument stores a rendered document with its bytes.
+	CreateDocument(d Document) error
+	// SupersedeDocuments marks the documents of steps re-opened as superseded.
+	SupersedeDocuments(orgID, measurementID string, stepIDs []string) error
+	// ListDocuments lists a measurement's documents, without their bytes.
+	ListDocuments(orgID, measurementID string) ([]Document, error)
+	// GetDocument finds a document, with its bytes when content.
+	GetDocument(orgID, id string, content bool) (Document, error)
+
 	CreateAttachment(a Attachment) error
 	GetAttachment(orgID, id string) (Attachment, error)
 	AddAttachmentRefs(refs []AttachmentRef) error
@@ -232,6 +259,13 @@ type Tx interface {
 	CreateDelivery(d Delivery) error
 	GetDelivery(orgID, id string) (Delivery, error)
 	UpdateDelivery(d Delivery) error
+	// FinishDelivery records an attempt's outcome (as UpdateDelivery) on a
+	// delivery that is still PENDING: one cancelled while it was in flight
+	// stays cancelled, unless it arrived (SUCCEEDED).
+	FinishDelivery(d Delivery) error
+	// CancelDeliveries ends the PENDING deliveries of a subscription
+	// (status CANCELLED, lastError reason), in flight or not.
+	CancelDeliveries(orgID, webhookID, reason string, now Time) error
 	ListDeliveries(orgID string, q DeliveryQuery) ([]Delivery, int, error)
 	// ClaimDeliveries leases up to limit due deliveries (of any org) to one
 	// worker until leaseUntil, skipping those another worker holds and those
@@ -288,4 +322,17 @@ type Idempotent struct {
 	Header      map[string]string
 	Body        []byte
 	CreatedAt   Time
+}
+
+// SheetStore keeps workbooks and the measurements' filled copies.
+type SheetStore interface {
+	CreateSheet(sh Sheet, content []byte) error
+	GetSheet(orgID, id string) (Sheet, error)
+	SheetContent(orgID, id string) ([]byte, error)
+	ListSheets(orgID string, page Page) ([]Sheet, int, error)
+	DeleteSheet(orgID, id string) error
+	// SheetUsers names the live processes and entities that link a workbook.
+	SheetUsers(orgID, id string) ([]string, error)
+	PutMeasurementSheet(ms MeasurementSheet) error
+	GetMeasurementSheet(orgID, measurementID, sheetID string) (MeasurementSheet, error)
 }

@@ -54,6 +54,9 @@ func (c *valueCheck) value(p Parameter, raw json.RawMessage, field string) (any,
 		c.v.Add(field, format, args...)
 		return nil, false
 	}
+	if isOutput(p) {
+		return fail("is computed by the sheet and cannot be set")
+	}
 	if p.Multiple() {
 		return c.list(p, raw, field)
 	}

@@ -29,6 +29,7 @@ type DataItemView struct {
 	Index        int            `json:"index"`
 	Param        *Parameter     `json:"param,omitempty"`
 	DataItems    []DataItemView `json:"dataItems,omitempty" doc:"A TABLE row's cells"`
+	Error        string         `json:"error,omitempty" doc:"Why a sheet OUTPUT has no value (a formula error such as #DIV/0!, a value of the wrong type, a calculation over the time limit)"`
 }
 
 // DataView is what one action wrote into one parameter.
@@ -117,6 +118,24 @@ type MeasurementActionView struct {
 	Reproved                  bool          `json:"reproved"`
 	Superseded                bool          `json:"superseded"`
 	ReprovesActionID          string        `json:"reprovesActionId,omitempty"`
+	Sheets                    []SheetHash   `json:"sheets,omitempty" doc:"The workbooks this action recalculated: the SHA-256 of each filled copy"`
+}
+
+// SheetHash is the SHA-256 of a measurement's filled copy of a workbook as
+// an action left it.
+type SheetHash struct {
+	SheetAPIID string `json:"sheetApiId"`
+	SHA256     string `json:"sha256"`
+}
+
+func sheetHashes(a Action) []SheetHash {
+	var out []SheetHash
+	for _, e := range a.Sheets() {
+		if e.SHA256 != "" {
+			out = append(out, SheetHash{SheetAPIID: e.SheetAPIID, SHA256: e.SHA256})
+		}
+	}
+	return out
 }
 
 // ProcessEmbed is the process inside a measurement response.
@@ -267,6 +286,7 @@ type ActionView struct {
 	Step             StepView           `json:"step"`
 	Measurement      MeasurementSummary `json:"measurement"`
 	Data             []DataView         `json:"data"`
+	Sheets           []SheetHash        `json:"sheets,omitempty" doc:"The workbooks this action recalculated: the SHA-256 of each filled copy"`
 	CurrentStep      *StepView          `json:"currentStep"`
 }
 
@@ -298,9 +318,22 @@ func dataViews(a Action, st *Step, hidden map[string]bool) []DataView {
 	if st == nil {
 		return out
 	}
+	var reasons map[string]string
 	for i := range st.Parameters {
 		p := &st.Parameters[i]
 		v, ok := a.Data[p.ID]
+		if ok && v == nil && isOutput(*p) && !hidden[p.ID] {
+			if reasons == nil {
+				reasons = a.sheetErrors()
+			}
+			if why := reasons[p.ID]; why != "" {
+				dataID := derivedID(a.ID, p.ID)
+				id := derivedID(dataID, p.ID, "0")
+				out = append(out, DataView{ID: dataID, ActionID: a.ID, StepID: a.StepID, ParameterID: p.ID, HasGSheetKey: true,
+					DataItems: []DataItemView{{ID: id, DataItemID: id, Label: p.Label, Type: p.Type, ParameterID: p.ID, DataID: dataID, Param: p, Error: why}}})
+			}
+			continue
+		}
 		if !ok || v == nil || hidden[p.ID] {
 			continue
 		}
@@ -367,7 +400,7 @@ func (r *run) stepView(st Step, withProcess bool) StepView {
 	}
 	if st.Routing != nil && st.Routing.EntityID != "" {
 		if e, err := r.tx.GetEntity(r.m.OrgID, st.Routing.EntityID); err == nil {
-			v.Entity = &StepEntity{Label: e.Label, Params: e.Parameters}
+			v.Entity = &StepEntity{Label: e.Label, Params: e.Parameters, HasGSheetKey: slices.ContainsFunc(e.Parameters, linked)}
 		}
 	}
 	if withProcess {
@@ -447,6 +480,7 @@ func (r *run) actionViews() []MeasurementActionView {
 			CounterpartsPoliciesRoles: r.counterparts(st), PolicyName: a.PolicyName, LedgerHash: a.LedgerHash, LeafHash: a.LeafHash,
 			Reproved: a.Reproved, Superseded: a.Superseded, ReprovesActionID: a.ReprovesActionID}
 		v.Data = dataViews(a, st, r.hidden())
+		v.Sheets = sheetHashes(a)
 		out = append(out, v)
 	}
 	return out
@@ -585,6 +619,7 @@ func (r *run) actionView(a Action, reproved *Action) ActionView {
 		shown = *reproved
 	}
 	v.Data = dataViews(shown, st, r.hidden())
+	v.Sheets = sheetHashes(shown)
 	return v
 }
 

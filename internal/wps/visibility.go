@@ -105,6 +105,22 @@ func hideDerived(groups [][]Parameter, hidden map[string]bool) {
 			formulas = append(formulas, d)
 		}
 	}
+	// A sheet's OUTPUTs read every INPUT linked to the same sheet.
+	inputs := map[string][]string{}
+	for _, own := range groups {
+		for _, p := range own {
+			if linked(p) && !isOutput(p) {
+				inputs[p.SheetData.SheetAPIID] = append(inputs[p.SheetData.SheetAPIID], p.ID)
+			}
+		}
+	}
+	for _, own := range groups {
+		for _, p := range own {
+			if isOutput(p) {
+				formulas = append(formulas, derived{id: p.ID, inputs: inputs[p.SheetData.SheetAPIID]})
+			}
+		}
+	}
 	for changed := true; changed; {
 		changed = false
 		for _, f := range formulas {

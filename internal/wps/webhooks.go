@@ -49,6 +49,8 @@ const (
 	DeliveryPending   = "PENDING"
 	DeliverySucceeded = "SUCCEEDED"
 	DeliveryGivenUp   = "GIVEN_UP"
+	// DeliveryCancelled: its subscription was deleted before it was delivered.
+	DeliveryCancelled = "CANCELLED"
 )
 
 // Delivery is one event to one URL, retried until it succeeds or is given up.
@@ -59,7 +61,7 @@ type Delivery struct {
 	WebhookID     string    `json:"webhookId,omitempty" doc:"The subscription; empty for a step's webhookUrls"`
 	URL           string    `json:"url"`
 	MeasurementID string    `json:"measurementId,omitempty"`
-	Status        string    `json:"status" enum:"PENDING,SUCCEEDED,GIVEN_UP"`
+	Status        string    `json:"status" enum:"PENDING,SUCCEEDED,GIVEN_UP,CANCELLED"`
 	Attempts      int       `json:"attempts"`
 	NextAttemptAt Time      `json:"nextAttemptAt"`
 	GiveUpAt      Time      `json:"giveUpAt"`
@@ -252,12 +254,18 @@ func (s *Service) UpdateWebhook(ctx context.Context, p *Principal, id string, in
 	return w, err
 }
 
-// DeleteWebhook removes a subscription; its pending deliveries still go out.
+// DeleteWebhook removes a subscription and cancels its pending deliveries
+// (one in flight is not retried). Errors: CodeNotFound.
 func (s *Service) DeleteWebhook(ctx context.Context, p *Principal, id string) error {
 	if err := p.Require(FnWebhooksManage); err != nil {
 		return err
 	}
-	return s.store.Write(ctx, func(tx Tx) error { return tx.DeleteWebhook(p.OrgID, id) })
+	return s.store.Write(ctx, func(tx Tx) error {
+		if err := tx.DeleteWebhook(p.OrgID, id); err != nil {
+			return err
+		}
+		return tx.CancelDeliveries(p.OrgID, id, "cancelled: its webhook was deleted", s.Now())
+	})
 }
 
 // GetSigningSecret shows the org's signing secret.
@@ -307,7 +315,7 @@ func (s *Service) ListDeliveries(ctx context.Context, p *Principal, q DeliveryQu
 }
 
 // RetryDelivery sends a delivery again now, with a fresh retry window.
-// Errors: CodeNotFound.
+// Errors: CodeNotFound, CodeConflict (cancelled: its webhook was deleted).
 func (s *Service) RetryDelivery(ctx context.Context, p *Principal, id string) (Delivery, error) {
 	if err := p.Require(FnWebhooksManage); err != nil {
 		return Delivery{}, err
@@ -316,6 +324,9 @@ func (s *Service) RetryDelivery(ctx context.Context, p *Principal, id string) (D
 	err := s.store.Write(ctx, func(tx Tx) (err error) {
 		if d, err = tx.GetDelivery(p.OrgID, id); err != nil {
 			return err
+		}
+		if d.Status == DeliveryCancelled {
+			return Errorf(CodeConflict, "this delivery was cancelled with its webhook, which no longer exists")
 		}
 		now := s.Now()
 		d.Status, d.NextAttemptAt, d.GiveUpAt, d.LockedUntil, d.UpdatedAt = DeliveryPending, now, At(now.Add(RetryWindow)), nil, now

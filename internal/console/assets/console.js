@@ -49,11 +49,12 @@ document.addEventListener("DOMContentLoaded", () => {
       e.preventDefault();
       const status = form.querySelector(".import-status");
       const file = form.querySelector("input[type=file]").files[0];
-      if (!file) { status.textContent = "Choose a CSV file first."; return; }
+      if (!file) { status.textContent = "Choose a CSV or XLSX file first."; return; }
+      const xlsx = /\.xlsx$/i.test(file.name);
       status.textContent = "Importing…";
       const res = await fetch(`/v1/entities/${encodeURIComponent(form.dataset.entity)}/records:import`, {
         method: "POST", credentials: "same-origin",
-        headers: { "Content-Type": "text/csv", "X-CSRF-Token": form.dataset.csrf }, body: file,
+        headers: { "Content-Type": xlsx ? "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet" : "text/csv", "X-CSRF-Token": form.dataset.csrf }, body: file,
       });
       const body = await res.json().catch(() => ({}));
       if (res.ok) { location.search = "?done=imported"; return; }

@@ -1,0 +1,152 @@
+package contract_test
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"wps/internal/contract"
+	tu "wps/internal/testutil"
+)
+
+func TestParse(t *testing.T) {
+	tpl, err := contract.Parse("# Supply agreement\n\nBetween {{process.name}} and {{entity name}}\non {{date}}.\r\n\n## Price\n\n{{param price}} for {{ param  unit price }} ({{measurement.name}}, {{param price}})\n#not a heading")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var levels []int
+	for _, b := range tpl.Blocks {
+		levels = append(levels, b.Level)
+	}
+	if len(levels) != 4 || levels[0] != 1 || levels[1] != 0 || levels[2] != 2 || levels[3] != 0 {
+		t.Fatalf("blocks: %v", levels)
+	}
+	var keys []string
+	for _, p := range tpl.Placeholders {
+		keys = append(keys, p.Key())
+	}
+	if got := strings.Join(keys, "|"); got != "process.name|entity name|date|param price|param unit price|measurement.name" {
+		t.Fatalf("placeholders: %s", got)
+	}
+
+	for body, want := range map[string]string{
+		"Hello {{name}}":             "{{name}}",
+		"Hello {{param}}":            "{{param}}",
+		"Hello {{entity  }}":         "{{entity  }}",
+		"Hello {{date now}}":         "{{date now}}",
+		"Hello {{param price":        "{{param price",
+		"Hello {{param a\nb}}":       "{{param a",
+		"Hello {{param a {{date}}":   "{{param a {{date}}",
+		"{{measurement.id}} is new":  "{{measurement.id}}",
+		"A bell \a in the text":      "",
+		"A NUL \x00 in the text":     "",
+		"A C1 \u0085 control":        "",
+		"Invalid UTF-8 \xff in text": "",
+	} {
+		_, err := contract.Parse(body)
+		var ce *contract.Error
+		if !errors.As(err, &ce) {
+			t.Fatalf("%q: %v, want a contract.Error", body, err)
+		}
+		if ce.Placeholder != want {
+			t.Fatalf("%q: placeholder %q, want %q (%s)", body, ce.Placeholder, want, ce.Msg)
+		}
+	}
+}
+
+func inputs() contract.Inputs {
+	at := time.Date(2026, 1, 5, 9, 30, 0, 0, time.UTC)
+	return contract.Inputs{DocumentID: "0190a1b2-doc", Title: "Contrato de fornecimento", Process: "Compras", Measurement: "PROC-7", Step: "Aprovação",
+		At: at, Values: map[string]string{"param preço": "R$ 1.234,56", "entity name": "Fornecedora São João Ltda.", "date": "2026-01-05",
+			"measurement.name": "PROC-7", "process.name": "Compras"},
+		Signatures: []contract.Signature{
+			{Policy: "Comprador", Name: "Inês Araújo", Email: "ines@example.com", At: at.Add(-time.Hour), ActionID: "act-1", LedgerHash: strings.Repeat("ab", 32)},
+			{Policy: "Financeiro", Name: "João", Email: "joao@example.com", At: at, ActionID: "act-2"},
+		}}
+}
+
+const body = `# Contrato de fornecimento
+
+Entre {{process.name}} e {{entity name}}, em {{date}} ({{measurement.name}}).
+Preço: {{param preço}}. Acentuação: ação, coração, pão, órgão, çÇ ñ ü ß.
+
+## Cláusula única
+
+Texto em hebraico: שלום עולם; em árabe: مرحبا بالعالم; emoji: 😀.
+
+` + "Palavraextremamentelongasemespaçosquenãocabenalinhadeformaalgumaeprecisaserquebradaemvárioslugaresparanãosairdapágina."
+
+func TestRenderIsDeterministic(t *testing.T) {
+	in := inputs()
+	a, err := contract.Render(body, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := contract.Render(body, inputs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a, b) {
+		t.Fatal("the same body and inputs gave different bytes")
+	}
+	if !bytes.HasPrefix(a, []byte("%PDF-")) || !bytes.Contains(a, []byte("/CreationDate (D:20260105093000)")) {
+		t.Fatalf("not a PDF dated at the consensus: %.200q", a)
+	}
+	in.Values["param preço"] = "R$ 1.234,57"
+	c, err := contract.Render(body, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Equal(a, c) {
+		t.Fatal("another value gave the same bytes")
+	}
+}
+
+func TestRenderText(t *testing.T) {
+	pdf, err := contract.Render(body, inputs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := tu.PDFText(t, pdf)
+	for _, want := range []string{"Contrato de fornecimento", "Entre Compras e Fornecedora São João Ltda., em 2026-01-05 (PROC-7).",
+		"Preço: R$ 1.234,56. Acentuação: ação, coração, pão, órgão, çÇ ñ ü ß.", "Cláusula única", "emoji: �",
+		"Signatures", "Seat 1: Comprador", "Signed by: Inês Araújo <ines@example.com>", "At: 2026-01-05T08:30:00.000Z",
+		"Action: act-1", "Ledger hash: " + strings.Repeat("ab", 32), "Seat 2: Financeiro", "Signed by: João <joao@example.com>",
+		"Ledger hash: recorded with this document", "Document 0190a1b2-doc · page 2 of 2"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the PDF's text lacks %q:\n%s", want, text)
+		}
+	}
+	// The long word is cut over several lines, none longer than the page.
+	var pieces []string
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "Palavra") || len(pieces) > 0 && line != "" && !strings.Contains(line, " ") {
+			pieces = append(pieces, line)
+		} else if len(pieces) > 0 {
+			break
+		}
+	}
+	if len(pieces) < 2 || strings.Join(pieces, "") != body[strings.Index(body, "Palavra"):] {
+		t.Fatalf("the long word was not wrapped whole: %q", pieces)
+	}
+}
+
+func TestRenderRefusesABadBody(t *testing.T) {
+	if _, err := contract.Render("Hello {{nobody}}", inputs()); err == nil {
+		t.Fatal("rendered a body with an unknown placeholder")
+	}
+}
+
+// BenchmarkRender: a document's cost, paid inside the transaction of its
+// consensus (docs/contracts.md).
+func BenchmarkRender(b *testing.B) {
+	in := inputs()
+	for b.Loop() {
+		if _, err := contract.Render(body, in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

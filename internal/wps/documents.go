@@ -1,0 +1,594 @@
+package wps
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"golang.org/x/mod/sumdb/tlog"
+
+	"wps/internal/contract"
+	"wps/internal/engine"
+)
+
+// Documents (semantics section 11): when a step that names contract
+// templates (its legalContractId, its parameters' contractTemplateId)
+// reaches consensus, each is rendered to a PDF in the transaction of the
+// consensus, stored with its bytes, and its SHA-256 recorded in the ledger
+// (recordDocument, a leaf of its own). Rendering is pure (contract.Render), so a retried
+// transaction renders the same bytes and nothing outlives a rollback.
+
+// Document is a rendered contract.
+type Document struct {
+	ID              string `json:"id"`
+	MeasurementID   string `json:"measurementId"`
+	StepID          string `json:"stepId"`
+	ParameterID     string `json:"parameterId,omitempty" doc:"The parameter whose value this document is (contractTemplateId); absent for the step's legalContractId"`
+	TemplateID      string `json:"templateId"`
+	TemplateVersion int    `json:"templateVersion"`
+	ActionID        string `json:"actionId" doc:"The action that completed the consensus: its ledger entry records the document's SHA-256"`
+	SHA256          string `json:"sha256"`
+	Size            int64  `json:"size"`
+	CreatedAt       Time   `json:"createdAt"`
+	Superseded      bool   `json:"superseded" doc:"The step was re-opened (a rejection or reproval) after this document was rendered"`
+	// Opening is the opening of the step it was rendered at.
+	Opening int             `json:"-"`
+	OrgID   string          `json:"-"`
+	Content []byte          `json:"-"`
+	Inputs  contract.Inputs `json:"-"`
+	Shown   DocumentShown   `json:"-"`
+}
+
+// DocumentShown lists what a document shows values of: who may read it
+// must see each (section 9).
+type DocumentShown struct {
+	Params   []string `json:"params"`   // parameters of the measurement's process version
+	Entities []string `json:"entities"` // entities whose records it shows fields of
+	Fields   []string `json:"fields"`   // those fields
+}
+
+// DocumentDetail is a document with the inputs it was rendered from: with
+// its template's version they give the same bytes again.
+type DocumentDetail struct {
+	Document
+	Inputs contract.Inputs `json:"inputs"`
+}
+
+// LEDGER TOUCH POINT. A document's SHA-256 is a leaf of its org's ledger
+// (a LeafDocument: the document's id and SHA-256), queued with the
+// consensus that rendered it (recordDocument, from renderDocuments in
+// save). Documents rendered before the ledger was a Merkle log were
+// recorded in the data of the action that completed their consensus, under
+// ledgerDocumentsKey, which that action's leaf covers; recordedDocument
+// reads both.
+const ledgerDocumentsKey = "$documents"
+
+// recordDocument queues d's leaf with the run's ledger entries.
+func (r *run) recordDocument(d Document) {
+	r.entries = append(r.entries, leafEntry(Leaf{Kind: LeafDocument, OrgID: d.OrgID, MeasurementID: d.MeasurementID,
+		SubjectID: d.ID, SHA256: d.SHA256, At: d.CreatedAt}))
+}
+
+// recordedDocument is the SHA-256 the ledger recorded for document id
+// among a measurement's entries, and the entry that records it: the
+// document's leaf, or, for a document recorded in the data of the action a
+// that completed its consensus, that action's entry. "" and nil when none
+// does.
+func recordedDocument(entries []LedgerEntry, a Action, id string) (string, *LedgerEntry) {
+	for i, e := range entries {
+		var l Leaf
+		if e.Kind == LeafDocument && json.Unmarshal(e.Payload, &l) == nil && l.SubjectID == id {
+			return l.SHA256, &entries[i]
+		}
+	}
+	list, _ := a.Data[ledgerDocumentsKey].([]any)
+	for _, item := range list {
+		m, _ := item.(map[string]any)
+		if sha, ok := m["sha256"].(string); ok && m["id"] == id {
+			for i, e := range entries {
+				if e.ID == a.ID {
+					return sha, &entries[i]
+				}
+			}
+			return sha, nil
+		}
+	}
+	return "", nil
+}
+
+// pendingDoc is a document whose consensus this run reached: its inputs
+// are known, its bytes are rendered when the run is saved (once the
+// measurement has its name).
+type pendingDoc struct {
+	doc  Document
+	body string
+}
+
+// signer is who filled one seat of a consensed step.
+type signer struct {
+	policy string
+	action Action
+	user   User
+	reader *Principal // the user as a reader, for what the document may show
+}
+
+// prepareDocuments readies the documents of st, which action a brings to
+// consensus (state): one per template the step and its parameters name.
+// A parameter's value is its document's id. A template that no longer
+// exists (a reference saved before templates did) renders nothing: the
+// consensus is not blocked.
+func (r *run) prepareDocuments(st Step, a *Action, cur map[string]any, state engine.State) error {
+	type job struct{ template, param string }
+	var jobs []job
+	if st.LegalContractID != "" {
+		jobs = append(jobs, job{template: st.LegalContractID})
+	}
+	for _, p := range st.Parameters {
+		if p.ContractTemplateID != "" {
+			jobs = append(jobs, job{p.ContractTemplateID, p.ID})
+		}
+	}
+	if len(jobs) == 0 {
+		return nil
+	}
+	signers, err := r.signers(st, *a, state)
+	if err != nil {
+		return err
+	}
+	for _, j := range jobs {
+		tp, err := r.tx.GetTemplate(r.m.OrgID, j.template, 0, true)
+		if IsCode(err, CodeNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		d := Document{ID: NewID(), OrgID: r.m.OrgID, MeasurementID: r.m.ID, StepID: st.ID, Opening: state.Steps[st.ID].Opening,
+			ParameterID: j.param, TemplateID: tp.ID, TemplateVersion: tp.Version, ActionID: a.ID, CreatedAt: r.now}
+		if d.Inputs, d.Shown, err = r.contractInputs(st, tp, d.ID, cur, signers); err != nil {
+			return err
+		}
+		r.docs = append(r.docs, pendingDoc{doc: d, body: tp.Body})
+		if j.param != "" {
+			a.Data[j.param] = d.ID
+		}
+	}
+	return nil
+}
+
+// renderDocuments renders the run's pending documents, stores them and
+// records each in the ledger data of its action (which save links next).
+// A measurement created in this run is named first: on PostgreSQL its name
+// comes with its insert, which the read sends.
+func (r *run) renderDocuments() error {
+	if len(r.docs) == 0 {
+		return nil
+	}
+	if r.m.Name == "" {
+		m, err := r.tx.GetMeasurement(r.m.OrgID, r.m.ID)
+		if err != nil {
+			return err
+		}
+		r.m.Name = m.Name
+	}
+	for _, pd := range r.docs {
+		d := pd.doc
+		d.Inputs.Measurement = r.m.Name
+		if _, ok := d.Inputs.Values["measurement.name"]; ok {
+			d.Inputs.Values["measurement.name"] = r.m.Name
+		}
+		pdf, err := contract.Render(pd.body, d.Inputs)
+		if err != nil {
+			return Internal(fmt.Errorf("render document %s: %w", d.ID, err))
+		}
+		sum := sha256.Sum256(pdf)
+		d.Content, d.SHA256, d.Size = pdf, hex.EncodeToString(sum[:]), int64(len(pdf))
+		if err := r.tx.CreateDocument(d); err != nil {
+			return err
+		}
+		r.recordDocument(d)
+	}
+	r.docs = nil
+	return nil
+}
+
+// signers lists the seats of st as action a leaves them at its consensus,
+// in the step's policy order: each seat's action and user.
+func (r *run) signers(st Step, a Action, state engine.State) ([]signer, error) {
+	policies := r.p.OrgPolicies
+	if policies == nil {
+		var err error
+		if policies, err = r.tx.ListPolicies(r.m.OrgID); err != nil {
+			return nil, err
+		}
+	}
+	names := st.PolicyNames
+	if len(names) == 0 {
+		names = []string{engine.AnySeat}
+	}
+	var out []signer
+	for _, name := range names {
+		seat, ok := state.Steps[st.ID].Seats[name]
+		if !ok {
+			continue
+		}
+		s := signer{policy: name, action: a}
+		if seat.ActionID != a.ID {
+			i := slices.IndexFunc(r.actions, func(x Action) bool { return x.ID == seat.ActionID })
+			if i < 0 {
+				continue
+			}
+			s.action = r.actions[i]
+		}
+		switch {
+		case s.action.UserID == r.user.ID:
+			s.user = r.user
+		default:
+			u, err := r.tx.GetUser(r.m.OrgID, s.action.UserID)
+			if IsCode(err, CodeNotFound) {
+				u = User{ID: s.action.UserID, Name: s.action.Username}
+			} else if err != nil {
+				return nil, err
+			}
+			s.user = u
+		}
+		if s.user.ID == r.p.UserID {
+			s.reader = r.p
+		} else {
+			held := []Policy{}
+			for _, pol := range policies {
+				if Holds(s.user.Roles, pol) {
+					held = append(held, pol)
+				}
+			}
+			s.reader = &Principal{OrgID: r.m.OrgID, UserID: s.user.ID, Roles: s.user.Roles, User: s.user, Policies: held, OrgPolicies: policies}
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// Texts that stand in a document where a value cannot.
+const (
+	docNoValue = "—"
+	docHidden  = "[not shown: hidden from a signatory]"
+)
+
+// contractInputs works out what a document of template tp at st shows: the
+// values visible to every signatory of the step (section 9, each as a
+// reader with their roles and policies at the consensus), and the
+// signature page. A linked record that is gone, or a field that is, is
+// said in place of its value.
+func (r *run) contractInputs(st Step, tp Template, docID string, cur map[string]any, signers []signer) (contract.Inputs, DocumentShown, error) {
+	in := contract.Inputs{DocumentID: docID, Renderer: contract.Renderer, Title: tp.Name, Process: r.proc.Name, Measurement: r.m.Name,
+		Step: st.Label, At: r.now.Time, Values: map[string]string{}}
+	shown := DocumentShown{Params: []string{}, Entities: []string{}, Fields: []string{}}
+	for _, s := range signers {
+		policy := s.policy
+		if policy == engine.AnySeat {
+			policy = "any member"
+		}
+		in.Signatures = append(in.Signatures, contract.Signature{Policy: policy, Name: cmp.Or(s.user.Name, s.action.Username), Email: s.user.Email,
+			At: s.action.CreatedAt.Time, ActionID: s.action.ID, LedgerHash: s.action.LedgerHash})
+	}
+	hidden := map[string]bool{}
+	for _, s := range signers {
+		for id, h := range newSight(r.tx, s.reader).hidden(r.proc.Steps) {
+			hidden[id] = hidden[id] || h
+		}
+	}
+	parsed, err := contract.Parse(tp.Body)
+	if err != nil {
+		return in, shown, Internal(fmt.Errorf("template %s version %d: %w", tp.ID, tp.Version, err))
+	}
+	pos, _ := stepByID(r.proc.Steps, st.ID)
+	var record *Record
+	var entity *Entity
+	recordText := "" // why there is no record, when there is none
+	if tp.TemplateEntityID != "" {
+		if entity, record, recordText, err = r.linkedRecord(pos, tp.TemplateEntityID, cur); err != nil {
+			return in, shown, err
+		}
+	}
+	for _, ph := range parsed.Placeholders {
+		key := ph.Key()
+		switch ph.Kind {
+		case contract.KindMeasurement:
+			in.Values[key] = r.m.Name // the name of a new measurement comes at save (renderDocuments)
+		case contract.KindProcess:
+			in.Values[key] = r.proc.Name
+		case contract.KindDate:
+			in.Values[key] = r.now.UTC().Format("2006-01-02")
+		case contract.KindParam:
+			p, found := contractParam(r.proc.Steps, pos, ph.Name)
+			switch {
+			case found != 1:
+				in.Values[key] = fmt.Sprintf("[no parameter %s]", ph.Name)
+			case hidden[p.ID]:
+				in.Values[key] = docHidden
+			case cur[p.ID] == nil:
+				in.Values[key] = docNoValue
+			default:
+				in.Values[key] = valueText(p, cur[p.ID])
+				shown.Params = appendOnce(shown.Params, p.ID)
+			}
+		case contract.KindEntity:
+			if record == nil {
+				in.Values[key] = recordText
+				continue
+			}
+			ep, ok := entity.ParamByName(ph.Name)
+			if !ok {
+				in.Values[key] = fmt.Sprintf("[%s has no field %s]", entity.Name, ph.Name)
+				continue
+			}
+			visible := true
+			for _, s := range signers {
+				visible = visible && canReadRecords(s.reader, *entity) && !hiddenInRecords(s.reader, *entity)[ep.ID]
+			}
+			switch {
+			case !visible:
+				in.Values[key] = docHidden
+			case record.Values[ep.ID] == nil:
+				in.Values[key] = docNoValue
+			default:
+				in.Values[key] = valueText(ep, record.Values[ep.ID])
+				shown.Entities = appendOnce(shown.Entities, entity.ID)
+				shown.Fields = appendOnce(shown.Fields, ep.ID)
+			}
+		}
+	}
+	return in, shown, nil
+}
+
+// linkedRecord finds the record of entityID that the measurement links to
+// through an ENTITY parameter (the contract step's own first), or says why
+// there is none.
+func (r *run) linkedRecord(pos int, entityID string, cur map[string]any) (*Entity, *Record, string, error) {
+	e, err := r.tx.GetEntity(r.m.OrgID, entityID)
+	if IsCode(err, CodeNotFound) {
+		return nil, nil, "[the template's entity no longer exists]", nil
+	}
+	if err != nil {
+		return nil, nil, "", err
+	}
+	for _, p := range entityLinks(r.proc.Steps, pos, entityID) {
+		id := firstItem(cur[p.ID])
+		if id == "" {
+			continue
+		}
+		rec, err := r.tx.GetRecord(r.m.OrgID, e.ID, id)
+		if IsCode(err, CodeNotFound) {
+			return &e, nil, fmt.Sprintf("[%s record %s not found: it was deleted]", e.Name, id), nil
+		}
+		if err != nil {
+			return nil, nil, "", err
+		}
+		return &e, &rec, "", nil
+	}
+	return &e, nil, fmt.Sprintf("[no %s record linked]", e.Name), nil
+}
+
+// valueText is a value as a document shows it: display values joined by
+// commas, a TABLE's rows one per line.
+func valueText(p Parameter, v any) string {
+	if p.Type == TypeTable {
+		var lines []string
+		for _, row := range tableRows(v) {
+			var cells []string
+			for _, col := range p.Parameters {
+				if cv, ok := row[col.ID]; ok && cv != nil {
+					cells = append(cells, col.Label+": "+valueText(col, cv))
+				}
+			}
+			lines = append(lines, strings.Join(cells, ", "))
+		}
+		return strings.Join(lines, "\n")
+	}
+	var out []string
+	for _, s := range itemStrings(v) {
+		out = append(out, DisplayValue(p, s))
+	}
+	return strings.Join(out, ", ")
+}
+
+func appendOnce(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}
+
+// readDocument loads a document the reader may read: they read the
+// measurement, and see every value the document shows (section 9); else
+// it is not found. The run is the measurement, read for the check.
+func (s *Service) readDocument(tx Tx, p *Principal, id string, content bool) (Document, *run, error) {
+	d, err := tx.GetDocument(p.OrgID, id, content)
+	if err != nil {
+		return d, nil, err
+	}
+	r, err := s.readRun(tx, p, d.MeasurementID)
+	if err != nil {
+		return d, nil, err
+	}
+	if !r.canRead(d) {
+		return d, nil, NotFound("document")
+	}
+	return d, r, nil
+}
+
+// canRead reports whether the run's reader sees every value d shows.
+func (r *run) canRead(d Document) bool {
+	if r.p.IsAdmin() {
+		return true
+	}
+	hidden := r.hidden()
+	if slices.ContainsFunc(d.Shown.Params, func(id string) bool { return hidden[id] }) {
+		return false
+	}
+	for _, id := range d.Shown.Entities {
+		e, err := r.tx.GetEntity(r.m.OrgID, id)
+		if err != nil || !canReadRecords(r.p, e) {
+			return false
+		}
+		h := hiddenInRecords(r.p, e)
+		if slices.ContainsFunc(d.Shown.Fields, func(f string) bool { return h[f] }) {
+			return false
+		}
+	}
+	return true
+}
+
+// ListDocuments lists a measurement's documents that the reader may read,
+// superseded ones included. Errors: CodeNotFound, CodeForbidden.
+func (s *Service) ListDocuments(ctx context.Context, p *Principal, measurementID string) ([]Document, error) {
+	if err := p.Require(FnMeasurementRead); err != nil {
+		return nil, err
+	}
+	out := []Document{}
+	err := s.store.Read(ctx, func(tx Tx) error {
+		r, err := s.readRun(tx, p, measurementID)
+		if err != nil {
+			return err
+		}
+		docs, err := tx.ListDocuments(p.OrgID, measurementID)
+		if err != nil {
+			return err
+		}
+		for _, d := range docs {
+			if r.canRead(d) {
+				out = append(out, d)
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// GetDocument returns a document with the inputs it was rendered from.
+// Errors: CodeNotFound, CodeForbidden.
+func (s *Service) GetDocument(ctx context.Context, p *Principal, id string) (DocumentDetail, error) {
+	if err := p.Require(FnMeasurementRead); err != nil {
+		return DocumentDetail{}, err
+	}
+	var out DocumentDetail
+	err := s.store.Read(ctx, func(tx Tx) error {
+		d, _, err := s.readDocument(tx, p, id, false)
+		out = DocumentDetail{Document: d, Inputs: d.Inputs}
+		return err
+	})
+	return out, err
+}
+
+// DocumentContent returns a document with its bytes. Errors: CodeNotFound,
+// CodeForbidden.
+func (s *Service) DocumentContent(ctx context.Context, p *Principal, id string) (Document, error) {
+	if err := p.Require(FnMeasurementRead); err != nil {
+		return Document{}, err
+	}
+	var d Document
+	err := s.store.Read(ctx, func(tx Tx) (err error) {
+		d, _, err = s.readDocument(tx, p, id, true)
+		return err
+	})
+	return d, err
+}
+
+// DocumentCheck is the answer of a document's verification.
+type DocumentCheck struct {
+	OK         bool   `json:"ok" doc:"The stored bytes are the ones the ledger recorded, the ledger entry is intact, and they render again the same"`
+	DocumentID string `json:"documentId"`
+	SHA256     string `json:"sha256" doc:"SHA-256 of the stored bytes, computed now"`
+	Recorded   string `json:"recorded" doc:"The SHA-256 the ledger recorded: in the document's leaf (or, for a document of the hash chain's time, in the data of the action that completed the consensus)"`
+	Stored     string `json:"stored" doc:"The SHA-256 stored with the document when it was rendered"`
+	ActionID   string `json:"actionId"`
+	LedgerHash string `json:"ledgerHash" doc:"That action's ledger hash"`
+	LeafHash   string `json:"leafHash,omitempty" doc:"The leaf hash (base64) of the ledger entry that records the document"`
+	LeafIndex  *int64 `json:"leafIndex,omitempty" doc:"Its index in the org's log, once integrated (GET /v1/ledger/verify checks the whole log)"`
+	// LedgerIntact: the entry that records the document still hashes to
+	// its leaf hash.
+	LedgerIntact bool     `json:"ledgerIntact" doc:"The ledger entry that records the SHA-256 still hashes to its leaf hash"`
+	Rerendered   *bool    `json:"rerendered" doc:"Rendering the template's version again with the document's inputs gives the stored bytes; null when the document came from another renderer version"`
+	Reasons      []string `json:"reasons" doc:"What failed, when ok is false"`
+}
+
+// VerifyDocument recomputes a document's SHA-256 from its stored bytes and
+// checks it against the ledger's record, the record's ledger link, and a
+// fresh rendering. Errors: CodeNotFound, CodeForbidden.
+func (s *Service) VerifyDocument(ctx context.Context, p *Principal, id string) (DocumentCheck, error) {
+	if err := p.Require(FnMeasurementRead); err != nil {
+		return DocumentCheck{}, err
+	}
+	var out DocumentCheck
+	err := s.store.Read(ctx, func(tx Tx) error {
+		d, r, err := s.readDocument(tx, p, id, true)
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(d.Content)
+		out = DocumentCheck{DocumentID: d.ID, SHA256: hex.EncodeToString(sum[:]), Stored: d.SHA256, ActionID: d.ActionID, Reasons: []string{}}
+		entries, err := tx.MeasurementLedger(p.OrgID, d.MeasurementID)
+		if err != nil {
+			return err
+		}
+		var a Action
+		if i := slices.IndexFunc(r.actions, func(a Action) bool { return a.ID == d.ActionID }); i >= 0 {
+			a = r.actions[i]
+			out.LedgerHash = a.LedgerHash
+		}
+		var e *LedgerEntry
+		if out.Recorded, e = recordedDocument(entries, a, d.ID); e != nil {
+			data := leafData(*e, &a)
+			out.LeafHash, out.LedgerIntact = e.LeafHash.String(), data != nil && tlog.RecordHash(data) == e.LeafHash
+			if e.Integrated() {
+				out.LeafIndex = &e.Index
+			}
+		}
+		tp, err := tx.GetTemplate(p.OrgID, d.TemplateID, d.TemplateVersion, true)
+		if err != nil && !IsCode(err, CodeNotFound) {
+			return err
+		}
+		if err == nil && d.Inputs.Renderer == contract.Renderer {
+			again, err := contract.Render(tp.Body, d.Inputs)
+			same := err == nil && bytes.Equal(again, d.Content)
+			out.Rerendered = &same
+		}
+		switch {
+		case out.Recorded == "":
+			out.Reasons = append(out.Reasons, "the ledger holds no record of this document")
+		case out.SHA256 != out.Recorded:
+			out.Reasons = append(out.Reasons, "the stored bytes are not the ones the ledger recorded")
+		}
+		if out.Recorded != "" && !out.LedgerIntact {
+			out.Reasons = append(out.Reasons, "the ledger entry that records the document was altered")
+		}
+		if out.Rerendered != nil && !*out.Rerendered {
+			out.Reasons = append(out.Reasons, "rendering the template again with the document's inputs gives other bytes")
+		}
+		out.OK = len(out.Reasons) == 0
+		return nil
+	})
+	return out, err
+}
+
+// refuseDocuments refuses values sent for generated documents: their value
+// is the id of the document rendered at the step's consensus.
+func refuseDocuments(st Step, sent map[string]json.RawMessage) error {
+	for _, p := range st.Parameters {
+		if p.ContractTemplateID == "" {
+			continue
+		}
+		_, byName := sent[p.Name]
+		_, byLabel := sent[p.Label]
+		if byName || byLabel {
+			return Invalid("parameters."+p.Name, "is a generated document: wps sets it to the document it renders when the step reaches consensus")
+		}
+	}
+	return nil
+}
