@@ -106,7 +106,9 @@ func AppendLeaf(tx Tx, l Leaf) (string, error) {
 }
 
 // leafEntry is l's entry.
-func leafEntry(l Leaf) LedgerEntry { return newEntry(l.OrgID, l.Kind, l.MeasurementID, leafJSON(l), l.At) }
+func leafEntry(l Leaf) LedgerEntry {
+	return newEntry(l.OrgID, l.Kind, l.MeasurementID, leafJSON(l), l.At)
+}
 
 func isSHA256Hex(s string) bool {
 	b, err := hex.DecodeString(s)
