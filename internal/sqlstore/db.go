@@ -290,7 +290,9 @@ func (db *DB) migrations() (*goose.Provider, error) {
 	if db.engine == Postgres {
 		dialect = goose.DialectPostgres
 	}
-	p, err := goose.NewProvider(dialect, db.write, dir, goose.WithGoMigrations(
+	// Out of order: branches take numbers ahead of time, and one merged
+	// later applies below a higher one applied before (22 and 23 after 25).
+	p, err := goose.NewProvider(dialect, db.write, dir, goose.WithAllowOutofOrder(true), goose.WithGoMigrations(
 		goose.NewGoMigration(16, &goose.GoFunc{RunTx: db.backfillOpenSeats}, nil),
 		goose.NewGoMigration(23, &goose.GoFunc{RunTx: db.backfillLedger}, nil),
 	))
