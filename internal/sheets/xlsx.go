@@ -313,15 +313,15 @@ func (x *XLSX) Check(file wps.SheetFile, links []wps.SheetLink) ([]wps.LinkProbl
 	for _, i := range want {
 		switch o := fill.Outputs[i]; {
 		case o.Err == errNotValid:
-			bad(i, cmp(links[i].Formula != "", "formula", "cell"), "the formula is not valid")
+			bad(i, pick(links[i].Formula != "", "formula", "cell"), "the formula is not valid")
 		case strings.HasPrefix(o.Err, "the calculation took"):
-			bad(i, cmp(links[i].Formula != "", "formula", "cell"), "%s", o.Err)
+			bad(i, pick(links[i].Formula != "", "formula", "cell"), "%s", o.Err)
 		}
 	}
 	return out, nil
 }
 
-func cmp(c bool, a, b string) string {
+func pick(c bool, a, b string) string {
 	if c {
 		return a
 	}

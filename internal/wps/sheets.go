@@ -237,11 +237,9 @@ func (r *run) fillSheets(st Step, cur, data map[string]any) (bool, error) {
 	if len(ids) == 0 {
 		return false, nil
 	}
+	own := func(p Parameter) bool { return p.StepID == st.ID }
 	var evidence []SheetEvidence
 	for _, id := range ids {
-		own := func(p Parameter) bool {
-			return slices.ContainsFunc(st.Parameters, func(q Parameter) bool { return q.ID == p.ID })
-		}
 		fill, outs, err := r.s.recalculate(r.tx, r.m.OrgID, id, paramGroups(r.proc.Steps), cur, own)
 		if err != nil {
 			return false, err
