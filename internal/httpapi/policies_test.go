@@ -169,3 +169,36 @@ func TestRateLimit(t *testing.T) {
 	// Limits are per key.
 	env.Call(get, "/v1/users/me", other, nil, 200)
 }
+
+// A policy renamed while a measurement waits at a step it has a seat in:
+// the seat filled under the old name stays filled, consensus completes
+// with the other seat, and the ledger's replay agrees.
+func TestPolicyRenamedMidConsensus(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := tu.NewEnv(t, engine)
+		fns := []string{"measurement:create", "measurement:read", "action:write", "action:approve"}
+		quality := env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": "Quality", "roles": []string{"QA"}, "functions": fns}, 201).JSON()
+		env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": "Inspector", "roles": []string{"INSPECTOR"}, "functions": fns}, 201)
+		_, lea := member(t, env, "lea@example.com", "QA")
+		_, ian := member(t, env, "ian@example.com", "INSPECTOR")
+		proc := env.Call(post, "/v1/process", env.AdminKey, map[string]any{"name": "Audit", "code": "AUDIT", "steps": []map[string]any{
+			{"label": "Review", "policyNames": []string{"Quality", "Inspector"}},
+			{"label": "Close", "policyNames": []string{"Inspector"}},
+		}}, 201).JSON()
+		review := steps(proc)[0]["id"].(string)
+		m := env.Call(post, "/v1/measurements", ian, map[string]any{"processId": proc["id"]}, 201).JSON()["id"].(string)
+		env.Call(post, "/v1/measurements/"+m+"/actions", lea, map[string]any{"stepId": review, "type": "APPROVAL"}, 201)
+
+		env.Call(patch, "/v1/users/policies/"+quality["id"].(string), env.AdminKey, map[string]any{"name": "QA team"}, 200)
+		// lea fills a seat already (now named "QA team"): she may not approve again.
+		env.Call(post, "/v1/measurements/"+m+"/actions", lea, map[string]any{"stepId": review, "type": "APPROVAL"}, 409)
+		env.Call(post, "/v1/measurements/"+m+"/actions", ian, map[string]any{"stepId": review, "type": "APPROVAL"}, 201)
+		got := env.Call(get, "/v1/measurements/"+m, ian, nil, 200).JSON()
+		if cur, _ := got["currentStep"].(map[string]any); cur == nil || cur["label"] != "Close" {
+			t.Fatalf("after both seats: current step %v", got["currentStep"])
+		}
+		if rep := env.Call(get, "/v1/ledger/verify", env.AdminKey, nil, 200).JSON(); rep["ok"] != true {
+			t.Fatalf("verify after the rename: %v", rep)
+		}
+	})
+}

@@ -565,7 +565,15 @@ func valuesN(n int, row string) string {
 
 // RenameSeatPolicy renames a policy in the seat keys of open steps.
 func (t *tx) RenameSeatPolicy(orgID, old, name string) error {
-	_, err := t.exec(`UPDATE measurement_open_seats SET policy_name = ? WHERE org_id = ? AND policy_name = ?`, name, orgID, old)
+	if _, err := t.exec(`UPDATE measurement_open_seats SET policy_name = ? WHERE org_id = ? AND policy_name = ?`, name, orgID, old); err != nil {
+		return t.err(err, "", "")
+	}
+	// A filled seat is the policy's name as a key of a step's "seats",
+	// followed by an engine.Seat, whose first field is actionId; no other
+	// key of a state is followed by one.
+	seat := func(policy string) string { return jsonText(policy) + `:{"actionId"` }
+	_, err := t.exec(`UPDATE measurements SET state = REPLACE(state, `+asText+`, `+asText+`)
+		WHERE org_id = ? AND state LIKE `+asText+` ESCAPE '\'`, seat(old), seat(name), orgID, likePattern(seat(old)))
 	return t.err(err, "", "")
 }
 

@@ -483,22 +483,34 @@ func (r *run) replayAction(state engine.State, a Action, kind string) (engine.Re
 			return engine.Result{}, err
 		}
 	}
-	holds := []string{a.PolicyName}
+	policy := seatPolicy(*st, a)
+	holds := []string{policy}
 	if a.Type == engine.Rejection {
 		holds = []string{engine.AnySeat}
 	}
 	res, err := engine.Apply(r.def, state, engine.Action{ID: a.ID, Type: a.Type, StepID: a.StepID, UserID: a.UserID, Holds: holds,
-		Policy: a.PolicyName, Provided: func(string) bool { return true }, RouteValue: route, Now: a.CreatedAt.Time})
+		Policy: policy, Provided: func(string) bool { return true }, RouteValue: route, Now: a.CreatedAt.Time})
 	if err != nil {
 		return res, err
 	}
 	return res, r.sameSeat(res, a)
 }
 
+// seatPolicy is the name that the seat an action filled has now: a policy
+// renamed since (renamePolicyReferences) keeps its place, and token, in
+// the step, while the action keeps the name it was filled under.
+func seatPolicy(st Step, a Action) string {
+	if i := slices.Index(st.TokenIDs, a.TokenID); a.TokenID != "" && i >= 0 && i < len(st.PolicyNames) {
+		return st.PolicyNames[i]
+	}
+	return a.PolicyName
+}
+
 // sameSeat checks the seat and opening that the engine gives an action
-// against those it recorded.
+// against those it recorded (the seat by its token, which a renamed policy
+// keeps).
 func (r *run) sameSeat(res engine.Result, a Action) error {
-	if res.Seat != a.PolicyName || res.Token != a.TokenID {
+	if res.Token != a.TokenID || a.TokenID == "" && res.Seat != a.PolicyName {
 		return fmt.Errorf("it fills seat %q, the engine gives %q", a.PolicyName, res.Seat)
 	}
 	if st := res.State.Steps[a.StepID]; st == nil || st.Opening != a.Opening {

@@ -151,7 +151,8 @@ type Tx interface {
 	// SetOpenSteps replaces the measurement's open steps, with their seats
 	// and fillers (the actionable index).
 	SetOpenSteps(orgID, measurementID string, steps []OpenStep) error
-	// RenameSeatPolicy makes the actionable index follow a renamed policy.
+	// RenameSeatPolicy makes the actionable index, and the seats filled in
+	// measurements' states, follow a renamed policy.
 	RenameSeatPolicy(orgID, old, name string) error
 
 	GetAction(orgID, id string) (Action, error)
