@@ -88,6 +88,18 @@ func TestDocs(t *testing.T) {
 	})
 }
 
+// preamble starts each document's bash: errors stop it, and so does a
+// curl answered an HTTP error status, unless the command writes out its
+// status (-w '%{http_code}') to check it.
+const preamble = `set -euo pipefail
+curl() {
+  case " $* " in
+  *" -w "* | *" --write-out "*) command curl -q --show-error "$@" ;;
+  *) command curl -q --fail-with-body --show-error "$@" ;;
+  esac
+}
+`
+
 // docBlock is a fenced block of a document that runs.
 type docBlock struct {
 	line int // of its opening fence, from 1
@@ -162,7 +174,7 @@ func wpsCommand(t *testing.T) string {
 // upload (pricing.xlsx, gauge.jpg).
 func runDoc(t *testing.T, engine sqlstore.Engine, name string, blocks []docBlock, wpsDir string) {
 	var script strings.Builder
-	script.WriteString("set -euo pipefail\ncurl() { command curl -q --fail-with-body --show-error \"$@\"; }\n")
+	script.WriteString(preamble)
 	for _, b := range blocks {
 		if strings.Contains(b.code, "pdftotext") {
 			if _, err := exec.LookPath("pdftotext"); err != nil {
@@ -178,8 +190,9 @@ func runDoc(t *testing.T, engine sqlstore.Engine, name string, blocks []docBlock
 	writeFixtures(t, dir)
 	key := "wps_" + strings.Repeat("d", 40)
 	log := &tu.SyncBuffer{}
-	addr, _, stop := startLogging(t, map[string]string{"WPS_DATABASE_URL": tu.DatabaseURL(t, engine), "WPS_BOOTSTRAP_API_KEY": key,
-		"WPS_LEDGER_CHECKPOINT_EVERY": "100ms"}, log)
+	dbURL := tu.DatabaseURL(t, engine)
+	addr, _, stop := startLogging(t, map[string]string{"WPS_DATABASE_URL": dbURL, "WPS_BOOTSTRAP_API_KEY": key,
+		"WPS_LEDGER_CHECKPOINT_EVERY": "100ms", "WPS_API_CALL_HOSTS": "fx.example.com"}, log)
 	defer func() {
 		if err := stop(); err != nil {
 			t.Error(err)
@@ -196,7 +209,7 @@ func runDoc(t *testing.T, engine sqlstore.Engine, name string, blocks []docBlock
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
-	cmd.Env = append(cmd.Env, "WPS=http://"+addr, "KEY="+key, "HOME="+dir, "PATH="+wpsDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	cmd.Env = append(cmd.Env, "WPS=http://"+addr, "KEY="+key, "WPS_DATABASE_URL="+dbURL, "HOME="+dir, "PATH="+wpsDir+string(os.PathListSeparator)+os.Getenv("PATH"))
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
