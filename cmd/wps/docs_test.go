@@ -288,3 +288,22 @@ func writeFixtures(t *testing.T, dir string) {
 	must(jpeg.Encode(&buf, img, nil))
 	must(os.WriteFile(filepath.Join(dir, "gauge.jpg"), buf.Bytes(), 0o644))
 }
+
+func TestShellBlocks(t *testing.T) {
+	doc := "# Title\n\n```sh\necho one\n```\n\n<!-- not run: starts the server -->\n```sh\ngo run ./cmd/wps\n```\n\n" +
+		"```console\n$ echo no\n```\n\n- a list:\n\n  ```bash\n  echo two\n    indented\n  ```\n\n~~~sh\necho three\n```\nstill three\n~~~\n\n```json\n{}\n```\n"
+	blocks, err := shellBlocks(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := fmt.Sprint(blocks)
+	want := "[{3 echo one} {18 echo two\n  indented} {23 echo three\n```\nstill three}]"
+	if got != want {
+		t.Fatalf("blocks:\n%q\nwant\n%q", got, want)
+	}
+	for _, bad := range []string{"```sh\necho\n", "<!-- not run -->\n```sh\necho\n```\n", "<!-- not run: -->\n```sh\necho\n```\n"} {
+		if _, err := shellBlocks(bad); err == nil {
+			t.Errorf("no error for %q", bad)
+		}
+	}
+}
