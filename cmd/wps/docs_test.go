@@ -184,10 +184,19 @@ func runDoc(t *testing.T, engine sqlstore.Engine, name string, blocks []docBlock
 				t.Skipf("%s needs pdftotext (apt-get install poppler-utils)", name)
 			}
 		}
-		fmt.Fprintf(&script, "printf '\\n@@@ block %d\\n'\n%s\n", b.line, b.code)
 	}
+	// Each block is a file the one bash sources, so that its errors name it
+	// ("line 3" of docs/api.md's block at line 40 is line 43 of the document).
 	dir := t.TempDir()
 	writeFixtures(t, dir)
+	blockDir := t.TempDir()
+	for _, b := range blocks {
+		file := filepath.Join(blockDir, fmt.Sprintf("%s-block-at-line-%d.sh", filepath.Base(name), b.line))
+		if err := os.WriteFile(file, []byte(b.code+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&script, "printf '\\n@@@ block %d\\n'\nsource %q\n", b.line, file)
+	}
 	key := "wps_" + strings.Repeat("d", 40)
 	log := &tu.SyncBuffer{}
 	dbURL := tu.DatabaseURL(t, engine)
