@@ -90,11 +90,11 @@ func TestDocs(t *testing.T) {
 
 // preamble starts each document's bash: errors stop it, and so does a
 // curl answered an HTTP error status, unless the command writes out its
-// status (-w '%{http_code}') to check it.
+// status (-w '%{http_code}') to check it, or says --fail itself (to retry).
 const preamble = `set -euo pipefail
 curl() {
   case " $* " in
-  *" -w "* | *" --write-out "*) command curl -q --show-error "$@" ;;
+  *" -w "* | *" --write-out "* | *" --fail "*) command curl -q --show-error "$@" ;;
   *) command curl -q --fail-with-body --show-error "$@" ;;
   esac
 }
