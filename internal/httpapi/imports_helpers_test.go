@@ -1,14 +1,20 @@
 package httpapi_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
+	"wps/internal/imports"
 	tu "wps/internal/testutil"
 )
 
 // startImportWorker runs the import jobs' worker over env until the test ends.
-func startImportWorker(tb testing.TB, env *tu.Env) {}
+func startImportWorker(tb testing.TB, env *tu.Env) {
+	w := imports.New(env.Service, env.Blobs(), imports.Config{Poll: 20 * time.Millisecond})
+	w.Start(context.Background())
+	tb.Cleanup(w.Stop)
+}
 
 // waitJob polls a job until it is done and returns it.
 func waitJob(tb testing.TB, env *tu.Env, path string, limit time.Duration) map[string]any {
