@@ -158,6 +158,9 @@ func (s *Service) GetImportJob(ctx context.Context, p *Principal, id string) (Im
 		}
 		return requireRecords(p, e)
 	})
+	if j.Status != ImportFailed { // a failing job's reason shows once its rows are gone
+		j.Error, j.Errors = nil, []FieldError{}
+	}
 	return j, err
 }
 
@@ -196,7 +199,7 @@ func IsLeaseLost(err error) bool { return errors.Is(err, errLeaseLost) }
 // after a crash is checked again and goes on from the rows it wrote. An
 // error other than the job's failure leaves it to be claimed again.
 func (s *Service) RunImportJob(ctx context.Context, blobs BlobStore, j *ImportJob) error {
-	if j.Status == ImportSucceeded || j.Status == ImportFailed {
+	if j.Status == ImportSucceeded || j.Error != nil {
 		return s.settleImport(ctx, blobs, j)
 	}
 	if j.Attempts > s.imports.MaxAttempts {
@@ -405,11 +408,11 @@ func (s *Service) importWrite(ctx context.Context, j *ImportJob, fn func(tx Tx, 
 	return err
 }
 
-// failImport ends a job as FAILED with why, then deletes its rows.
+// failImport records why a job fails, then deletes its rows
+// (settleImport), and only then makes it FAILED: a client that sees it
+// failed finds its unique values free.
 func (s *Service) failImport(ctx context.Context, blobs BlobStore, j *ImportJob, code, detail string, fields []FieldError) error {
 	err := s.importWrite(ctx, j, func(_ Tx, next *ImportJob) error {
-		now := s.Now()
-		next.Status, next.FinishedAt = ImportFailed, &now
 		next.Error = &ImportJobError{Code: code, Detail: detail}
 		next.Errors = fields
 		if next.Errors == nil {
@@ -423,17 +426,23 @@ func (s *Service) failImport(ctx context.Context, blobs BlobStore, j *ImportJob,
 	return s.settleImport(ctx, blobs, j)
 }
 
-// settleImport ends a finished job's hidden rows in chunks: a succeeded
-// job's become plain records (they are visible already), a failed job's
-// are deleted. The uploaded rows go first: nothing needs them any more.
+// settleImport ends a job's hidden rows in chunks: a succeeded job's
+// become plain records (they are visible already), a failing job's are
+// deleted, and the last chunk's write makes it FAILED. The uploaded rows go
+// first: nothing needs them any more.
 func (s *Service) settleImport(ctx context.Context, blobs BlobStore, j *ImportJob) error {
 	if err := blobs.Delete(ctx, j.StorageKey); err != nil {
 		return err
 	}
 	for !j.Settled {
 		err := s.importWrite(ctx, j, func(tx Tx, next *ImportJob) error {
-			n, err := tx.SettleImportRecords(next.OrgID, next.ID, next.Status == ImportSucceeded, s.imports.ChunkRows)
+			publish := next.Status == ImportSucceeded
+			n, err := tx.SettleImportRecords(next.OrgID, next.ID, publish, s.imports.ChunkRows)
 			next.Settled = n < s.imports.ChunkRows
+			if next.Settled && !publish {
+				now := s.Now()
+				next.Status, next.FinishedAt = ImportFailed, &now
+			}
 			return err
 		})
 		if err != nil {
