@@ -152,7 +152,7 @@ func Load(getenv func(string) string, args []string, stderr io.Writer) (Config, 
 	if c.ImportLease, err = time.ParseDuration(env("WPS_IMPORT_LEASE", "30s")); err != nil {
 		return c, fmt.Errorf("WPS_IMPORT_LEASE: %w", err)
 	}
-	if c.ImportJobs, err = strconv.Atoi(env("WPS_IMPORT_JOBS", "2")); err != nil {
+	if c.ImportJobs, err = strconv.Atoi(env("WPS_IMPORT_JOBS", "1")); err != nil {
 		return c, fmt.Errorf("WPS_IMPORT_JOBS: %w", err)
 	}
 	fs.BoolVar(&c.AllowPrivate, "webhook-allow-private", c.AllowPrivate, "let webhooks target loopback and private addresses (WPS_WEBHOOK_ALLOW_PRIVATE)")

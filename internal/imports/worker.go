@@ -16,8 +16,9 @@ import (
 // Config tunes a Worker; zero values take defaults.
 type Config struct {
 	Poll time.Duration // between looks for a job when there was none (default 500ms)
-	// Jobs is how many jobs run at once (default 2); their writes take
-	// turns (the service lets one import write into the store at a time).
+	// Jobs is how many jobs run at once (default 1): their writes take
+	// turns anyway (the service lets one import write at a time), and
+	// checking rows takes a core.
 	Jobs   int
 	Logger *slog.Logger
 }
@@ -38,7 +39,7 @@ func New(svc *wps.Service, blobs wps.BlobStore, cfg Config) *Worker {
 		cfg.Poll = 500 * time.Millisecond
 	}
 	if cfg.Jobs <= 0 {
-		cfg.Jobs = 2
+		cfg.Jobs = 1
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

@@ -62,8 +62,12 @@ type ImportJobError struct {
 type ImportConfig struct {
 	// SyncMaxRows: an import of more rows runs as a job (default 1000).
 	SyncMaxRows int
-	// ChunkRows are written per transaction of a job (default 500).
+	// ChunkRows are checked per read transaction of a job, and written per
+	// write transaction at most (default 500).
 	ChunkRows int
+	// ChunkTime ends a job's write transaction early (default 5ms): the
+	// other writes wait for one chunk at most, whatever the load.
+	ChunkTime time.Duration
 	// Lease is how long a worker holds a job unrenewed (default 30 s):
 	// after a crash, another worker resumes it this long after.
 	Lease time.Duration
@@ -77,6 +81,9 @@ func (c *ImportConfig) defaults() {
 	}
 	if c.ChunkRows <= 0 {
 		c.ChunkRows = 500
+	}
+	if c.ChunkTime <= 0 {
+		c.ChunkTime = 5 * time.Millisecond
 	}
 	if c.Lease <= 0 {
 		c.Lease = 30 * time.Second
@@ -242,9 +249,9 @@ func (s *Service) RunImportJob(ctx context.Context, blobs BlobStore, j *ImportJo
 		return s.failImport(ctx, blobs, j, string(CodeInvalid), msg, fields)
 	}
 	j.EntityDigest = digest
-	for from := j.Processed; from < len(recs); from += s.imports.ChunkRows {
-		to := min(from+s.imports.ChunkRows, len(recs))
-		err := s.importChunk(ctx, j, e, recs[from:to], from)
+	for j.Processed < len(recs) {
+		from := j.Processed
+		err := s.importChunk(ctx, j, e, recs[from:min(from+s.imports.ChunkRows, len(recs))], from)
 		var we *Error
 		switch {
 		case asError(err, &we) && (we.Code == CodeConflict || we.Code == CodeNotFound):
@@ -352,15 +359,22 @@ func (s *Service) checkImportRows(ctx context.Context, j *ImportJob, e Entity, r
 	return recs, fields, nil
 }
 
-// importChunk writes records from index from on, hidden, in one
-// transaction that also records the job's progress. A unique value in
-// use fails with CodeConflict naming the row, as a synchronous import.
+// importChunk writes records (from index from on), hidden, in one
+// transaction that also records the job's progress: as many as it writes
+// in ChunkTime. A unique value in use fails with CodeConflict naming the
+// row, as a synchronous import.
 func (s *Service) importChunk(ctx context.Context, j *ImportJob, e Entity, recs []Record, from int) error {
 	return s.importWrite(ctx, j, func(tx Tx, next *ImportJob) error {
+		start := time.Now()
 		if err := sameEntity(tx, next); err != nil {
 			return err
 		}
+		n := 0
 		for i, r := range recs {
+			if i > 0 && time.Since(start) > s.imports.ChunkTime {
+				break
+			}
+			n++
 			if err := s.saveRecord(tx, e, r, true); err != nil {
 				var we *Error
 				if asError(err, &we) && we.Code == CodeConflict {
@@ -369,7 +383,7 @@ func (s *Service) importChunk(ctx context.Context, j *ImportJob, e Entity, recs 
 				return err
 			}
 		}
-		next.Processed = from + len(recs)
+		next.Processed = from + n
 		return nil
 	})
 }
