@@ -16,8 +16,9 @@ import (
 	"wps/internal/wps"
 )
 
-// jobConfig makes imports of more than 3 rows jobs of 2-row chunks.
-var jobConfig = wps.ImportConfig{SyncMaxRows: 3, ChunkRows: 2, Lease: 30 * time.Second}
+// jobConfig makes imports of more than 3 rows jobs of 2-row chunks
+// (whatever the time they take).
+var jobConfig = wps.ImportConfig{SyncMaxRows: 3, ChunkRows: 2, ChunkTime: time.Hour, Lease: 30 * time.Second}
 
 // importSetup starts an API whose imports of more than 3 rows are jobs,
 // with an entity Asset (tag unique, pressure a number) holding P-0 and P-1.
@@ -276,4 +277,26 @@ func TestImportJobs(t *testing.T) {
 			}
 		})
 	})
+}
+
+func TestImportJobOpenAPI(t *testing.T) {
+	env := tu.NewEnv(t, sqlstore.SQLite)
+	doc := env.Call(get, "/v1/openapi.json", "", nil, 200).JSON()
+	op := doc["paths"].(map[string]any)["/v1/entities/{id}/records:import"].(map[string]any)["post"].(map[string]any)
+	res := op["responses"].(map[string]any)
+	for code, schema := range map[string]string{"200": "#/components/schemas/Imported", "202": "#/components/schemas/ImportJob"} {
+		r, _ := res[code].(map[string]any)
+		if got := fmt.Sprint(r["content"]); !strings.Contains(got, schema) {
+			t.Errorf("%s answers %s, want %s", code, got, schema)
+		}
+	}
+	if h := fmt.Sprint(res["202"].(map[string]any)["headers"]); !strings.Contains(h, "Location") {
+		t.Errorf("202 headers %s", h)
+	}
+	job := doc["components"].(map[string]any)["schemas"].(map[string]any)["ImportJob"].(map[string]any)["properties"].(map[string]any)
+	for _, f := range []string{"id", "entityId", "status", "total", "processed", "errors", "error", "createdBy", "createdAt", "startedAt", "finishedAt"} {
+		if job[f] == nil {
+			t.Errorf("ImportJob lacks %s", f)
+		}
+	}
 }

@@ -32,7 +32,7 @@ ALTER TABLE entity_records ADD COLUMN import_job_id TEXT;
 -- Lists and counts filter on import_job_id: keep them on the index alone.
 CREATE INDEX entity_records_entity_job ON entity_records (org_id, entity_id, id, import_job_id);
 DROP INDEX entity_records_entity;
-CREATE INDEX entity_records_import_job ON entity_records (import_job_id);
+CREATE INDEX entity_records_import_job ON entity_records (import_job_id, id);
 
 -- +goose Down
 DROP INDEX entity_records_import_job;
