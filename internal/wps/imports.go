@@ -65,7 +65,7 @@ type ImportConfig struct {
 	// ChunkRows are checked per read transaction of a job, and written per
 	// write transaction at most (default 500).
 	ChunkRows int
-	// ChunkTime ends a job's write transaction early (default 5ms): the
+	// ChunkTime ends a job's write transaction early (default 2ms): the
 	// other writes wait for one chunk at most, whatever the load.
 	ChunkTime time.Duration
 	// Lease is how long a worker holds a job unrenewed (default 30 s):
@@ -83,7 +83,7 @@ func (c *ImportConfig) defaults() {
 		c.ChunkRows = 500
 	}
 	if c.ChunkTime <= 0 {
-		c.ChunkTime = 5 * time.Millisecond
+		c.ChunkTime = 2 * time.Millisecond
 	}
 	if c.Lease <= 0 {
 		c.Lease = 30 * time.Second
@@ -116,7 +116,13 @@ func (s *Service) Import(ctx context.Context, p *Principal, blobs BlobStore, ent
 		n, err := s.ImportRecords(ctx, p, entityID, rows)
 		return ImportResult{Imported: n}, err
 	}
-	e, err := s.RecordsEntity(ctx, p, entityID)
+	var e Entity
+	err := s.store.Read(ctx, func(tx Tx) (err error) {
+		if e, err = tx.GetEntity(p.OrgID, entityID); err != nil {
+			return err
+		}
+		return requireRecords(p, e)
+	})
 	if err != nil {
 		return ImportResult{}, err
 	}
