@@ -23,6 +23,7 @@ import (
 	"wps/internal/config"
 	"wps/internal/console"
 	"wps/internal/httpapi"
+	"wps/internal/imports"
 	"wps/internal/ledger"
 	"wps/internal/metrics"
 	"wps/internal/schedule"
@@ -153,7 +154,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		Hosts: wps.SplitList(cfg.APICallHosts), AllowPrivate: cfg.APICallPrivate, Timeout: cfg.APICallTimeout, Headers: cfg.APICallHeaders}),
 		Sessions:         wps.SessionConfig{Idle: cfg.SessionIdle, MaxAge: cfg.SessionMaxAge, AccountBurst: cfg.SignInPerAccount, AddressBurst: cfg.SignInPerAddress},
 		Sheets:           sheets.New(sheets.Limits{MaxUnzippedBytes: cfg.SheetUnzipped, MaxPages: cfg.SheetPages, MaxCells: cfg.SheetCells, CalcTimeout: cfg.SheetCalcTimeout}),
-		MaxTemplateBytes: cfg.MaxTemplateBytes})
+		MaxTemplateBytes: cfg.MaxTemplateBytes,
+		Imports:          wps.ImportConfig{SyncMaxRows: cfg.ImportSyncMax, ChunkRows: cfg.ImportChunk, Lease: cfg.ImportLease}})
 
 	boot, err := svc.Bootstrap(ctx, cfg.BootstrapOrgName, cfg.BootstrapAPIKey)
 	if err != nil {
@@ -213,12 +215,15 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		worker := webhook.New(db, webhook.Config{AllowPrivate: cfg.AllowPrivate, Logger: log, OnAttempt: hooks.attempt})
 		sched := schedule.New(svc, schedule.Config{Logger: log, OnRun: hooks.run})
 		integrator := ledger.New(svc, ledger.Config{Logger: log, CheckpointEvery: cfg.CheckpointEvery})
+		importer := imports.New(svc, blobs, imports.Config{Jobs: cfg.ImportJobs, Logger: log})
 		worker.Start(bg)
 		sched.Start(bg)
 		integrator.Start(bg)
+		importer.Start(bg)
 		defer worker.Stop()
 		defer sched.Stop()
 		defer integrator.Stop()
+		defer importer.Stop()
 	}
 
 	errc := make(chan error, 1)

@@ -49,6 +49,10 @@ type Config struct {
 	SheetCalcTimeout time.Duration                // WPS_SHEET_CALC_TIMEOUT: one recalculation
 	CORSOrigins      []string                     // WPS_CORS_ORIGINS: origins whose pages may call the API ("*": any); none: off
 	MaxTemplateBytes int                          // WPS_CONTRACT_TEMPLATE_MAX_BYTES: the largest contract template body
+	ImportSyncMax    int                          // WPS_IMPORT_SYNC_MAX_ROWS: larger records imports run as jobs
+	ImportChunk      int                          // WPS_IMPORT_CHUNK_ROWS: rows per transaction of an import job
+	ImportLease      time.Duration                // WPS_IMPORT_LEASE: a crashed worker's job is resumed this long after
+	ImportJobs       int                          // WPS_IMPORT_JOBS: import jobs run at once by one replica
 }
 
 // Load builds a Config from the environment, then applies flags from args.
@@ -139,6 +143,18 @@ func Load(getenv func(string) string, args []string, stderr io.Writer) (Config, 
 	if c.MaxTemplateBytes, err = strconv.Atoi(env("WPS_CONTRACT_TEMPLATE_MAX_BYTES", "65536")); err != nil {
 		return c, fmt.Errorf("WPS_CONTRACT_TEMPLATE_MAX_BYTES: %w", err)
 	}
+	if c.ImportSyncMax, err = strconv.Atoi(env("WPS_IMPORT_SYNC_MAX_ROWS", "1000")); err != nil {
+		return c, fmt.Errorf("WPS_IMPORT_SYNC_MAX_ROWS: %w", err)
+	}
+	if c.ImportChunk, err = strconv.Atoi(env("WPS_IMPORT_CHUNK_ROWS", "500")); err != nil {
+		return c, fmt.Errorf("WPS_IMPORT_CHUNK_ROWS: %w", err)
+	}
+	if c.ImportLease, err = time.ParseDuration(env("WPS_IMPORT_LEASE", "30s")); err != nil {
+		return c, fmt.Errorf("WPS_IMPORT_LEASE: %w", err)
+	}
+	if c.ImportJobs, err = strconv.Atoi(env("WPS_IMPORT_JOBS", "1")); err != nil {
+		return c, fmt.Errorf("WPS_IMPORT_JOBS: %w", err)
+	}
 	fs.BoolVar(&c.AllowPrivate, "webhook-allow-private", c.AllowPrivate, "let webhooks target loopback and private addresses (WPS_WEBHOOK_ALLOW_PRIVATE)")
 	fs.StringVar(&c.APICallHosts, "api-call-hosts", env("WPS_API_CALL_HOSTS", ""), "hosts that apiCalls may call, comma-separated, *.example.com for subdomains; empty turns API calls off (WPS_API_CALL_HOSTS)")
 	fs.BoolVar(&c.APICallPrivate, "api-call-allow-private", c.APICallPrivate, "let apiCalls reach loopback and private addresses (WPS_API_CALL_ALLOW_PRIVATE)")
@@ -159,6 +175,10 @@ func Load(getenv func(string) string, args []string, stderr io.Writer) (Config, 
 	fs.IntVar(&c.SheetCells, "sheet-max-cells", c.SheetCells, "cells over a workbook's used ranges, at most (WPS_SHEET_MAX_CELLS)")
 	fs.DurationVar(&c.SheetCalcTimeout, "sheet-calc-timeout", c.SheetCalcTimeout, "time limit of one workbook recalculation (WPS_SHEET_CALC_TIMEOUT)")
 	fs.IntVar(&c.MaxTemplateBytes, "contract-template-max-bytes", c.MaxTemplateBytes, "the largest contract template body, in bytes (WPS_CONTRACT_TEMPLATE_MAX_BYTES)")
+	fs.IntVar(&c.ImportSyncMax, "import-sync-max-rows", c.ImportSyncMax, "a records import of more rows runs as a job, answered 202 (WPS_IMPORT_SYNC_MAX_ROWS)")
+	fs.IntVar(&c.ImportChunk, "import-chunk-rows", c.ImportChunk, "rows an import job writes per transaction (WPS_IMPORT_CHUNK_ROWS)")
+	fs.DurationVar(&c.ImportLease, "import-lease", c.ImportLease, "an import job whose worker stopped is resumed this long after (WPS_IMPORT_LEASE)")
+	fs.IntVar(&c.ImportJobs, "import-jobs", c.ImportJobs, "import jobs one replica runs at once (WPS_IMPORT_JOBS)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "how long in-flight requests may finish on SIGTERM (WPS_SHUTDOWN_TIMEOUT)")
 	cors := fs.String("cors-origins", env("WPS_CORS_ORIGINS", ""), "origins whose browser pages may call the API, comma-separated (https://app.example.com), or * for any (without cookies); empty: CORS off (WPS_CORS_ORIGINS)")
 	if err := fs.Parse(args); err != nil {
@@ -194,6 +214,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("sheet limits must be positive (unzipped bytes at least 1 MiB)")
 	case c.MaxTemplateBytes < 1024 || c.MaxTemplateBytes > 1<<20:
 		return fmt.Errorf("contract template max bytes must be from 1024 to 1048576 (a request body's default limit)")
+	case c.ImportSyncMax < 1 || c.ImportChunk < 1 || c.ImportChunk > 10000 || c.ImportJobs < 1:
+		return fmt.Errorf("import sync max rows and import jobs must be at least 1, import chunk rows from 1 to 10000")
+	case c.ImportLease < time.Second:
+		return fmt.Errorf("import lease must be at least 1s")
 	case c.SignInPerAccount < 1 || c.SignInPerAddress < 1:
 		return fmt.Errorf("sign-in failures per account and per address must be at least 1")
 	}

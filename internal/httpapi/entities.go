@@ -170,6 +170,7 @@ func (s *Server) deleteRecord(ctx context.Context, in *recordPath) (*empty, erro
 type importIn struct {
 	ID          string `path:"id" maxLength:"100"`
 	ContentType string `header:"Content-Type"`
+	Prefer      string `header:"Prefer" doc:"respond-async: run the import as a job whatever its size"`
 	RawBody     []byte `contentType:"text/csv" doc:"CSV with a header row of parameter names, an .xlsx workbook (its first page, first row the parameter names or labels), or a JSON array of objects keyed by parameter name"`
 }
 
@@ -177,36 +178,80 @@ type imported struct {
 	Imported int `json:"imported"`
 }
 
-func (s *Server) importRecords(ctx context.Context, in *importIn) (*body[imported], error) {
-	var rows []map[string]json.RawMessage
-	var err error
-	if mt, _, _ := mime.ParseMediaType(in.ContentType); mt == xlsxType {
-		if rows, err = s.xlsxRows(ctx, in.ID, in.RawBody); err != nil {
-			return nil, err
+// importOut is 200 with the rows imported, or 202 with the job that
+// imports them (routes.go documents both: withImportJob).
+type importOut struct {
+	Status   int
+	Location string `header:"Location" hidden:"true"`
+	Applied  string `header:"Preference-Applied" hidden:"true"`
+	Body     any
+}
+
+func (s *Server) importRecords(ctx context.Context, in *importIn) (*importOut, error) {
+	rows, err := s.importRows(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	async := preferAsync(in.Prefer)
+	res, err := s.svc.Import(ctx, principal(ctx), s.blobs, in.ID, rows, async)
+	if err != nil {
+		return nil, err
+	}
+	if res.Job == nil {
+		return &importOut{Status: http.StatusOK, Body: imported{res.Imported}}, nil
+	}
+	out := &importOut{Status: http.StatusAccepted, Location: "/v1/import-jobs/" + res.Job.ID, Body: res.Job}
+	if async {
+		out.Applied = "respond-async"
+	}
+	return out, nil
+}
+
+// preferAsync reports a Prefer header asking for respond-async (RFC 7240).
+func preferAsync(h string) bool {
+	for _, p := range strings.Split(h, ",") {
+		name, _, _ := strings.Cut(p, ";")
+		if strings.EqualFold(strings.TrimSpace(name), "respond-async") {
+			return true
 		}
-		n, err := s.svc.ImportRecords(ctx, principal(ctx), in.ID, rows)
-		return &body[imported]{imported{n}}, err
+	}
+	return false
+}
+
+// importRows reads an import's body: CSV, a JSON array or a workbook.
+func (s *Server) importRows(ctx context.Context, in *importIn) ([]map[string]json.RawMessage, error) {
+	mt, _, _ := mime.ParseMediaType(in.ContentType)
+	if mt == xlsxType {
+		return s.xlsxRows(ctx, in.ID, in.RawBody)
 	}
 	if !utf8.Valid(in.RawBody) {
 		return nil, wps.Errorf(wps.CodeBadRequest, "the body must be valid UTF-8")
 	}
-	switch mt, _, _ := mime.ParseMediaType(in.ContentType); mt {
+	switch mt {
 	case "application/json":
+		var rows []map[string]json.RawMessage
 		if json.Unmarshal(in.RawBody, &rows) != nil {
 			return nil, wps.Errorf(wps.CodeBadRequest, "the body must be a JSON array of objects keyed by parameter name")
 		}
 		if path, bad := badTextAt(in.RawBody); bad {
 			return nil, wps.Invalid("rows"+path, textMessage)
 		}
+		return rows, nil
 	case "text/csv":
-		if rows, err = s.csvRows(ctx, in.ID, in.RawBody); err != nil {
-			return nil, err
-		}
-	default:
-		return nil, huma.Error415UnsupportedMediaType("the body must be text/csv, application/json or " + xlsxType)
+		return s.csvRows(ctx, in.ID, in.RawBody)
 	}
-	n, err := s.svc.ImportRecords(ctx, principal(ctx), in.ID, rows)
-	return &body[imported]{imported{n}}, err
+	return nil, huma.Error415UnsupportedMediaType("the body must be text/csv, application/json or " + xlsxType)
+}
+
+// Import jobs.
+
+type importJobPath struct {
+	ID string `path:"id" maxLength:"100"`
+}
+
+func (s *Server) getImportJob(ctx context.Context, in *importJobPath) (*body[wps.ImportJob], error) {
+	j, err := s.svc.GetImportJob(ctx, principal(ctx), in.ID)
+	return &body[wps.ImportJob]{j}, err
 }
 
 // csvRows reads CSV with a header row into rows keyed by parameter name,

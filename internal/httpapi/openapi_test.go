@@ -21,7 +21,7 @@ var contract = []string{
 	"POST /v1/entities", "POST /v1/entities/simplified", "GET /v1/entities", "GET /v1/entities/{id}", "PATCH /v1/entities/{id}", "DELETE /v1/entities/{id}",
 	"POST /v1/entities/{id}/records", "GET /v1/entities/{id}/records", "GET /v1/entities/{id}/records/{recordId}",
 	"PATCH /v1/entities/{id}/records/{recordId}", "DELETE /v1/entities/{id}/records/{recordId}",
-	"POST /v1/entities/{id}/records:import", "GET /v1/entities/{id}/records:export",
+	"POST /v1/entities/{id}/records:import", "GET /v1/entities/{id}/records:export", "GET /v1/import-jobs/{id}",
 	"POST /v1/process", "GET /v1/process", "GET /v1/process/{id}", "PATCH /v1/process/{id}", "DELETE /v1/process/{id}",
 	"GET /v1/process/{id}/versions", "GET /v1/process/{id}/export", "POST /v1/process/import",
 	"POST /v1/process/{id}/steps", "PATCH /v1/process/{id}/steps/{stepId}", "DELETE /v1/process/{id}/steps/{stepId}",

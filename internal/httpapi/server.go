@@ -292,6 +292,21 @@ func withBodyLimit(o huma.Operation, n int64) huma.Operation {
 	return o
 }
 
+// withImportJob documents an import's two answers: 200 with the rows
+// imported, or 202 with the job that imports them, at its Location.
+func (s *Server) withImportJob(o huma.Operation) huma.Operation {
+	reg := s.api.OpenAPI().Components.Schemas
+	str := &huma.Schema{Type: "string"}
+	o.Responses = map[string]*huma.Response{
+		"200": {Description: "Imported at once", Content: map[string]*huma.MediaType{
+			"application/json": {Schema: reg.Schema(reflect.TypeFor[imported](), true, "Imported")}}},
+		"202": {Description: "Accepted as a job: poll its Location until it is SUCCEEDED or FAILED",
+			Headers: map[string]*huma.Param{"Location": {Schema: str}, "Preference-Applied": {Schema: str}},
+			Content: map[string]*huma.MediaType{"application/json": {Schema: reg.Schema(reflect.TypeFor[wps.ImportJob](), true, "ImportJob")}}},
+	}
+	return o
+}
+
 // withCSV documents a text/csv response.
 func withCSV(o huma.Operation) huma.Operation {
 	o.Responses = map[string]*huma.Response{"200": {Description: "CSV with a header row", Content: map[string]*huma.MediaType{"text/csv": {Schema: &huma.Schema{Type: "string"}}}}}

@@ -138,30 +138,40 @@ func scanRecord(s interface{ Scan(...any) error }) (wps.Record, error) {
 	return r, nil
 }
 
+// visibleRecord is the condition of the entity_records rows that every
+// read sees: not written by an import job, or by one that succeeded (its
+// rows keep the job's id until the job is settled).
+const visibleRecord = `(entity_records.import_job_id IS NULL OR EXISTS (SELECT 1 FROM import_jobs j
+	WHERE j.id = entity_records.import_job_id AND j.status = 'SUCCEEDED'))`
+
 func (t *tx) CreateRecord(r wps.Record) error {
-	_, err := t.exec(`INSERT INTO entity_records (`+recordCols+`) VALUES (?, ?, ?, ?, ?, ?)`,
-		r.ID, r.OrgID, r.EntityID, jsonText(r.Values), r.CreatedAt.Millis(), r.UpdatedAt.Millis())
+	var job any
+	if r.ImportJobID != "" {
+		job = r.ImportJobID
+	}
+	_, err := t.exec(`INSERT INTO entity_records (`+recordCols+`, import_job_id) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		r.ID, r.OrgID, r.EntityID, jsonText(r.Values), r.CreatedAt.Millis(), r.UpdatedAt.Millis(), job)
 	return t.err(err, "record", "record exists")
 }
 
 func (t *tx) GetRecord(orgID, entityID, id string) (wps.Record, error) {
-	r, err := scanRecord(t.queryRow(`SELECT `+recordCols+` FROM entity_records WHERE org_id = ? AND entity_id = ? AND id = ?`, orgID, entityID, id))
+	r, err := scanRecord(t.queryRow(`SELECT `+recordCols+` FROM entity_records WHERE org_id = ? AND entity_id = ? AND id = ? AND `+visibleRecord, orgID, entityID, id))
 	return r, t.err(err, "record", "")
 }
 
 func (t *tx) UpdateRecord(r wps.Record) error {
-	res, err := t.exec(`UPDATE entity_records SET vals = ?, updated_at = ? WHERE org_id = ? AND entity_id = ? AND id = ?`,
+	res, err := t.exec(`UPDATE entity_records SET vals = ?, updated_at = ? WHERE org_id = ? AND entity_id = ? AND id = ? AND `+visibleRecord,
 		jsonText(r.Values), r.UpdatedAt.Millis(), r.OrgID, r.EntityID, r.ID)
 	return t.err(affected(res, err, "record"), "record", "")
 }
 
 func (t *tx) DeleteRecord(orgID, entityID, id string) error {
-	res, err := t.exec(`DELETE FROM entity_records WHERE org_id = ? AND entity_id = ? AND id = ?`, orgID, entityID, id)
+	res, err := t.exec(`DELETE FROM entity_records WHERE org_id = ? AND entity_id = ? AND id = ? AND `+visibleRecord, orgID, entityID, id)
 	return t.err(affected(res, err, "record"), "record", "")
 }
 
 func (t *tx) ListRecords(orgID, entityID string, q wps.RecordQuery) ([]wps.Record, int, error) {
-	where := `org_id = ? AND entity_id = ?`
+	where := `org_id = ? AND entity_id = ? AND ` + visibleRecord
 	args := []any{orgID, entityID}
 	for _, f := range q.Filters {
 		where += ` AND id IN (SELECT record_id FROM record_index WHERE org_id = ? AND entity_id = ? AND param_id = ? AND value = ?)`
@@ -180,7 +190,7 @@ func (t *tx) ListRecords(orgID, entityID string, q wps.RecordQuery) ([]wps.Recor
 }
 
 func (t *tx) ListRecordsAfter(orgID, entityID, afterID string, limit int) ([]wps.Record, error) {
-	rows, err := t.query(`SELECT `+recordCols+` FROM entity_records WHERE org_id = ? AND entity_id = ? AND id > ? ORDER BY id`+limitN(limit),
+	rows, err := t.query(`SELECT `+recordCols+` FROM entity_records WHERE org_id = ? AND entity_id = ? AND id > ? AND `+visibleRecord+` ORDER BY id`+limitN(limit),
 		orgID, entityID, afterID)
 	if err != nil {
 		return nil, t.err(err, "", "")
@@ -190,7 +200,7 @@ func (t *tx) ListRecordsAfter(orgID, entityID, afterID string, limit int) ([]wps
 }
 
 func (t *tx) ListRecordIDs(orgID, entityID string) ([]string, error) {
-	rows, err := t.query(`SELECT id FROM entity_records WHERE org_id = ? AND entity_id = ? ORDER BY id`, orgID, entityID)
+	rows, err := t.query(`SELECT id FROM entity_records WHERE org_id = ? AND entity_id = ? AND `+visibleRecord+` ORDER BY id`, orgID, entityID)
 	if err != nil {
 		return nil, t.err(err, "", "")
 	}

@@ -717,7 +717,8 @@ func (t *tx) DeleteRecordAttachmentRefs(orgID, recordID string) error {
 
 func (t *tx) ListAttachmentRefs(orgID, attachmentID string) ([]wps.AttachmentRef, error) {
 	rows, err := t.query(`SELECT parameter_id, measurement_id, entity_id, record_id FROM attachment_refs
-		WHERE org_id = ? AND attachment_id = ?`+limitN(1000), orgID, attachmentID)
+		WHERE org_id = ? AND attachment_id = ? AND NOT EXISTS (SELECT 1 FROM entity_records r JOIN import_jobs j ON j.id = r.import_job_id
+			WHERE r.id = attachment_refs.record_id AND j.status <> 'SUCCEEDED')`+limitN(1000), orgID, attachmentID)
 	if err != nil {
 		return nil, t.err(err, "", "")
 	}

@@ -170,6 +170,10 @@ type Env struct {
 	opt      Options // as NewEnv filled them, for replicas
 }
 
+// Blobs is the blob store of the API (attachments, import jobs' rows),
+// shared by its replicas.
+func (e *Env) Blobs() wps.BlobStore { return e.opt.API.Blobs }
+
 // URL is the database URL behind the store, to open a second replica on it.
 func (e *Env) URL() string { return e.url }
 
@@ -204,7 +208,8 @@ func (e *Env) Reopen() *Env {
 // serve starts a service and its API over db with opt's settings (Logger
 // and Blobs filled).
 func serve(t testing.TB, db *sqlstore.DB, clock *Clock, opt Options) (*wps.Service, *httptest.Server) {
-	sc := wps.ServiceConfig{Now: clock.Now, AllowPrivateWebhooks: !opt.RefusePrivateWebhooks, Sessions: opt.Sessions, Sheets: sheets.New(opt.Sheets)}
+	sc := wps.ServiceConfig{Now: clock.Now, AllowPrivateWebhooks: !opt.RefusePrivateWebhooks, Sessions: opt.Sessions, Sheets: sheets.New(opt.Sheets),
+		Imports: opt.Imports}
 	if opt.APICalls != nil {
 		sc.APICaller = apicall.New(*opt.APICalls)
 	}
@@ -280,6 +285,8 @@ type Options struct {
 	Console bool
 	// Sheets are the workbook limits (zero: the defaults).
 	Sheets sheets.Limits
+	// Imports tunes records imports (zero: the defaults).
+	Imports wps.ImportConfig
 	// RefusePrivateWebhooks refuses webhook and step webhookUrls that name
 	// loopback or private addresses, as a server does by default (tests'
 	// receivers listen on 127.0.0.1, so they are allowed unless this is set).

@@ -87,6 +87,9 @@ type Record struct {
 	CreatedAt Time           `json:"createdAt"`
 	UpdatedAt Time           `json:"updatedAt"`
 	OrgID     string         `json:"-"`
+	// ImportJobID marks a record written by an import job: hidden until
+	// the job succeeds.
+	ImportJobID string `json:"-"`
 }
 
 // IndexRow is one indexed value of a record: for filters, and for
@@ -455,10 +458,10 @@ func (s *Service) saveRecord(tx Tx, e Entity, r Record, create bool) error {
 	if err != nil {
 		return err
 	}
-	if err := tx.DeleteRecordIndex(e.OrgID, r.ID); err != nil {
-		return err
-	}
-	if !create {
+	if !create { // a new record has no index rows nor references yet
+		if err := tx.DeleteRecordIndex(e.OrgID, r.ID); err != nil {
+			return err
+		}
 		if err := tx.DeleteRecordAttachmentRefs(e.OrgID, r.ID); err != nil {
 			return err
 		}
@@ -674,9 +677,8 @@ func (s *Service) ImportRecords(ctx context.Context, p *Principal, entityID stri
 	if err := p.Require(FnEntityWrite); err != nil {
 		return 0, err
 	}
-	const maxRows = 100_000
-	if len(rows) > maxRows {
-		return 0, Invalid("rows", "at most %d rows per import", maxRows)
+	if len(rows) > MaxImportRows {
+		return 0, Invalid("rows", "at most %d rows per import", MaxImportRows)
 	}
 	err := s.store.Write(ctx, func(tx Tx) error {
 		e, err := tx.GetEntity(p.OrgID, entityID)

@@ -30,6 +30,10 @@ type Service struct {
 	maxTemplateBytes int
 	lkey             atomic.Pointer[ledgerSigner] // the ledger's signing key, once loaded (ledgerKey)
 	lkeyMu           sync.Mutex
+	imports          ImportConfig
+	// importGate lets one import job's write at a time into the store
+	// (importWrite), so that other writes wait for one chunk at most.
+	importGate chan struct{}
 }
 
 // keyCache remembers resolved API keys briefly: authentication would
@@ -108,6 +112,8 @@ type ServiceConfig struct {
 	// MaxTemplateBytes bounds a contract template's body (default
 	// DefaultMaxTemplateBytes).
 	MaxTemplateBytes int
+	// Imports tunes records imports and their jobs.
+	Imports ImportConfig
 }
 
 // NewService returns a Service over store.
@@ -122,13 +128,15 @@ func NewService(store Store, cfg ServiceConfig) *Service {
 		cfg.MaxTemplateBytes = DefaultMaxTemplateBytes
 	}
 	cfg.Sessions.defaults()
+	cfg.Imports.defaults()
 	if cfg.Sheets == nil {
 		cfg.Sheets = noSheets{}
 	}
 	return &Service{store: store, now: cfg.Now, inviteTTL: cfg.InviteTTL, allowPrivate: cfg.AllowPrivateWebhooks, calls: cfg.APICaller, sheets: cfg.Sheets,
 		sessions: cfg.Sessions, hasher: newHasher(cfg.Sessions.Hashes), maxTemplateBytes: cfg.MaxTemplateBytes,
 		byAccount: newThrottle(cfg.Sessions.AccountBurst, cfg.Sessions.AccountRefill),
-		byAddress: newThrottle(cfg.Sessions.AddressBurst, cfg.Sessions.AddressRefill)}
+		byAddress: newThrottle(cfg.Sessions.AddressBurst, cfg.Sessions.AddressRefill),
+		imports:   cfg.Imports, importGate: make(chan struct{}, 1)}
 }
 
 // Store returns the service's store, for the HTTP layer's idempotency records.

@@ -95,6 +95,8 @@ type Tx interface {
 	// EntityReferrers names the live entities and processes that refer to an entity.
 	EntityReferrers(orgID, entityID string) ([]string, error)
 
+	// CreateRecord writes a record; one with ImportJobID is hidden from
+	// every other method until that job is SUCCEEDED.
 	CreateRecord(r Record) error
 	GetRecord(orgID, entityID, id string) (Record, error)
 	UpdateRecord(r Record) error
@@ -105,6 +107,22 @@ type Tx interface {
 	// InsertRecordIndex adds one indexed value; a unique one may conflict.
 	InsertRecordIndex(row IndexRow) error
 	DeleteRecordIndex(orgID, recordID string) error
+
+	CreateImportJob(j ImportJob) error
+	GetImportJob(orgID, id string) (ImportJob, error)
+	// ClaimImportJob leases to owner, until leaseUntil, the oldest job (of
+	// any org) that is not settled and whose lease ended (a PENDING job
+	// has none), skipping one that another transaction holds: PENDING
+	// becomes RUNNING and Attempts counts the claims. CodeNotFound when
+	// there is none.
+	ClaimImportJob(now, leaseUntil Time, owner string) (ImportJob, error)
+	// UpdateImportJob saves a job's status, progress, outcome, lease and
+	// digest while j.LeaseOwner holds it; CodeNotFound when it does not.
+	UpdateImportJob(j ImportJob) error
+	// SettleImportRecords ends up to limit of a job's records: with
+	// publish they become plain records, else they are deleted with their
+	// index rows and attachment references. It returns how many.
+	SettleImportRecords(orgID, jobID string, publish bool, limit int) (int, error)
 
 	CreateProcess(p Process) error
 	// GetProcess finds a live process with its steps at version, or at its
