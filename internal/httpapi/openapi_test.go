@@ -1,6 +1,8 @@
 package httpapi_test
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -69,5 +71,51 @@ func TestOpenAPIDocument(t *testing.T) {
 	schemas := doc["components"].(map[string]any)["schemas"].(map[string]any)
 	if _, ok := schemas["Problem"]; !ok {
 		t.Errorf("the Problem schema is not documented")
+	}
+}
+
+// TestResponseCheck shows that the harness's check of every answer
+// against the document (testutil.Contract) catches answers that drift
+// from it: a field it does not list, a value of another type, an
+// undeclared status or media type, a non-problem error.
+func TestResponseCheck(t *testing.T) {
+	env := tu.NewEnv(t, sqlstore.SQLite)
+	c, err := tu.NewContract(env.Call(get, "/v1/openapi.json", "", nil, 200).Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	me := env.Call(get, "/v1/users/me", env.AdminKey, nil, 200)
+	req := httptest.NewRequest(get, "/v1/users/me", nil)
+	if err := c.Check(req, 200, me.Header, me.Body); err != nil {
+		t.Fatalf("a real answer fails: %v", err)
+	}
+	problem := http.Header{"Content-Type": {"application/problem+json"}}
+	wrong := []struct {
+		name   string
+		req    *http.Request
+		status int
+		header http.Header
+		body   string
+		want   string
+	}{
+		{"unknown field", req, 200, me.Header, strings.Replace(string(me.Body), `{`, `{"nickname":"x",`, 1), "nickname"},
+		{"wrong type", req, 200, me.Header, strings.Replace(string(me.Body), `"roles":[`, `"roles":7,"x":[`, 1), "roles"},
+		{"undeclared status", req, 418, me.Header, string(me.Body), "418"},
+		{"undeclared media type", req, 200, http.Header{"Content-Type": {"text/plain"}}, "hi", "text/plain"},
+		{"error not a problem", req, 404, http.Header{"Content-Type": {"application/json"}}, `{"error":"x"}`, "404"},
+		{"problem of the wrong shape", req, 404, problem, `{"status":"404"}`, "status"},
+		{"unknown path, not a problem", httptest.NewRequest(get, "/v1/nowhere", nil), 404, http.Header{"Content-Type": {"text/plain"}}, "404 page not found", "not a problem"},
+		{"unknown path answering 200", httptest.NewRequest(get, "/v1/nowhere", nil), 200, me.Header, "{}", "not in the document"},
+		{"body where none is declared", httptest.NewRequest(del, "/v1/users/me/api-keys/x", nil), 204, me.Header, "{}", "body"},
+	}
+	for _, w := range wrong {
+		err := c.Check(w.req, w.status, w.header, []byte(w.body))
+		if err == nil || !strings.Contains(err.Error(), w.want) {
+			t.Errorf("%s: check says %v, want an error naming %q", w.name, err, w.want)
+		}
+	}
+	// The console's pages are outside the document, and not checked.
+	if err := c.Check(httptest.NewRequest(get, "/processes", nil), 200, http.Header{"Content-Type": {"text/html"}}, []byte("<p>")); err != nil {
+		t.Errorf("a console page: %v", err)
 	}
 }
