@@ -104,7 +104,7 @@ func New(svc *wps.Service, opt Options) *Server {
 	cfg := huma.DefaultConfig("wps: Workflow Process Service", opt.Version)
 	cfg.FieldsOptionalByDefault = true
 	cfg.CreateHooks = nil // no $schema links in bodies: the shapes are the contract
-	cfg.OpenAPIPath = "" // served by routes.go, as an operation of its own (openapi.go)
+	cfg.OpenAPIPath = ""  // served by routes.go, as an operation of its own (openapi.go)
 	cfg.DocsPath = ""
 	cfg.SchemasPath = ""
 	cfg.Info.Description = "Define entities and processes made of steps, then drive each measurement through them. See docs/api.md."
