@@ -206,3 +206,7 @@ func yamlToo(doc map[string]any) {
 		}
 	}
 }
+
+// Document is the OpenAPI document a server serves, made without one (the
+// routes need no service to be described): `wps openapi` prints it.
+func Document() []byte { return New(nil, Options{}).document() }

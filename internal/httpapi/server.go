@@ -109,6 +109,7 @@ func New(svc *wps.Service, opt Options) *Server {
 	cfg.SchemasPath = ""
 	cfg.Info.Description = "Define entities and processes made of steps, then drive each measurement through them. See docs/api.md."
 	cfg.Tags = tags
+	cfg.Servers = []*huma.Server{{URL: "/", Description: "The server that serves this document"}}
 	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
 		"bearer": {Type: "http", Scheme: "bearer", Description: "An API key: Authorization: Bearer wps_..."},
 	}
