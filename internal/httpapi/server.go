@@ -118,6 +118,8 @@ func New(svc *wps.Service, opt Options) *Server {
 	s.api = huma.NewAPI(cfg, newAdapter(mux))
 	s.api.UseMiddleware(s.authorize, s.knownQuery)
 	s.routes()
+	describeFields(s.api.OpenAPI().Components.Schemas)
+	addExamples(s.api.OpenAPI())
 
 	var h http.Handler = textURL(muxFallback(mux))
 	h = s.idempotency(h)
