@@ -1,6 +1,10 @@
 package httpapi
 
-import "github.com/danielgtaylor/huma/v2"
+import (
+	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+)
 
 // describeFields gives each property of the document's schemas that has no
 // doc tag its description from fieldDocs: by "Schema.field" first, then by
@@ -287,4 +291,40 @@ var fieldDocs = map[string]string{
 	"detail":         "What went wrong, for people",
 	"field":          "The field, as a dot path (a.b[0].c)",
 	"message":        "What is wrong with it",
+}
+
+// pathNouns name what a path's {id} identifies, by the segment before it.
+var pathNouns = map[string]string{
+	"users": "user", "invites": "invite", "policies": "policy", "entities": "entity", "records": "record",
+	"process": "process", "steps": "step", "contract-templates": "contract template",
+	"measurements": "measurement", "actions": "action", "documents": "document", "webhooks": "webhook subscription",
+	"webhook-deliveries": "delivery", "attachments": "attachment", "sheets": "workbook", "api-keys": "API key",
+}
+
+// describeParams gives each parameter without a doc tag a description:
+// a path id names what it identifies; others come from fieldDocs.
+func describeParams(oapi *huma.OpenAPI) {
+	for path, item := range oapi.Paths {
+		segs := strings.Split(path, "/")
+		for _, o := range []*huma.Operation{item.Get, item.Post, item.Put, item.Patch, item.Delete} {
+			if o == nil {
+				continue
+			}
+			for _, p := range o.Parameters {
+				if p.Description != "" {
+					continue
+				}
+				if p.In == "path" {
+					for i, s := range segs {
+						if strings.HasPrefix(s, "{"+p.Name+"}") && i > 0 && pathNouns[segs[i-1]] != "" {
+							p.Description = "The " + pathNouns[segs[i-1]] + "'s id"
+						}
+					}
+				}
+				if p.Description == "" {
+					p.Description = fieldDocs[p.Name]
+				}
+			}
+		}
+	}
 }

@@ -119,6 +119,7 @@ func New(svc *wps.Service, opt Options) *Server {
 	s.api.UseMiddleware(s.authorize, s.knownQuery)
 	s.routes()
 	describeFields(s.api.OpenAPI().Components.Schemas)
+	describeParams(s.api.OpenAPI())
 	addExamples(s.api.OpenAPI())
 
 	var h http.Handler = textURL(muxFallback(mux))
