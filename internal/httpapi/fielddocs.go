@@ -53,7 +53,7 @@ var fieldDocs = map[string]string{
 	"sha256":      "The SHA-256 of the bytes (hex)",
 	"role":        "A role name",
 	"roles":       "Role names (^[A-Z][A-Z0-9_]{0,63}$)",
-	"token":       "The invite's secret token (wpsinv_...), shown only when the invite is created",
+	"token":       "The invite's secret token (wpsinv_...), shown only when the invite is created (not in an Idempotency-Key replay)",
 	"user":        "The user",
 	"password":    "The password (12 to 1024 characters)",
 
@@ -98,7 +98,7 @@ var fieldDocs = map[string]string{
 	"themeColor": "The console's colour, #RRGGBB",
 
 	// Users, keys, policies, invites, sessions.
-	"key":                        "The API key (wps_...): shown once, never again",
+	"key":                        "The API key (wps_...): shown once, never again (not in an Idempotency-Key replay)",
 	"prefix":                     "The key's first characters, to tell keys apart",
 	"apiKey":                     "The new user's API key",
 	"expiresAt":                  "When it expires",
@@ -250,7 +250,7 @@ var fieldDocs = map[string]string{
 
 	// Webhooks.
 	"events":         "The event types sent (all when empty)",
-	"secret":         "The signing secret (whsec_...)",
+	"secret":         "The signing secret (whsec_...); not in an Idempotency-Key replay",
 	"rotatedAt":      "When the secret was last rotated",
 	"previousUntil":  "Until when the previous secret signs too",
 	"eventType":      "The event's type",

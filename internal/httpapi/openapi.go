@@ -135,6 +135,7 @@ func (s *Server) document() []byte {
 			panic(err)
 		}
 		nullableObjects(doc, oapi.Components.Schemas)
+		requireAnswered(doc, oapi.Components.Schemas, secretFields(oapi))
 		yamlToo(doc)
 		if s.doc, err = json.Marshal(doc); err != nil {
 			panic(err)
@@ -178,6 +179,89 @@ func nullableObjects(doc map[string]any, registry huma.Registry) {
 			case f.Type.Kind() == reflect.Map && p["type"] == "object":
 				p["type"] = []any{"object", "null"}
 			}
+		}
+	}
+}
+
+// requireAnswered lists as required, in each schema that only answers use
+// (no request body refers to it), the fields always encoded (no
+// omitempty): an answer that lacks one does not match. Schemas that
+// requests use too keep their fields optional, as a request may leave
+// them out. Nor are secrets required: an Idempotency-Key replay answers
+// without them (withSecrets).
+func requireAnswered(doc map[string]any, registry huma.Registry, secrets map[string]bool) {
+	schemas, _ := doc["components"].(map[string]any)["schemas"].(map[string]any)
+	inRequests, inAnswers := map[string]bool{}, map[string]bool{}
+	for _, item := range doc["paths"].(map[string]any) {
+		for _, o := range item.(map[string]any) {
+			op, _ := o.(map[string]any)
+			reach(op["requestBody"], schemas, inRequests)
+			reach(op["parameters"], schemas, inRequests)
+			reach(op["responses"], schemas, inAnswers)
+		}
+	}
+	for name := range inAnswers {
+		t := registry.TypeFromRef("#/components/schemas/" + name)
+		schema, _ := schemas[name].(map[string]any)
+		props, _ := schema["properties"].(map[string]any)
+		if inRequests[name] || t == nil || t.Kind() != reflect.Struct || props == nil {
+			continue
+		}
+		var required []string
+		for _, f := range reflect.VisibleFields(t) {
+			jname, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if f.Anonymous || !f.IsExported() || jname == "-" || strings.Contains(opts, "omitempty") || strings.Contains(opts, "omitzero") {
+				continue
+			}
+			if jname == "" {
+				jname = f.Name
+			}
+			if props[jname] != nil && !secrets[jname] && !slices.Contains(required, jname) {
+				required = append(required, jname)
+			}
+		}
+		slices.Sort(required)
+		if len(required) > 0 {
+			schema["required"] = required
+		}
+	}
+}
+
+// secretFields are the names of the fields withSecrets names.
+func secretFields(oapi *huma.OpenAPI) map[string]bool {
+	out := map[string]bool{}
+	for _, item := range oapi.Paths {
+		for _, o := range []*huma.Operation{item.Get, item.Post, item.Put, item.Patch, item.Delete} {
+			if o == nil {
+				continue
+			}
+			paths, _ := o.Metadata["secrets"].([]string)
+			for _, p := range paths {
+				out[p[strings.LastIndex(p, ".")+1:]] = true
+			}
+		}
+	}
+	return out
+}
+
+// reach marks every component schema that node refers to, through the
+// schemas it refers to in turn.
+func reach(node any, schemas map[string]any, seen map[string]bool) {
+	switch n := node.(type) {
+	case map[string]any:
+		if ref, ok := n["$ref"].(string); ok {
+			name := strings.TrimPrefix(ref, "#/components/schemas/")
+			if !seen[name] {
+				seen[name] = true
+				reach(schemas[name], schemas, seen)
+			}
+		}
+		for _, v := range n {
+			reach(v, schemas, seen)
+		}
+	case []any:
+		for _, v := range n {
+			reach(v, schemas, seen)
 		}
 	}
 }
