@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -190,6 +191,10 @@ func TestResponseCheck(t *testing.T) {
 	if err := c.Check(req, 200, me.Header, me.Body); err != nil {
 		t.Fatalf("a real answer fails: %v", err)
 	}
+	var user map[string]any
+	me.Decode(t, &user)
+	delete(user, "email")
+	noEmail, _ := json.Marshal(user)
 	problem := http.Header{"Content-Type": {"application/problem+json"}}
 	wrong := []struct {
 		name   string
@@ -200,6 +205,7 @@ func TestResponseCheck(t *testing.T) {
 		want   string
 	}{
 		{"unknown field", req, 200, me.Header, strings.Replace(string(me.Body), `{`, `{"nickname":"x",`, 1), "nickname"},
+		{"missing field", req, 200, me.Header, string(noEmail), "email"},
 		{"wrong type", req, 200, me.Header, strings.Replace(string(me.Body), `"roles":[`, `"roles":7,"x":[`, 1), "roles"},
 		{"undeclared status", req, 418, me.Header, string(me.Body), "418"},
 		{"undeclared media type", req, 200, http.Header{"Content-Type": {"text/plain"}}, "hi", "text/plain"},
