@@ -71,7 +71,8 @@ type Server struct {
 	// credential (by its mux pattern), whose request ignores the cookie.
 	mux    *http.ServeMux
 	public map[string]bool
-	// doc is the OpenAPI document as served (openapi.go), made once.
+	// doc and page are the OpenAPI document and its reference page as
+	// served (openapi.go, docs.go), each made once.
 	docOnce, pageOnce sync.Once
 	doc, page         []byte
 }
