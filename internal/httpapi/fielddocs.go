@@ -25,8 +25,8 @@ func describeFields(r huma.Registry) {
 	}
 }
 
-// fieldDocs are the descriptions of fields, written from
-// /work/shared/spec/semantics.md's meaning of each.
+// fieldDocs are the descriptions of fields without a doc tag, saying what
+// each holds as the API guide (docs/api.md) explains it.
 var fieldDocs = map[string]string{
 	// Identity and time, everywhere.
 	"id":          "Its id (a UUID)",
