@@ -66,6 +66,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return ledgerCommand(ctx, args, getenv, stdout, stderr)
 	case "backup":
 		return backupCommand(ctx, args, getenv, stdout, stderr)
+	case "openapi":
+		_, err := stdout.Write(httpapi.Document())
+		return err
 	case "version":
 		fmt.Fprintln(stdout, versionLine())
 		return nil
@@ -90,6 +93,7 @@ Usage:
   wps ledger monitor --url URL --key FILE      watch the ledger's checkpoints, each consistent with the last
   wps bench [flags]                            measure the server (docs/performance.md)
   wps backup --out FILE                        copy a SQLite database, consistent, while it serves
+  wps openapi                                  print the API's OpenAPI document (as GET /v1/openapi.json)
   wps version                                  print the version and the source revision
   wps help                                     print this
 

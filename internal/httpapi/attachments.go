@@ -85,7 +85,7 @@ func withUpload(o huma.Operation) huma.Operation {
 
 // withBinary documents a binary response.
 func withBinary(o huma.Operation) huma.Operation {
-	o.Responses = map[string]*huma.Response{"200": {Description: "The file, with its sniffed Content-Type and an ETag of its SHA-256",
-		Content: map[string]*huma.MediaType{"application/octet-stream": {Schema: &huma.Schema{Type: "string", Format: "binary"}}}}}
+	o.Responses = map[string]*huma.Response{"200": {Description: "The file, as the media type sniffed from its bytes, with an ETag of its SHA-256",
+		Content: map[string]*huma.MediaType{"*/*": {Schema: &huma.Schema{Type: "string", Format: "binary"}}}}}
 	return o
 }

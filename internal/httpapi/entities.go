@@ -169,7 +169,7 @@ func (s *Server) deleteRecord(ctx context.Context, in *recordPath) (*empty, erro
 
 type importIn struct {
 	ID          string `path:"id" maxLength:"100"`
-	ContentType string `header:"Content-Type"`
+	ContentType string `header:"Content-Type" doc:"text/csv, application/json or the .xlsx media type (application/vnd.openxmlformats-officedocument.spreadsheetml.sheet)"`
 	Prefer      string `header:"Prefer" doc:"respond-async: run the import as a job whatever its size"`
 	RawBody     []byte `contentType:"text/csv" doc:"CSV with a header row of parameter names, an .xlsx workbook (its first page, first row the parameter names or labels), or a JSON array of objects keyed by parameter name"`
 }

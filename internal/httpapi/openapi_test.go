@@ -1,6 +1,11 @@
 package httpapi_test
 
 import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -69,5 +74,155 @@ func TestOpenAPIDocument(t *testing.T) {
 	schemas := doc["components"].(map[string]any)["schemas"].(map[string]any)
 	if _, ok := schemas["Problem"]; !ok {
 		t.Errorf("the Problem schema is not documented")
+	}
+
+	t.Run("every operation declares its error statuses as problems", func(t *testing.T) {
+		for path, item := range paths {
+			for method, o := range item.(map[string]any) {
+				op := o.(map[string]any)
+				route := strings.ToUpper(method) + " " + path
+				want := []string{"401", "422", "429", "500"}
+				if strings.Contains(path, "{") {
+					want = append(want, "404")
+				}
+				if op["requestBody"] != nil {
+					want = append(want, "400", "413", "415")
+				}
+				if method != "get" {
+					want = append(want, "409")
+				}
+				if sec, _ := op["security"].([]any); len(sec) > 0 && (op["x-wps-function"] != nil || method != "get") {
+					want = append(want, "403")
+				}
+				responses := op["responses"].(map[string]any)
+				for _, code := range want {
+					r, ok := responses[code].(map[string]any)
+					if !ok {
+						t.Errorf("%s does not declare %s", route, code)
+						continue
+					}
+					c, _ := r["content"].(map[string]any)
+					pj, _ := c["application/problem+json"].(map[string]any)
+					if ref, _ := pj["schema"].(map[string]any)["$ref"].(string); ref != "#/components/schemas/Problem" {
+						t.Errorf("%s: %s is not an application/problem+json Problem: %v", route, code, r)
+					}
+				}
+				if tags, _ := op["tags"].([]any); len(tags) != 1 {
+					t.Errorf("%s has tags %v, want one (its noun)", route, op["tags"])
+				}
+			}
+		}
+	})
+
+	t.Run("public operations say security: []", func(t *testing.T) {
+		public := []string{"GET /healthz", "GET /readyz", "GET /v1/openapi.json", "GET /v1/docs", "POST /v1/invites/accept", "POST /v1/sessions"}
+		for path, item := range paths {
+			for method, o := range item.(map[string]any) {
+				route := strings.ToUpper(method) + " " + path
+				sec, ok := o.(map[string]any)["security"].([]any)
+				if !ok {
+					t.Errorf("%s has no security requirement", route)
+				}
+				if slices.Contains(public, route) != (ok && len(sec) == 0) {
+					t.Errorf("%s: security %v", route, sec)
+				}
+			}
+		}
+	})
+
+	t.Run("every schema property has a description", func(t *testing.T) {
+		for name, s := range schemas {
+			props, _ := s.(map[string]any)["properties"].(map[string]any)
+			for p, ps := range props {
+				if d, _ := ps.(map[string]any)["description"].(string); d == "" {
+					t.Errorf("%s.%s has no description (a doc tag, or an entry in fielddocs.go)", name, p)
+				}
+			}
+		}
+	})
+
+	t.Run("pointers to objects that answer null are nullable", func(t *testing.T) {
+		for _, field := range []string{"MeasurementView.currentStep", "StepView.entity", "ActionView.currentStep", "SimplifiedView.currentStep"} {
+			name, prop, _ := strings.Cut(field, ".")
+			p := schemas[name].(map[string]any)["properties"].(map[string]any)[prop].(map[string]any)
+			if !strings.Contains(fmt.Sprint(p["anyOf"]), "type:null") {
+				t.Errorf("%s is not nullable: %v", field, p)
+			}
+		}
+	})
+}
+
+// TestDocsPage serves the reference page: every operation on one HTML
+// page that loads nothing (no script, style or other host).
+func TestDocsPage(t *testing.T) {
+	env := tu.NewEnv(t, sqlstore.SQLite)
+	r := env.Call(get, "/v1/docs", "", nil, 200)
+	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/html") {
+		t.Fatalf("content type %q", ct)
+	}
+	if csp := r.Header.Get("Content-Security-Policy"); !strings.HasPrefix(csp, "default-src 'none'") {
+		t.Errorf("CSP %q", csp)
+	}
+	page := string(r.Body)
+	for _, want := range []string{"<code>POST /v1/measurements/{id}/actions</code>", `id="schema-MeasurementView"`, "action:approve", `href="/v1/openapi.json"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %s", want)
+		}
+	}
+	for _, banned := range []string{"<script", "<style", "style=", "http://", "https://"} {
+		if strings.Contains(page, banned) {
+			t.Errorf("the page holds %q", banned)
+		}
+	}
+}
+
+// TestResponseCheck shows that the harness's check of every answer
+// against the document (testutil.Contract) catches answers that drift
+// from it: a field it does not list, a value of another type, an
+// undeclared status or media type, a non-problem error.
+func TestResponseCheck(t *testing.T) {
+	env := tu.NewEnv(t, sqlstore.SQLite)
+	c, err := tu.NewContract(env.Call(get, "/v1/openapi.json", "", nil, 200).Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	me := env.Call(get, "/v1/users/me", env.AdminKey, nil, 200)
+	req := httptest.NewRequest(get, "/v1/users/me", nil)
+	if err := c.Check(req, 200, me.Header, me.Body); err != nil {
+		t.Fatalf("a real answer fails: %v", err)
+	}
+	var user map[string]any
+	me.Decode(t, &user)
+	delete(user, "email")
+	noEmail, _ := json.Marshal(user)
+	problem := http.Header{"Content-Type": {"application/problem+json"}}
+	wrong := []struct {
+		name   string
+		req    *http.Request
+		status int
+		header http.Header
+		body   string
+		want   string
+	}{
+		{"unknown field", req, 200, me.Header, strings.Replace(string(me.Body), `{`, `{"nickname":"x",`, 1), "nickname"},
+		{"missing field", req, 200, me.Header, string(noEmail), "email"},
+		{"wrong type", req, 200, me.Header, strings.Replace(string(me.Body), `"roles":[`, `"roles":7,"x":[`, 1), "roles"},
+		{"undeclared status", req, 418, me.Header, string(me.Body), "418"},
+		{"undeclared media type", req, 200, http.Header{"Content-Type": {"text/plain"}}, "hi", "text/plain"},
+		{"error not a problem", req, 404, http.Header{"Content-Type": {"application/json"}}, `{"error":"x"}`, "404"},
+		{"problem of the wrong shape", req, 404, problem, `{"status":"404"}`, "status"},
+		{"unknown path, not a problem", httptest.NewRequest(get, "/v1/nowhere", nil), 404, http.Header{"Content-Type": {"text/plain"}}, "404 page not found", "not a problem"},
+		{"unknown path answering 200", httptest.NewRequest(get, "/v1/nowhere", nil), 200, me.Header, "{}", "not in the document"},
+		{"body where none is declared", httptest.NewRequest(del, "/v1/users/me/api-keys/x", nil), 204, me.Header, "{}", "body"},
+	}
+	for _, w := range wrong {
+		err := c.Check(w.req, w.status, w.header, []byte(w.body))
+		if err == nil || !strings.Contains(err.Error(), w.want) {
+			t.Errorf("%s: check says %v, want an error naming %q", w.name, err, w.want)
+		}
+	}
+	// The console's pages are outside the document, and not checked.
+	if err := c.Check(httptest.NewRequest(get, "/processes", nil), 200, http.Header{"Content-Type": {"text/html"}}, []byte("<p>")); err != nil {
+		t.Errorf("a console page: %v", err)
 	}
 }

@@ -3,6 +3,8 @@ package httpapi
 import (
 	"net/http"
 
+	"github.com/danielgtaylor/huma/v2"
+
 	"wps/internal/wps"
 )
 
@@ -11,7 +13,9 @@ func (s *Server) routes() {
 	const get, post, put, patch, del = http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete
 
 	register(s, op(get, "/healthz", "healthz", "Liveness: the process answers", 200, public), s.healthz)
-	register(s, op(get, "/readyz", "readyz", "Readiness: the database answers", 200, public), s.readyz)
+	register(s, withErrors(op(get, "/readyz", "readyz", "Readiness: the database answers", 200, public), 503), s.readyz)
+	register(s, withContent(op(get, documentPath, "getOpenAPI", "This OpenAPI document", 200, public), "The OpenAPI 3.1 document", "application/openapi+json", &huma.Schema{Type: "object"}), s.openAPI)
+	register(s, withContent(op(get, docsPath, "getDocs", "The reference page: this document as HTML", 200, public), "One HTML page, with no script", "text/html", &huma.Schema{Type: "string"}), s.docs)
 
 	register(s, op(get, "/v1/organizations", "getOrganization", "The caller's organization", 200, member), s.getOrg)
 	register(s, op(post, "/v1/organizations", "updateOrganization", "Update org", 200, needs(wps.FnOrgUpdate)), s.updateOrg)
@@ -33,10 +37,10 @@ func (s *Server) routes() {
 	register(s, withSecrets(op(post, "/v1/invites", "createInvite", "Invite a user", 201, needs(wps.FnUsersInvite)), "token"), s.createInvite)
 	register(s, op(get, "/v1/invites", "listInvites", "List invites", 200, needs(wps.FnUsersInvite)), s.listInvites)
 	register(s, op(del, "/v1/invites/{id}", "deleteInvite", "Revoke an invite", 204, needs(wps.FnUsersInvite)), s.deleteInvite)
-	register(s, withSecrets(op(post, "/v1/invites/accept", "acceptInvite", "Accept an invite: the token is the credential", 201, public), "apiKey.key"), s.acceptInvite)
+	register(s, withErrors(withSecrets(op(post, "/v1/invites/accept", "acceptInvite", "Accept an invite: the token is the credential", 201, public), "apiKey.key"), 404, 410), s.acceptInvite)
 
-	register(s, op(post, "/v1/roles/assign", "assignRole", "Assign a role to a user", 200, needs(wps.FnRolesManage)), s.assignRole)
-	register(s, op(post, "/v1/roles/revoke", "revokeRole", "Revoke a role from a user", 200, needs(wps.FnRolesManage)), s.revokeRole)
+	register(s, withErrors(op(post, "/v1/roles/assign", "assignRole", "Assign a role to a user", 200, needs(wps.FnRolesManage)), 404), s.assignRole)
+	register(s, withErrors(op(post, "/v1/roles/revoke", "revokeRole", "Revoke a role from a user", 200, needs(wps.FnRolesManage)), 404), s.revokeRole)
 
 	register(s, op(post, "/v1/users/policies", "createPolicy", "Create a policy", 201, needs(wps.FnPoliciesManage)), s.createPolicy)
 	register(s, op(get, "/v1/users/policies", "listPolicies", "List policies", 200, needs(wps.FnUsersRead)), s.listPolicies)
@@ -76,15 +80,15 @@ func (s *Server) routes() {
 	register(s, op(patch, "/v1/contract-templates/{id}", "updateContractTemplate", "Update a contract template (a new version once a document used it)", 200, needs(wps.FnProcessWrite)), s.updateTemplate)
 	register(s, op(del, "/v1/contract-templates/{id}", "deleteContractTemplate", "Delete a contract template that no live process names (soft)", 204, needs(wps.FnProcessWrite)), s.deleteTemplate)
 
-	register(s, op(post, "/v1/measurements", "createMeasurement", "Start a measurement without data", 201, needs(wps.FnMeasurementCreate)), s.createMeasurement)
-	register(s, op(post, "/v1/measurements/simplified", "createSimplifiedMeasurement", "Create simplified measurement", 201, needs(wps.FnMeasurementCreate)), s.createSimplifiedMeasurement)
+	register(s, withErrors(op(post, "/v1/measurements", "createMeasurement", "Start a measurement without data", 201, needs(wps.FnMeasurementCreate)), 404), s.createMeasurement)
+	register(s, withErrors(op(post, "/v1/measurements/simplified", "createSimplifiedMeasurement", "Create simplified measurement", 201, needs(wps.FnMeasurementCreate)), 404, 502), s.createSimplifiedMeasurement)
 	register(s, op(get, "/v1/measurements", "listMeasurements", "List measurements", 200, needs(wps.FnMeasurementRead)), s.listMeasurements)
-	register(s, withCSV(op(get, "/v1/measurements:export", "exportMeasurements", "Export a process's measurements as CSV or XLSX (streamed): one column per parameter, the values the caller may see", 200, needs(wps.FnMeasurementRead))), s.exportMeasurements)
+	register(s, withErrors(withCSV(op(get, "/v1/measurements:export", "exportMeasurements", "Export a process's measurements as CSV or XLSX (streamed): one column per parameter, the values the caller may see", 200, needs(wps.FnMeasurementRead))), 404), s.exportMeasurements)
 	register(s, op(get, "/v1/measurements/{id}", "getMeasurement", "Get a measurement with its process, steps and actions", 200, needs(wps.FnMeasurementRead)), s.getMeasurement)
-	register(s, op(post, "/v1/measurements/{id}/actions", "createAction", "Act on a measurement (WRITE_DATA needs action:write; APPROVAL and REJECTION need action:approve)", 201, member), s.act)
+	register(s, withErrors(op(post, "/v1/measurements/{id}/actions", "createAction", "Act on a measurement (WRITE_DATA needs action:write; APPROVAL and REJECTION need action:approve)", 201, member), 502), s.act)
 	register(s, op(get, "/v1/actions/{id}", "getAction", "Get an action", 200, needs(wps.FnMeasurementRead)), s.getAction)
 	register(s, op(post, "/v1/actions/{id}/reprove", "reproveAction", "Reprove an action", 201, needs(wps.FnActionReprove)), s.reprove)
-	register(s, op(get, "/v1/actions/{id}/proof", "getActionProof", "Prove that an action is in the organization's ledger (inclusion proof and signed checkpoint)", 200, needs(wps.FnLedgerRead)), s.actionProof)
+	register(s, withErrors(op(get, "/v1/actions/{id}/proof", "getActionProof", "Prove that an action is in the organization's ledger (inclusion proof and signed checkpoint)", 200, needs(wps.FnLedgerRead)), 409), s.actionProof)
 	register(s, op(get, "/v1/ledger/verify", "verifyLedger", "Verify the organization's ledger: its tree against the latest checkpoint, each measurement replayed", 200, needs(wps.FnLedgerRead)), s.verifyLedger)
 	register(s, op(get, "/v1/ledger/key", "getLedgerKey", "The verifier key of the ledger's checkpoints", 200, needs(wps.FnLedgerRead)), s.ledgerKey)
 	register(s, op(get, "/v1/ledger/checkpoint", "getLedgerCheckpoint", "The latest signed checkpoint of the organization's ledger", 200, needs(wps.FnLedgerRead)), s.ledgerCheckpoint)

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -70,6 +71,10 @@ type Server struct {
 	// credential (by its mux pattern), whose request ignores the cookie.
 	mux    *http.ServeMux
 	public map[string]bool
+	// doc and page are the OpenAPI document and its reference page as
+	// served (openapi.go, docs.go), each made once.
+	docOnce, pageOnce sync.Once
+	doc, page         []byte
 }
 
 // New builds the API over svc.
@@ -100,10 +105,12 @@ func New(svc *wps.Service, opt Options) *Server {
 	cfg := huma.DefaultConfig("wps: Workflow Process Service", opt.Version)
 	cfg.FieldsOptionalByDefault = true
 	cfg.CreateHooks = nil // no $schema links in bodies: the shapes are the contract
-	cfg.OpenAPIPath = "/v1/openapi"
+	cfg.OpenAPIPath = ""  // served by routes.go, as an operation of its own (openapi.go)
 	cfg.DocsPath = ""
 	cfg.SchemasPath = ""
 	cfg.Info.Description = "Define entities and processes made of steps, then drive each measurement through them. See docs/api.md."
+	cfg.Tags = tags
+	cfg.Servers = []*huma.Server{{URL: "/", Description: "The server that serves this document"}}
 	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
 		"bearer": {Type: "http", Scheme: "bearer", Description: "An API key: Authorization: Bearer wps_..."},
 	}
@@ -112,6 +119,9 @@ func New(svc *wps.Service, opt Options) *Server {
 	s.api = huma.NewAPI(cfg, newAdapter(mux))
 	s.api.UseMiddleware(s.authorize, s.knownQuery)
 	s.routes()
+	describeFields(s.api.OpenAPI().Components.Schemas)
+	describeParams(s.api.OpenAPI())
+	addExamples(s.api.OpenAPI())
 
 	var h http.Handler = textURL(muxFallback(mux))
 	h = s.idempotency(h)
@@ -173,11 +183,11 @@ func op(method, path, id, summary string, status int, a access) huma.Operation {
 		Summary:       summary,
 		DefaultStatus: status,
 		Metadata:      map[string]any{"access": a},
-		Errors:        []int{400, 422},
+		Tags:          []string{tag(path)},
+		Security:      []map[string][]string{}, // public: no credential
 	}
 	if !a.public {
 		o.Security = []map[string][]string{{"bearer": {}}}
-		o.Errors = append(o.Errors, 401, 403, 429)
 		if a.fn != "" {
 			o.Description = "Requires function `" + string(a.fn) + "`."
 			o.Extensions = map[string]any{"x-wps-function": string(a.fn)}
@@ -192,9 +202,14 @@ func register[I, O any](s *Server, o huma.Operation, fn func(context.Context, *I
 		o.MaxBodyBytes = s.maxBody
 	}
 	o.Metadata["route"] = strings.ToUpper(o.Method) + " " + o.Path // for the access log and metrics
-	if a, _ := o.Metadata["access"].(access); a.public {
+	a, _ := o.Metadata["access"].(access)
+	if a.public {
 		s.public[o.Metadata["route"].(string)] = true
 	}
+	in := reflect.TypeFor[I]()
+	_, body := in.FieldByName("Body")
+	_, raw := in.FieldByName("RawBody")
+	o.Errors = errorsOf(&o, a, body || raw)
 	huma.Register(s.api, o, func(ctx context.Context, in *I) (*O, error) {
 		out, err := fn(ctx, in)
 		if err != nil {
@@ -307,8 +322,10 @@ func (s *Server) withImportJob(o huma.Operation) huma.Operation {
 	return o
 }
 
-// withCSV documents a text/csv response.
+// withCSV documents an export: CSV, or with ?format=xlsx a workbook.
 func withCSV(o huma.Operation) huma.Operation {
-	o.Responses = map[string]*huma.Response{"200": {Description: "CSV with a header row", Content: map[string]*huma.MediaType{"text/csv": {Schema: &huma.Schema{Type: "string"}}}}}
+	o.Responses = map[string]*huma.Response{"200": {Description: "CSV with a header row, or (format=xlsx) an .xlsx workbook",
+		Content: map[string]*huma.MediaType{"text/csv": {Schema: &huma.Schema{Type: "string"}},
+			xlsxType: {Schema: &huma.Schema{Type: "string", Format: "binary"}}}}}
 	return o
 }

@@ -362,7 +362,9 @@ type Request struct {
 	Header map[string]string
 }
 
-// Do sends r and returns the answer.
+// Do sends r and returns the answer, which must match the OpenAPI
+// document the server serves (openapi.go): else the test fails, naming the
+// route, the status and what does not match.
 func (e *Env) Do(r Request) *Response {
 	e.T.Helper()
 	var body io.Reader
@@ -401,7 +403,9 @@ func (e *Env) Do(r Request) *Response {
 	if err != nil {
 		e.T.Fatal(err)
 	}
-	return &Response{Status: res.StatusCode, Header: res.Header, Body: b}
+	out := &Response{Status: res.StatusCode, Header: res.Header, Body: b}
+	e.check(req, out)
+	return out
 }
 
 // Call sends a request with key and fails the test unless the status is want.

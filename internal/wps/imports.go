@@ -39,8 +39,8 @@ type ImportJob struct {
 	Error      *ImportJobError `json:"error,omitempty" doc:"Why the job failed; only when FAILED"`
 	CreatedBy  string          `json:"createdBy" doc:"The user who started the import"`
 	CreatedAt  Time            `json:"createdAt"`
-	StartedAt  *Time           `json:"startedAt" nullable:"true"`
-	FinishedAt *Time           `json:"finishedAt" nullable:"true"`
+	StartedAt  *Time           `json:"startedAt" nullable:"true" doc:"When a worker first took the job; null while PENDING"`
+	FinishedAt *Time           `json:"finishedAt" nullable:"true" doc:"When the job SUCCEEDED or FAILED; null before"`
 
 	OrgID        string `json:"-"`
 	StorageKey   string `json:"-"` // the uploaded rows in the blob store
