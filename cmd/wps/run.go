@@ -159,7 +159,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		Sessions:         wps.SessionConfig{Idle: cfg.SessionIdle, MaxAge: cfg.SessionMaxAge, AccountBurst: cfg.SignInPerAccount, AddressBurst: cfg.SignInPerAddress},
 		Sheets:           sheets.New(sheets.Limits{MaxUnzippedBytes: cfg.SheetUnzipped, MaxPages: cfg.SheetPages, MaxCells: cfg.SheetCells, CalcTimeout: cfg.SheetCalcTimeout}),
 		MaxTemplateBytes: cfg.MaxTemplateBytes,
-		Imports:          wps.ImportConfig{SyncMaxRows: cfg.ImportSyncMax, ChunkRows: cfg.ImportChunk, Lease: cfg.ImportLease}})
+		Imports:          wps.ImportConfig{SyncMaxRows: cfg.ImportSyncMax, ChunkRows: cfg.ImportChunk, ChunkTime: importChunkTime(cfg, db), Lease: cfg.ImportLease}})
 
 	boot, err := svc.Bootstrap(ctx, cfg.BootstrapOrgName, cfg.BootstrapAPIKey)
 	if err != nil {
@@ -443,4 +443,17 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	rep.Table(stdout)
 	return nil
+}
+
+// importChunkTime is how long an import job's write may take: on SQLite,
+// whose one writer every other write waits for, 2ms; on PostgreSQL, where
+// other writes go on meanwhile, long enough for a chunk of rows.
+func importChunkTime(cfg config.Config, db *sqlstore.DB) time.Duration {
+	switch {
+	case cfg.ImportChunkTime > 0:
+		return cfg.ImportChunkTime
+	case db.Engine() == sqlstore.Postgres:
+		return 100 * time.Millisecond
+	}
+	return 2 * time.Millisecond
 }

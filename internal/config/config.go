@@ -52,6 +52,7 @@ type Config struct {
 	ImportSyncMax    int                          // WPS_IMPORT_SYNC_MAX_ROWS: larger records imports run as jobs
 	ImportChunk      int                          // WPS_IMPORT_CHUNK_ROWS: rows per transaction of an import job
 	ImportLease      time.Duration                // WPS_IMPORT_LEASE: a crashed worker's job is resumed this long after
+	ImportChunkTime  time.Duration                // WPS_IMPORT_CHUNK_TIME: an import job's write ends after this (0: the engine's default)
 	ImportJobs       int                          // WPS_IMPORT_JOBS: import jobs run at once by one replica
 }
 
@@ -152,6 +153,9 @@ func Load(getenv func(string) string, args []string, stderr io.Writer) (Config, 
 	if c.ImportLease, err = time.ParseDuration(env("WPS_IMPORT_LEASE", "30s")); err != nil {
 		return c, fmt.Errorf("WPS_IMPORT_LEASE: %w", err)
 	}
+	if c.ImportChunkTime, err = time.ParseDuration(env("WPS_IMPORT_CHUNK_TIME", "0s")); err != nil {
+		return c, fmt.Errorf("WPS_IMPORT_CHUNK_TIME: %w", err)
+	}
 	if c.ImportJobs, err = strconv.Atoi(env("WPS_IMPORT_JOBS", "1")); err != nil {
 		return c, fmt.Errorf("WPS_IMPORT_JOBS: %w", err)
 	}
@@ -178,6 +182,7 @@ func Load(getenv func(string) string, args []string, stderr io.Writer) (Config, 
 	fs.IntVar(&c.ImportSyncMax, "import-sync-max-rows", c.ImportSyncMax, "a records import of more rows runs as a job, answered 202 (WPS_IMPORT_SYNC_MAX_ROWS)")
 	fs.IntVar(&c.ImportChunk, "import-chunk-rows", c.ImportChunk, "rows an import job writes per transaction (WPS_IMPORT_CHUNK_ROWS)")
 	fs.DurationVar(&c.ImportLease, "import-lease", c.ImportLease, "an import job whose worker stopped is resumed this long after (WPS_IMPORT_LEASE)")
+	fs.DurationVar(&c.ImportChunkTime, "import-chunk-time", c.ImportChunkTime, "an import job's write transaction ends after this; 0: 2ms on SQLite, 100ms on PostgreSQL (WPS_IMPORT_CHUNK_TIME)")
 	fs.IntVar(&c.ImportJobs, "import-jobs", c.ImportJobs, "import jobs one replica runs at once (WPS_IMPORT_JOBS)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "how long in-flight requests may finish on SIGTERM (WPS_SHUTDOWN_TIMEOUT)")
 	cors := fs.String("cors-origins", env("WPS_CORS_ORIGINS", ""), "origins whose browser pages may call the API, comma-separated (https://app.example.com), or * for any (without cookies); empty: CORS off (WPS_CORS_ORIGINS)")
@@ -218,6 +223,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("import sync max rows and import jobs must be at least 1, import chunk rows from 1 to 10000")
 	case c.ImportLease < time.Second:
 		return fmt.Errorf("import lease must be at least 1s")
+	case c.ImportChunkTime < 0 || c.ImportChunkTime > c.ImportLease/4:
+		return fmt.Errorf("import chunk time must be from 0 to a quarter of the import lease")
 	case c.SignInPerAccount < 1 || c.SignInPerAddress < 1:
 		return fmt.Errorf("sign-in failures per account and per address must be at least 1")
 	}

@@ -5,9 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"mime/multipart"
-	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -29,16 +27,7 @@ func uploadTo(t *testing.T, env *tu.Env, path, key, field, name string, content 
 	part, _ := w.CreateFormFile(field, name)
 	_, _ = part.Write(content)
 	_ = w.Close()
-	req, _ := http.NewRequest("POST", env.Server.URL+path, &body)
-	req.Header.Set("Content-Type", w.FormDataContentType())
-	req.Header.Set("Authorization", "Bearer "+key)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	return &tu.Response{Status: res.StatusCode, Header: res.Header, Body: b}
+	return env.Do(tu.Request{Method: post, Path: path, Key: key, Body: body.Bytes(), Header: map[string]string{"Content-Type": w.FormDataContentType()}})
 }
 
 func TestAttachments(t *testing.T) {

@@ -267,6 +267,56 @@ func TestImportJobs(t *testing.T) {
 			}
 		})
 
+		t.Run("a stale claim of the same worker loses the job to the newer one", func(t *testing.T) {
+			env, entity := importSetup(t, engine)
+			loc := importCSV(t, env, env.AdminKey, entity, csvRows(10, 5), nil).Header.Get("Location")
+			ctx := context.Background()
+			stale, err := env.Service.ClaimImportJob(ctx, "worker")
+			if err != nil || stale == nil {
+				t.Fatalf("claim: %v %v", stale, err)
+			}
+			env.Clock.Advance(jobConfig.Lease) // the first claim stalled past its lease
+			fresh, err := env.Service.ClaimImportJob(ctx, "worker")
+			if err != nil || fresh == nil {
+				t.Fatalf("second claim: %v %v", fresh, err)
+			}
+			if err := env.Service.RunImportJob(ctx, env.Blobs(), fresh); err != nil {
+				t.Fatal(err)
+			}
+			if err := env.Service.RunImportJob(ctx, env.Blobs(), stale); !wps.IsLeaseLost(err) {
+				t.Fatalf("the stale claim ran on: %v", err)
+			}
+			if j := env.Call(get, loc, env.AdminKey, nil, 200).JSON(); j["status"] != "SUCCEEDED" {
+				t.Fatalf("job %v", j)
+			}
+			if n := seen(t, env, entity); n != 7 {
+				t.Fatalf("%d records, want 7", n)
+			}
+		})
+
+		t.Run("a user offboarded before the job publishes: FAILED, nothing shown", func(t *testing.T) {
+			env, entity := importSetup(t, engine)
+			env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": "Clerks", "roles": []string{"CLERK"}, "functions": []string{"entity:read", "entity:write"}}, 201)
+			clerkID, clerk := member(t, env, "clerk@example.com", "CLERK")
+			r := importCSV(t, env, clerk, entity, csvRows(10, 5), nil)
+			if r.Status != 202 {
+				t.Fatalf("import: %d %s", r.Status, r.Body)
+			}
+			loc := r.Header.Get("Location")
+			env.Call(patch, "/v1/users/"+clerkID, env.AdminKey, map[string]any{"status": "DEACTIVATED"}, 200)
+			startImportWorker(t, env)
+			j := waitJob(t, env, loc, 20*time.Second)
+			if j["status"] != "FAILED" || j["error"].(map[string]any)["code"] != "forbidden" {
+				t.Fatalf("job %v", j)
+			}
+			if n := seen(t, env, entity); n != 2 {
+				t.Fatalf("%d records, want 2", n)
+			}
+			if n := env.RawInt(`SELECT count(*) FROM entity_records WHERE entity_id = ?`, entity); n != 2 {
+				t.Fatalf("%d rows stored, want 2", n)
+			}
+		})
+
 		t.Run("bad bodies are problems, not jobs", func(t *testing.T) {
 			env, entity := importSetup(t, engine)
 			tu.Problem(t, importCSV(t, env, env.AdminKey, entity, "tag,pressure\n\"x,1\n", nil), 400, "")

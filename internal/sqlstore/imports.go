@@ -68,8 +68,8 @@ func (t *tx) ClaimImportJob(now, leaseUntil wps.Time, owner string) (wps.ImportJ
 	}
 	j.LeaseOwner, j.LeaseUntil = owner, leaseUntil
 	j.Attempts++
-	_, err = t.exec(`UPDATE import_jobs SET status = ?, started_at = ?, lease_owner = ?, lease_until = ?, attempts = ? WHERE id = ?`,
-		j.Status, nullTime(j.StartedAt), owner, leaseUntil.Millis(), j.Attempts, j.ID)
+	_, err = t.exec(`UPDATE import_jobs SET status = ?, started_at = ?, lease_owner = ?, lease_until = ?, attempts = ? WHERE org_id = ? AND id = ?`,
+		j.Status, nullTime(j.StartedAt), owner, leaseUntil.Millis(), j.Attempts, j.OrgID, j.ID)
 	return j, t.err(err, "", "")
 }
 
@@ -93,7 +93,7 @@ func (t *tx) SettleImportRecords(orgID, jobID string, publish bool, limit int) (
 	if _, err := t.exec(`DELETE FROM attachment_refs WHERE org_id = ? AND record_id IN (`+some+`)`, orgID, jobID, orgID); err != nil {
 		return 0, t.err(err, "", "")
 	}
-	if _, err := t.exec(`DELETE FROM record_index WHERE record_id IN (`+some+`)`, jobID, orgID); err != nil {
+	if _, err := t.exec(`DELETE FROM record_index WHERE org_id = ? AND record_id IN (`+some+`)`, orgID, jobID, orgID); err != nil {
 		return 0, t.err(err, "", "")
 	}
 	res, err := t.exec(`DELETE FROM entity_records WHERE id IN (`+some+`)`, jobID, orgID)

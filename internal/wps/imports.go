@@ -65,8 +65,8 @@ type ImportConfig struct {
 	// ChunkRows are checked per read transaction of a job, and written per
 	// write transaction at most (default 500).
 	ChunkRows int
-	// ChunkTime ends a job's write transaction early (default 2ms): the
-	// other writes wait for one chunk at most, whatever the load.
+	// ChunkTime ends a job's write transaction early (default 2ms): on
+	// SQLite the other writes wait for one chunk at most, whatever the load.
 	ChunkTime time.Duration
 	// Lease is how long a worker holds a job unrenewed (default 30 s):
 	// after a crash, another worker resumes it this long after.
@@ -184,7 +184,9 @@ func (s *Service) ClaimImportJob(ctx context.Context, owner string) (*ImportJob,
 	var j ImportJob
 	err := s.store.Write(ctx, func(tx Tx) (err error) {
 		now := s.Now()
-		j, err = tx.ClaimImportJob(now, At(now.Add(s.imports.Lease)), owner)
+		// The lease is the claim's own: two claims by one worker (two of
+		// its loops, one stalled past the lease) never both hold the job.
+		j, err = tx.ClaimImportJob(now, At(now.Add(s.imports.Lease)), owner+"/"+NewID())
 		return err
 	})
 	if IsCode(err, CodeNotFound) {
@@ -270,12 +272,15 @@ func (s *Service) RunImportJob(ctx context.Context, blobs BlobStore, j *ImportJo
 		if err := sameEntity(tx, next); err != nil {
 			return err
 		}
+		if err := mayStillImport(tx, next); err != nil {
+			return err
+		}
 		now := s.Now()
 		next.Status, next.Processed, next.FinishedAt = ImportSucceeded, next.Total, &now
 		return nil
 	})
 	var we *Error
-	if asError(err, &we) && (we.Code == CodeConflict || we.Code == CodeNotFound) {
+	if asError(err, &we) && (we.Code == CodeConflict || we.Code == CodeNotFound || we.Code == CodeForbidden) {
 		return s.failImport(ctx, blobs, j, string(we.Code), we.Message, nil)
 	}
 	if err != nil {
@@ -326,6 +331,27 @@ func sameEntity(tx Tx, j *ImportJob) error {
 	return nil
 }
 
+// mayStillImport checks, as the job publishes its rows, that the user who
+// started it may still import into its entity: deactivated, or without the
+// role or a view policy since, the rows are not published (CodeForbidden).
+func mayStillImport(tx Tx, j *ImportJob) error {
+	p, err := principalOf(tx, j.OrgID, j.CreatedBy)
+	if IsCode(err, CodeNotFound) || err == nil && p.User.Status != UserActive {
+		return Errorf(CodeForbidden, "the user who started the import may no longer import")
+	}
+	if err != nil {
+		return err
+	}
+	e, err := tx.GetEntity(j.OrgID, j.EntityID)
+	if err != nil {
+		return err
+	}
+	if p.Require(FnEntityWrite) != nil || requireRecords(p, e) != nil {
+		return Errorf(CodeForbidden, "the user who started the import may no longer import into this entity")
+	}
+	return nil
+}
+
 // checkImportRows validates every row in read transactions of ChunkRows
 // rows, renewing the job's lease as it goes. It returns the records to
 // write, or the field errors of every invalid row.
@@ -333,10 +359,11 @@ func (s *Service) checkImportRows(ctx context.Context, j *ImportJob, e Entity, r
 	recs := make([]Record, 0, len(rows))
 	var fields []FieldError
 	renewed := time.Now()
-	for from := 0; from < len(rows); from += s.imports.ChunkRows {
-		to := min(from+s.imports.ChunkRows, len(rows))
+	for i := 0; i < len(rows); {
+		// A read transaction checks ChunkRows rows, or fewer when the lease
+		// is due for renewal (a row that recalculates a workbook is slow).
 		err := s.store.Read(ctx, func(tx Tx) error {
-			for i := from; i < to; i++ {
+			for to := min(i+s.imports.ChunkRows, len(rows)); i < to && time.Since(renewed) < s.imports.Lease/4; i++ {
 				vals, err := s.checkRecordValues(tx, e, rows[i], nil, fieldIndex("rows", i), s.now())
 				var we *Error
 				if asError(err, &we) && we.Code == CodeInvalid {
@@ -355,7 +382,7 @@ func (s *Service) checkImportRows(ctx context.Context, j *ImportJob, e Entity, r
 		if err != nil {
 			return nil, nil, err
 		}
-		if time.Since(renewed) > s.imports.Lease/4 {
+		if time.Since(renewed) >= s.imports.Lease/4 {
 			if err := s.importWrite(ctx, j, func(Tx, *ImportJob) error { return nil }); err != nil {
 				return nil, nil, err
 			}
