@@ -570,7 +570,8 @@ func (t *tx) RenameSeatPolicy(orgID, old, name string) error {
 	}
 	// A filled seat is the policy's name as a key of a step's "seats",
 	// followed by an engine.Seat, whose first field is actionId; no other
-	// key of a state is followed by one.
+	// key of a state is followed by one. Ended measurements too: the
+	// ledger's replay compares their stored states with the renamed steps.
 	seat := func(policy string) string { return jsonText(policy) + `:{"actionId"` }
 	_, err := t.exec(`UPDATE measurements SET state = REPLACE(state, `+asText+`, `+asText+`)
 		WHERE org_id = ? AND state LIKE `+asText+` ESCAPE '\'`, seat(old), seat(name), orgID, likePattern(seat(old)))
