@@ -159,7 +159,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		Sessions:         wps.SessionConfig{Idle: cfg.SessionIdle, MaxAge: cfg.SessionMaxAge, AccountBurst: cfg.SignInPerAccount, AddressBurst: cfg.SignInPerAddress},
 		Sheets:           sheets.New(sheets.Limits{MaxUnzippedBytes: cfg.SheetUnzipped, MaxPages: cfg.SheetPages, MaxCells: cfg.SheetCells, CalcTimeout: cfg.SheetCalcTimeout}),
 		MaxTemplateBytes: cfg.MaxTemplateBytes,
-		Imports:          wps.ImportConfig{SyncMaxRows: cfg.ImportSyncMax, ChunkRows: cfg.ImportChunk, ChunkTime: importChunkTime(cfg, db), Lease: cfg.ImportLease}})
+		Imports:          wps.ImportConfig{SyncMaxRows: cfg.ImportSyncMax, ChunkRows: cfg.ImportChunk, ChunkTime: importChunkTime(cfg, db), Lease: cfg.ImportLease, MaxOpen: cfg.ImportMaxOpen}})
 
 	boot, err := svc.Bootstrap(ctx, cfg.BootstrapOrgName, cfg.BootstrapAPIKey)
 	if err != nil {

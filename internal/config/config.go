@@ -54,6 +54,7 @@ type Config struct {
 	ImportLease      time.Duration                // WPS_IMPORT_LEASE: a crashed worker's job is resumed this long after
 	ImportChunkTime  time.Duration                // WPS_IMPORT_CHUNK_TIME: an import job's write ends after this (0: the engine's default)
 	ImportJobs       int                          // WPS_IMPORT_JOBS: import jobs run at once by one replica
+	ImportMaxOpen    int                          // WPS_IMPORT_MAX_OPEN_JOBS: an org's import jobs not yet ended, at most
 }
 
 // Load builds a Config from the environment, then applies flags from args.
@@ -156,6 +157,9 @@ func Load(getenv func(string) string, args []string, stderr io.Writer) (Config, 
 	if c.ImportChunkTime, err = time.ParseDuration(env("WPS_IMPORT_CHUNK_TIME", "0s")); err != nil {
 		return c, fmt.Errorf("WPS_IMPORT_CHUNK_TIME: %w", err)
 	}
+	if c.ImportMaxOpen, err = strconv.Atoi(env("WPS_IMPORT_MAX_OPEN_JOBS", "10")); err != nil {
+		return c, fmt.Errorf("WPS_IMPORT_MAX_OPEN_JOBS: %w", err)
+	}
 	if c.ImportJobs, err = strconv.Atoi(env("WPS_IMPORT_JOBS", "1")); err != nil {
 		return c, fmt.Errorf("WPS_IMPORT_JOBS: %w", err)
 	}
@@ -183,6 +187,7 @@ func Load(getenv func(string) string, args []string, stderr io.Writer) (Config, 
 	fs.IntVar(&c.ImportChunk, "import-chunk-rows", c.ImportChunk, "rows an import job writes per transaction (WPS_IMPORT_CHUNK_ROWS)")
 	fs.DurationVar(&c.ImportLease, "import-lease", c.ImportLease, "an import job whose worker stopped is resumed this long after (WPS_IMPORT_LEASE)")
 	fs.DurationVar(&c.ImportChunkTime, "import-chunk-time", c.ImportChunkTime, "an import job's write transaction ends after this; 0: 2ms on SQLite, 100ms on PostgreSQL (WPS_IMPORT_CHUNK_TIME)")
+	fs.IntVar(&c.ImportMaxOpen, "import-max-open-jobs", c.ImportMaxOpen, "an org's import jobs not yet ended, at most; one more answers 429 (WPS_IMPORT_MAX_OPEN_JOBS)")
 	fs.IntVar(&c.ImportJobs, "import-jobs", c.ImportJobs, "import jobs one replica runs at once (WPS_IMPORT_JOBS)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "how long in-flight requests may finish on SIGTERM (WPS_SHUTDOWN_TIMEOUT)")
 	cors := fs.String("cors-origins", env("WPS_CORS_ORIGINS", ""), "origins whose browser pages may call the API, comma-separated (https://app.example.com), or * for any (without cookies); empty: CORS off (WPS_CORS_ORIGINS)")
@@ -219,8 +224,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("sheet limits must be positive (unzipped bytes at least 1 MiB)")
 	case c.MaxTemplateBytes < 1024 || c.MaxTemplateBytes > 1<<20:
 		return fmt.Errorf("contract template max bytes must be from 1024 to 1048576 (a request body's default limit)")
-	case c.ImportSyncMax < 1 || c.ImportChunk < 1 || c.ImportChunk > 10000 || c.ImportJobs < 1:
-		return fmt.Errorf("import sync max rows and import jobs must be at least 1, import chunk rows from 1 to 10000")
+	case c.ImportSyncMax < 1 || c.ImportChunk < 1 || c.ImportChunk > 10000 || c.ImportJobs < 1 || c.ImportMaxOpen < 1:
+		return fmt.Errorf("import sync max rows, import jobs and import max open jobs must be at least 1, import chunk rows from 1 to 10000")
 	case c.ImportLease < time.Second:
 		return fmt.Errorf("import lease must be at least 1s")
 	case c.ImportChunkTime < 0 || c.ImportChunkTime > c.ImportLease/4:

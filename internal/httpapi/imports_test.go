@@ -317,6 +317,38 @@ func TestImportJobs(t *testing.T) {
 			}
 		})
 
+		t.Run("an org's open jobs are bounded", func(t *testing.T) {
+			cfg := jobConfig
+			cfg.MaxOpen = 2
+			env := tu.NewEnv(t, engine, tu.Options{Imports: cfg})
+			entity := env.Call(post, "/v1/entities/simplified", env.AdminKey, map[string]any{"n": "Asset", "p": []map[string]any{{"n": "tag", "t": "TEXT"}, {"n": "pressure", "t": "NUMBER"}}}, 201).JSON()["id"].(string)
+			for range 2 {
+				if r := importCSV(t, env, env.AdminKey, entity, csvRows(0, 5), nil); r.Status != 202 {
+					t.Fatalf("import: %d %s", r.Status, r.Body)
+				}
+			}
+			r := importCSV(t, env, env.AdminKey, entity, csvRows(0, 5), nil)
+			tu.Problem(t, r, 429, "")
+			if r.Header.Get("Retry-After") == "" {
+				t.Fatalf("429 without Retry-After: %v", r.Header)
+			}
+			if r := importCSV(t, env, env.AdminKey, entity, csvRows(0, 2), nil); r.Status != 200 {
+				t.Fatalf("a small import is not a job: %d %s", r.Status, r.Body)
+			}
+			if n := env.RawInt(`SELECT count(*) FROM import_jobs`); n != 2 {
+				t.Fatalf("%d jobs", n)
+			}
+			startImportWorker(t, env)
+			for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+				if r := importCSV(t, env, env.AdminKey, entity, csvRows(0, 5), nil); r.Status == 202 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("no room after the jobs ended")
+				}
+			}
+		})
+
 		t.Run("bad bodies are problems, not jobs", func(t *testing.T) {
 			env, entity := importSetup(t, engine)
 			tu.Problem(t, importCSV(t, env, env.AdminKey, entity, "tag,pressure\n\"x,1\n", nil), 400, "")

@@ -50,6 +50,12 @@ func (t *tx) GetImportJob(orgID, id string) (wps.ImportJob, error) {
 	return j, t.err(err, "import job", "")
 }
 
+func (t *tx) CountOpenImportJobs(orgID string) (int, error) {
+	var n int
+	err := t.queryRow(`SELECT count(*) FROM import_jobs WHERE NOT settled AND org_id = ? AND status IN (?, ?)`, orgID, wps.ImportPending, wps.ImportRunning).Scan(&n)
+	return n, t.err(err, "", "")
+}
+
 func (t *tx) ClaimImportJob(now, leaseUntil wps.Time, owner string) (wps.ImportJob, error) {
 	skip := ""
 	if t.db.engine == Postgres {

@@ -73,6 +73,9 @@ type ImportConfig struct {
 	Lease time.Duration
 	// MaxAttempts are the claims of a job before it fails (default 5).
 	MaxAttempts int
+	// MaxOpen is how many jobs an org may have PENDING or RUNNING
+	// (default 10); one more is refused with CodeRateLimited.
+	MaxOpen int
 }
 
 func (c *ImportConfig) defaults() {
@@ -90,6 +93,9 @@ func (c *ImportConfig) defaults() {
 	}
 	if c.MaxAttempts <= 0 {
 		c.MaxAttempts = 5
+	}
+	if c.MaxOpen <= 0 {
+		c.MaxOpen = 10
 	}
 }
 
@@ -140,7 +146,18 @@ func (s *Service) Import(ctx context.Context, p *Principal, blobs BlobStore, ent
 	if _, _, err := blobs.Put(ctx, j.StorageKey, bytes.NewReader(data), int64(len(data))); err != nil {
 		return ImportResult{}, err
 	}
-	if err := s.store.Write(ctx, func(tx Tx) error { return tx.CreateImportJob(j) }); err != nil {
+	err = s.store.Write(ctx, func(tx Tx) error {
+		open, err := tx.CountOpenImportJobs(p.OrgID)
+		if err != nil {
+			return err
+		}
+		if open >= s.imports.MaxOpen {
+			return &Error{Code: CodeRateLimited, RetryAfter: 10 * time.Second,
+				Message: fmt.Sprintf("the organization has %d imports running (at most %d); try again when one ends", open, s.imports.MaxOpen)}
+		}
+		return tx.CreateImportJob(j)
+	})
+	if err != nil {
 		_ = blobs.Delete(context.WithoutCancel(ctx), j.StorageKey)
 		return ImportResult{}, err
 	}

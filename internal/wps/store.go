@@ -110,6 +110,8 @@ type Tx interface {
 
 	CreateImportJob(j ImportJob) error
 	GetImportJob(orgID, id string) (ImportJob, error)
+	// CountOpenImportJobs counts the org's jobs not yet SUCCEEDED or FAILED.
+	CountOpenImportJobs(orgID string) (int, error)
 	// ClaimImportJob leases to owner, until leaseUntil, the oldest job (of
 	// any org) that is not settled and whose lease ended (a PENDING job
 	// has none), skipping one that another transaction holds: PENDING
