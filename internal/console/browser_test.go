@@ -272,6 +272,17 @@ func (tb *tab) sees(want string) {
 	}
 }
 
+// waitsToSee waits until the main content shows want: a change the page's
+// script makes without loading a page.
+func (tb *tab) waitsToSee(want string) {
+	tb.t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(tb.text("main"), want); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			tb.t.Fatalf("%s does not come to show %q:\n%s", tb.location(), want, tb.text("main"))
+		}
+	}
+}
+
 // screenshot saves the page as PNG into $WPS_SCREENSHOTS (when set), for docs/console.md.
 func (tb *tab) screenshot(name string) {
 	dir := os.Getenv("WPS_SCREENSHOTS")

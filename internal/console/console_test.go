@@ -9,8 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"wps/internal/imports"
 	"wps/internal/sqlstore"
 	tu "wps/internal/testutil"
+	"wps/internal/wps"
 )
 
 const (
@@ -45,8 +47,11 @@ func person(t testing.TB, env *tu.Env, email string, roles ...string) string {
 }
 
 func newOrg(t *testing.T, engine sqlstore.Engine) *org {
-	env := tu.NewEnv(t, engine, tu.Options{Console: true})
-	env.Clock.Advance(time.Since(env.Clock.Now())) // sessions end at real dates, which the browser checks
+	env := tu.NewEnv(t, engine, tu.Options{Console: true, Imports: wps.ImportConfig{SyncMaxRows: 2}}) // 3 rows: a job
+	env.Clock.Advance(time.Since(env.Clock.Now()))                                                    // sessions end at real dates, which the browser checks
+	importer := imports.New(env.Service, env.Blobs(), imports.Config{Poll: 50 * time.Millisecond})
+	importer.Start(t.Context())
+	t.Cleanup(importer.Stop)
 	fns := []string{"measurement:create", "measurement:read", "process:read", "action:write", "action:approve", "action:reprove", "entity:read", "ledger:read"}
 	for _, p := range []struct{ name, role string }{{"Inspector", "INSPECTOR"}, {"Supervisor", "SUPERVISOR"}, {"Manager", "MANAGER"}} {
 		env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": p.name, "roles": []string{p.role}, "functions": fns}, 201)
@@ -273,6 +278,25 @@ func TestConsoleAdmin(t *testing.T) {
 		root.sees("Records imported.")
 		root.sees("Gdańsk")
 		root.sees("5 records")
+		// A larger file is a job: the page follows it to its end.
+		if err := os.WriteFile(csvPath, []byte("code,name,city,rating\nS-006,Fluid Co,Porto,C\nS-007,Gasket Ltd,Leeds,A\nS-008,Hydra,Turin,C\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		root.attach("Import CSV or XLSX", csvPath)
+		root.press("button", "Import")
+		root.sees("Records imported.")
+		root.sees("Gasket Ltd")
+		root.sees("8 records")
+		// A job whose row is bad: the page shows why, and nothing is imported.
+		if err := os.WriteFile(csvPath, []byte("code,name,city,rating\nS-009,Ion,Oslo,C\nS-010,Jet,Kyiv,Z\nS-011,Kiln,Bern,A\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		root.attach("Import CSV or XLSX", csvPath)
+		root.call("button", "Import", `function(){ this.click() }`) // no page follows
+		root.waitsToSee("Not imported:")
+		root.sees("rows[1].rating")
+		root.open("/entities/" + o.supplier)
+		root.sees("8 records")
 		root.open("/processes/" + o.process)
 		root.screenshot("process")
 

@@ -43,7 +43,8 @@ document.addEventListener("DOMContentLoaded", () => {
     });
   });
 
-  // Records import: the file goes to the API's import, all or nothing.
+  // Records import: the file goes to the API's import, all or nothing. A
+  // large one is a job (202): its progress is shown until it ends.
   document.querySelectorAll("form.import").forEach((form) => {
     form.addEventListener("submit", async (e) => {
       e.preventDefault();
@@ -56,10 +57,22 @@ document.addEventListener("DOMContentLoaded", () => {
         method: "POST", credentials: "same-origin",
         headers: { "Content-Type": xlsx ? "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet" : "text/csv", "X-CSRF-Token": form.dataset.csrf }, body: file,
       });
-      const body = await res.json().catch(() => ({}));
-      if (res.ok) { location.search = "?done=imported"; return; }
+      let body = await res.json().catch(() => ({}));
+      let ok = res.ok, why = res.statusText;
+      if (res.status === 202) {
+        const job = res.headers.get("Location");
+        while (body.status !== "SUCCEEDED" && body.status !== "FAILED") {
+          status.textContent = `Importing… ${body.processed || 0} of ${body.total} rows written`;
+          await new Promise((done) => setTimeout(done, 1000));
+          const poll = await fetch(job, { credentials: "same-origin" });
+          body = await poll.json().catch(() => ({}));
+          if (!poll.ok) { ok = false; why = poll.statusText; break; }
+        }
+        if (body.status === "FAILED") { ok = false; body = { detail: body.error && body.error.detail, errors: body.errors }; }
+      }
+      if (ok) { location.search = "?done=imported"; return; }
       const fields = (body.errors || []).map((x) => `${x.location || x.field}: ${x.message}`).join("; ");
-      status.textContent = `Not imported: ${body.detail || res.statusText}${fields ? " (" + fields + ")" : ""}`;
+      status.textContent = `Not imported: ${body.detail || why}${fields ? " (" + fields + ")" : ""}`;
     });
   });
 
