@@ -671,15 +671,11 @@ func (s *Service) DeleteRecord(ctx context.Context, p *Principal, entityID, id s
 	})
 }
 
-// ImportRecords adds rows (values keyed by name) all or nothing. Errors list
-// every invalid row as rows[i].name; a unique conflict names its row.
-func (s *Service) ImportRecords(ctx context.Context, p *Principal, entityID string, rows []map[string]json.RawMessage) (int, error) {
-	if err := p.Require(FnEntityWrite); err != nil {
-		return 0, err
-	}
-	if len(rows) > MaxImportRows {
-		return 0, Invalid("rows", "at most %d rows per import", MaxImportRows)
-	}
+// importRecords adds rows (values keyed by name) all or nothing, in one
+// transaction; Import checked the caller's function and the rows' number.
+// Errors list every invalid row as rows[i].name; a unique conflict names
+// its row.
+func (s *Service) importRecords(ctx context.Context, p *Principal, entityID string, rows []map[string]json.RawMessage) (int, error) {
 	err := s.store.Write(ctx, func(tx Tx) error {
 		e, err := tx.GetEntity(p.OrgID, entityID)
 		if err != nil {

@@ -108,8 +108,8 @@ type ImportResult struct {
 
 // Import adds rows (values keyed by name) to an entity, all or nothing:
 // at once when they are at most ImportConfig.SyncMaxRows and async is
-// false (see ImportRecords), else as a job whose rows are kept in blobs
-// until it ends. Errors: as ImportRecords; CodeNotFound, CodeForbidden for
+// false (see importRecords), else as a job whose rows are kept in blobs
+// until it ends. Errors: as importRecords; CodeNotFound, CodeForbidden for
 // the entity.
 func (s *Service) Import(ctx context.Context, p *Principal, blobs BlobStore, entityID string, rows []map[string]json.RawMessage, async bool) (ImportResult, error) {
 	if err := p.Require(FnEntityWrite); err != nil {
@@ -119,7 +119,7 @@ func (s *Service) Import(ctx context.Context, p *Principal, blobs BlobStore, ent
 		return ImportResult{}, Invalid("rows", "at most %d rows per import", MaxImportRows)
 	}
 	if !async && len(rows) <= s.imports.SyncMaxRows {
-		n, err := s.ImportRecords(ctx, p, entityID, rows)
+		n, err := s.importRecords(ctx, p, entityID, rows)
 		return ImportResult{Imported: n}, err
 	}
 	var e Entity
