@@ -7,11 +7,17 @@ import (
 	"image"
 	"image/color"
 	"image/jpeg"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -207,6 +213,12 @@ func runDoc(t *testing.T, engine sqlstore.Engine, name string, blocks []docBlock
 			t.Error(err)
 		}
 	}()
+	addr, mismatches := checked(t, addr)
+	defer func() {
+		for _, m := range mismatches() {
+			t.Errorf("%s: an answer does not match the OpenAPI document: %s", name, m)
+		}
+	}()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -245,6 +257,50 @@ func runDoc(t *testing.T, engine sqlstore.Engine, name string, blocks []docBlock
 	}
 	t.Errorf("%s: the block at line %d failed (%v):\n%s\n--- its output:\n%s\n--- the server's log (end):\n%s",
 		name, line, err, code, tail(blockOut, 6000), tail(requests(log.String()), 3000))
+}
+
+// checked puts a proxy in front of the server at addr that checks every
+// answer against the OpenAPI document the server serves, as Env.Do does
+// for the HTTP tests; mismatches lists those that do not match.
+func checked(t *testing.T, addr string) (proxyAddr string, mismatches func() []string) {
+	t.Helper()
+	res, err := http.Get("http://" + addr + "/v1/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	contract, err := tu.NewContract(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var bad []string
+	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: addr})
+	proxy.ModifyResponse = func(r *http.Response) error {
+		body, err := io.ReadAll(r.Body)
+		r.Body.Close()
+		if err != nil {
+			return err
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if err := contract.Check(r.Request, r.StatusCode, r.Header, body); err != nil {
+			mu.Lock()
+			bad = append(bad, err.Error())
+			mu.Unlock()
+		}
+		return nil
+	}
+	srv := httptest.NewServer(proxy)
+	t.Cleanup(srv.Close)
+	return strings.TrimPrefix(srv.URL, "http://"), func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return bad
+	}
 }
 
 // requests drops the server log's lines about migrations.
