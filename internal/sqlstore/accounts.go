@@ -304,6 +304,12 @@ func (t *tx) SetInviteStatus(orgID, id, status string) error {
 	return t.err(affected(res, err, "invite"), "invite", "")
 }
 
+// scanString reads a row of one text column, for collect.
+func scanString(s interface{ Scan(...any) error }) (string, error) {
+	var v string
+	return v, s.Scan(&v)
+}
+
 // collect scans every row with scan; the result is never nil.
 func collect[T any](rows *sql.Rows, scan func(interface{ Scan(...any) error }) (T, error)) ([]T, error) {
 	defer rows.Close()

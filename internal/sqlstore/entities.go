@@ -204,11 +204,7 @@ func (t *tx) ListRecordIDs(orgID, entityID string) ([]string, error) {
 	if err != nil {
 		return nil, t.err(err, "", "")
 	}
-	ids, err := collect(rows, func(s interface{ Scan(...any) error }) (string, error) {
-		var id string
-		err := s.Scan(&id)
-		return id, err
-	})
+	ids, err := collect(rows, scanString)
 	return ids, t.err(err, "", "")
 }
 

@@ -78,10 +78,7 @@ func (t *tx) LedgerBacklog() ([]string, error) {
 	if err != nil {
 		return nil, t.err(err, "", "")
 	}
-	list, err := collect(rows, func(s interface{ Scan(...any) error }) (string, error) {
-		var id string
-		return id, s.Scan(&id)
-	})
+	list, err := collect(rows, scanString)
 	return list, t.err(err, "", "")
 }
 
@@ -377,10 +374,7 @@ func (t *tx) ListMeasurementIDs(orgID, after string, limit int) ([]string, error
 	if err != nil {
 		return nil, t.err(err, "", "")
 	}
-	list, err := collect(rows, func(s interface{ Scan(...any) error }) (string, error) {
-		var id string
-		return id, s.Scan(&id)
-	})
+	list, err := collect(rows, scanString)
 	return list, t.err(err, "", "")
 }
 

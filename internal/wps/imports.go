@@ -286,10 +286,11 @@ func (s *Service) RunImportJob(ctx context.Context, blobs BlobStore, j *ImportJo
 		}
 	}
 	err = s.importWrite(ctx, j, func(tx Tx, next *ImportJob) error {
-		if err := sameEntity(tx, next); err != nil {
+		e, err := sameEntity(tx, next)
+		if err != nil {
 			return err
 		}
-		if err := mayStillImport(tx, next); err != nil {
+		if err := mayStillImport(tx, next, e); err != nil {
 			return err
 		}
 		now := s.Now()
@@ -332,34 +333,30 @@ func paramsDigest(params []Parameter) string {
 	return hex.EncodeToString(h[:])
 }
 
-// sameEntity fails with CodeConflict (CodeNotFound) when the job's entity
-// changed its parameters (was deleted) since its rows were checked.
-func sameEntity(tx Tx, j *ImportJob) error {
+// sameEntity reads the job's entity; CodeConflict (CodeNotFound) when it
+// changed its parameters (was deleted) since the job's rows were checked.
+func sameEntity(tx Tx, j *ImportJob) (Entity, error) {
 	e, err := tx.GetEntity(j.OrgID, j.EntityID)
 	if IsCode(err, CodeNotFound) {
-		return Errorf(CodeNotFound, "the entity was deleted during the import")
+		return e, Errorf(CodeNotFound, "the entity was deleted during the import")
 	}
 	if err != nil {
-		return err
+		return e, err
 	}
 	if paramsDigest(e.Parameters) != j.EntityDigest {
-		return Errorf(CodeConflict, "the entity's parameters changed during the import; import again")
+		return e, Errorf(CodeConflict, "the entity's parameters changed during the import; import again")
 	}
-	return nil
+	return e, nil
 }
 
 // mayStillImport checks, as the job publishes its rows, that the user who
 // started it may still import into its entity: deactivated, or without the
 // role or a view policy since, the rows are not published (CodeForbidden).
-func mayStillImport(tx Tx, j *ImportJob) error {
+func mayStillImport(tx Tx, j *ImportJob, e Entity) error {
 	p, err := principalOf(tx, j.OrgID, j.CreatedBy)
 	if IsCode(err, CodeNotFound) || err == nil && p.User.Status != UserActive {
 		return Errorf(CodeForbidden, "the user who started the import may no longer import")
 	}
-	if err != nil {
-		return err
-	}
-	e, err := tx.GetEntity(j.OrgID, j.EntityID)
 	if err != nil {
 		return err
 	}
@@ -416,7 +413,7 @@ func (s *Service) checkImportRows(ctx context.Context, j *ImportJob, e Entity, r
 func (s *Service) importChunk(ctx context.Context, j *ImportJob, e Entity, recs []Record, from int) error {
 	return s.importWrite(ctx, j, func(tx Tx, next *ImportJob) error {
 		start := time.Now()
-		if err := sameEntity(tx, next); err != nil {
+		if _, err := sameEntity(tx, next); err != nil {
 			return err
 		}
 		n := 0
