@@ -129,6 +129,20 @@ func TestMeasurementEndToEnd(t *testing.T) {
 			Body: map[string]any{"stepId": s.close, "type": "APPROVAL"}}), 409, "")
 		// 4. Photos approved: Close opens.
 		s.act(t, s.sam, id, s.photos, "APPROVAL", nil, "STAGE_OPEN")
+		// A rejection states its reason: none, or a blank one, writes nothing.
+		for _, obs := range []any{nil, "", " \n\t"} {
+			body := map[string]any{"stepId": s.close, "type": "REJECTION"}
+			if obs != nil {
+				body["observation"] = obs
+			}
+			tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/measurements/" + id + "/actions", Key: s.sam, Body: body}), 422, "observation")
+			delete(body, "stepId")
+			delete(body, "type")
+			tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/actions/" + first["id"].(string) + "/reprove", Key: s.sam, Body: body}), 422, "observation")
+		}
+		if st := s.status(t, id); st != "STAGE_OPEN" {
+			t.Fatalf("after refused rejections: %s", st)
+		}
 		// 5. The supervisor rejects at Close: back to Repair (its reproval dependency).
 		rej := s.act(t, s.sam, id, s.close, "REJECTION", nil, "REPROVED")
 		if rej["currentStep"].(map[string]any)["id"] != s.repair {

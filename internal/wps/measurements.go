@@ -434,6 +434,11 @@ func (r *run) act(in ActInput) (Action, engine.Result, error) {
 		if len(in.Parameters) > 0 {
 			return Action{}, zero, Invalid("parameters", "only WRITE_DATA carries parameters")
 		}
+		if in.Type == engine.Rejection {
+			if err := needReason(in.Observation); err != nil {
+				return Action{}, zero, err
+			}
+		}
 	default:
 		return Action{}, zero, Invalid("type", "must be WRITE_DATA, APPROVAL or REJECTION")
 	}
@@ -524,6 +529,15 @@ func (r *run) act(in ActInput) (Action, engine.Result, error) {
 		return Action{}, zero, err
 	}
 	return a, res, nil
+}
+
+// needReason refuses a rejection without a reason: a blank observation
+// (semantics §14). Error: CodeInvalid naming observation.
+func needReason(observation string) error {
+	if strings.TrimSpace(observation) == "" {
+		return Invalid("observation", "a rejection needs a reason: say why in observation")
+	}
+	return nil
 }
 
 // EntityRead says which record filled a parameter.
@@ -1073,11 +1087,11 @@ func (s *Service) Act(ctx context.Context, p *Principal, measurementID string, i
 // rejection, an action already reproved or superseded, or an approved
 // measurement; CodeForbidden without a policy of a step at or after it.
 func (s *Service) Reprove(ctx context.Context, p *Principal, actionID, observation, txHash string) (ActionView, error) {
-	if err := p.Require(FnActionReprove); err != nil {
-		return ActionView{}, err
-	}
 	var out ActionView
 	if err := p.Require(FnActionReprove); err != nil {
+		return out, err
+	}
+	if err := needReason(observation); err != nil {
 		return out, err
 	}
 	var r *run
