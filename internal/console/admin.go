@@ -251,18 +251,25 @@ func (c *Console) retryDelivery(q *req) error {
 
 // Org settings.
 
+// attention heads a form shown again with errors by its fields (each
+// message is said once, by its field).
+const attention = "Some values need attention: see the messages by the fields."
+
 type orgData struct {
 	Sections []navItem
 	Error    string
 	Fields   map[string]string
 	Contrast string
+	// The values the form shows: the org's, or what was sent and refused.
+	ThemeColor, PinnedURL string
+	Operations            []string
 }
 
 func (c *Console) orgSettings(q *req) error {
 	if err := q.p.Require(wps.FnOrgUpdate); err != nil {
 		return err
 	}
-	return c.showOrg(q, http.StatusOK, orgData{})
+	return c.showOrg(q, http.StatusOK, orgData{ThemeColor: q.org.ThemeColor, PinnedURL: q.org.PinnedURL, Operations: q.org.Operations})
 }
 
 func (c *Console) showOrg(q *req, status int, d orgData) error {
@@ -297,7 +304,8 @@ func (c *Console) saveOrg(q *req) error {
 				return err
 			}
 			if !strings.HasPrefix(a.ContentType, "image/") || a.ContentType == "image/svg+xml" {
-				return c.showOrg(q, http.StatusUnprocessableEntity, orgData{Error: "The logo must be a PNG, JPEG, GIF or WebP image.", Fields: map[string]string{"logo": "is not an image"}})
+				return c.showOrg(q, http.StatusUnprocessableEntity, orgData{Error: attention, Fields: map[string]string{"logo": "must be a PNG, JPEG, GIF or WebP image"},
+					ThemeColor: color, PinnedURL: pinned, Operations: ops})
 			}
 			u.LogoKey = &a.ID
 		}
@@ -309,7 +317,11 @@ func (c *Console) saveOrg(q *req) error {
 	org, err := c.svc.UpdateOrg(q.ctx(), q.p, u)
 	if err != nil {
 		if wps.IsCode(err, wps.CodeInvalid) {
-			return c.showOrg(q, statusOf(err), orgData{Error: message(err), Fields: fieldErrors(err, "")})
+			d := orgData{Error: attention, Fields: fieldErrors(err, ""), ThemeColor: color, PinnedURL: pinned, Operations: ops}
+			if len(d.Fields) == 0 {
+				d.Error = message(err)
+			}
+			return c.showOrg(q, statusOf(err), d)
 		}
 		return err
 	}

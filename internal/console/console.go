@@ -106,6 +106,9 @@ type req struct {
 	org   wps.Org
 	// records are the linked records read for this page, by entity and columns.
 	records map[string]recordOptions
+	// labels are linked records' labels read for this page, by entity and
+	// record id ("" when the reader may not read them).
+	labels map[string]string
 }
 
 func (q *req) ctx() context.Context { return q.r.Context() }
@@ -221,15 +224,17 @@ type page struct {
 type navItem struct {
 	Name, Label, Href string
 	Current           bool
+	Needs             wps.Function // the function a user needs to use the section ("": none)
 }
 
 // sections are the console's sections; an org's operations name those
-// shown to non-admins.
+// shown to non-admins, and each shows only to a user who holds the
+// function its pages need.
 var sections = []navItem{
 	{Name: "inbox", Label: "Inbox", Href: "/inbox"},
-	{Name: "measurements", Label: "Measurements", Href: "/measurements"},
-	{Name: "processes", Label: "Processes", Href: "/processes"},
-	{Name: "entities", Label: "Entities", Href: "/entities"},
+	{Name: "measurements", Label: "Measurements", Href: "/measurements", Needs: wps.FnMeasurementRead},
+	{Name: "processes", Label: "Processes", Href: "/processes", Needs: wps.FnProcessRead},
+	{Name: "entities", Label: "Entities", Href: "/entities", Needs: wps.FnEntityRead},
 }
 
 // notices are the messages a redirect after a change may show (by code,
@@ -256,6 +261,9 @@ func (c *Console) render(q *req, status int, name, title string, data any) {
 		u := q.p.User
 		pg.User, pg.Org, pg.CSRF = &u, q.org, wps.CSRFToken(q.token)
 		for _, s := range sections {
+			if s.Needs != "" && !q.p.Can(s.Needs) {
+				continue
+			}
 			if q.p.IsAdmin() || len(q.org.Operations) == 0 || slices.Contains(q.org.Operations, s.Name) {
 				s.Current = strings.HasPrefix(q.r.URL.Path, s.Href)
 				pg.Nav = append(pg.Nav, s)

@@ -121,6 +121,13 @@ func (c *Console) records(q *req) error {
 		}
 		d.Rows = append(d.Rows, row)
 	}
+	var files [][]fileLink
+	for _, r := range d.Rows {
+		for _, cl := range r.Cells {
+			files = append(files, cl.Files)
+		}
+	}
+	c.nameFiles(q, files...)
 	if page > 1 {
 		d.Prev = pageURL(q.r.URL.Path, v, page-1)
 	}
@@ -164,22 +171,16 @@ func (c *Console) cellText(q *req, p wps.Parameter, val any, links map[string]ma
 		}
 	case wps.TypeSelect, wps.TypeMultiSelect:
 		color := ""
+		if len(items) > 0 {
+			color = optionColor(p, items[0])
+		}
 		for i, it := range items {
-			for _, o := range p.OptionItems {
-				if o.Value == it {
-					if o.Label != "" {
-						items[i] = o.Label
-					}
-					if col, ok := parseHex(o.Color); ok && color == "" {
-						color = "#" + col.hex()
-					}
-				}
-			}
+			items[i] = valueText(p, it)
 		}
 		return strings.Join(items, ", "), nil, color
 	default:
 		for i, it := range items {
-			items[i] = wps.DisplayValue(p, it)
+			items[i] = valueText(p, it)
 		}
 	}
 	return strings.Join(items, ", "), nil, ""

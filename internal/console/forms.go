@@ -25,6 +25,7 @@ type field struct {
 	Columns                    []field // a TABLE's columns
 	Rows                       []tableRow
 	More                       bool // an ENTITY picker shows only the first records
+	Legend                     bool // some options have a colour: a legend shows them
 	Step, Min, Max             string
 	MinLength, MaxLength       int
 	Error                      string
@@ -124,16 +125,14 @@ func (c *Console) field(q *req, p wps.Parameter) field {
 		f.Input, f.ReadOnly = "readonly", true
 		return f
 	}
-	for _, o := range p.OptionItems {
+	colors := optionColors(p)
+	for i, o := range p.OptionItems {
 		l := o.Label
 		if l == "" {
 			l = o.Value
 		}
-		col := ""
-		if rgbv, ok := parseHex(o.Color); ok {
-			col = "#" + rgbv.hex()
-		}
-		f.Options = append(f.Options, option{Value: o.Value, Label: l, Color: col})
+		f.Options = append(f.Options, option{Value: o.Value, Label: l, Color: colors[i]})
+		f.Legend = f.Legend || colors[i] != ""
 	}
 	switch p.Type {
 	case wps.TypeLongText:

@@ -16,11 +16,12 @@ import (
 type measurementData struct {
 	M        wps.MeasurementView
 	Process  string
+	Icon     string
 	Steps    []timelineStep
 	Forms    []stepForm
 	History  []wps.MeasurementActionView
 	Labels   map[string]string // step id → label
-	Reprove  bool              // the user may reprove actions
+	Reprove  map[string]bool   // the actions the user may reprove, by id
 	Ledger   *wps.LedgerReport // after "Check the ledger"
 	CanCheck bool
 	Error    string
@@ -49,20 +50,25 @@ type seat struct {
 	Filled             bool
 }
 
+// shownValue is a value in the read view: its text (with the colour of an
+// option), its files, and the description of the API call that gave it.
 type shownValue struct {
-	Label, Value string
-	Files        []fileLink
+	Label, Value, Color string
+	Files               []fileLink
+	Source              string
 }
 
-type fileLink struct{ ID, Name string }
+type fileLink struct{ ID, Name, Size string }
 
 // stepForm is the form of an open step the user holds a policy of.
 type stepForm struct {
 	StepID, Label, Prompt string
 	Fields                []field
 	Policies              []string // the step's policies the user holds (a choice when several)
-	HasData               bool
+	HasData               bool     // Save: the step takes values and the user may write them
+	Approve               bool     // Approve and Reject: the user may approve
 	Observation           string
+	ObservationError      string
 	Error                 string
 }
 
@@ -71,27 +77,41 @@ func (c *Console) measurement(q *req) error {
 }
 
 // showMeasurement renders the page; failed is the form that was sent and
-// refused (its values and errors are shown again).
+// refused (its values and errors are shown again). It offers only what the
+// user may do: the forms of the seats they can fill now, Save with
+// action:write, Approve and Reject with action:approve, Reprove on the
+// actions the service would let them reprove.
 func (c *Console) showMeasurement(q *req, status int, failed *stepForm) error {
 	id := q.r.PathValue("id")
-	m, actionable, err := c.svc.GetMeasurementActionable(q.ctx(), q.p, id)
+	m, can, err := c.svc.GetMeasurementPermitted(q.ctx(), q.p, id)
 	if err != nil {
 		return err
 	}
 	seats := map[string][]string{} // step → the seats the user can fill now
-	for _, a := range actionable {
+	for _, a := range can.Steps {
 		seats[a.StepID] = slices.DeleteFunc(a.PolicyNames, func(s string) bool { return s == "*" })
 		if seats[a.StepID] == nil {
 			seats[a.StepID] = []string{}
 		}
 	}
-	d := measurementData{M: m, Process: m.Process.Label, Labels: map[string]string{}, Reprove: q.p.Can(wps.FnActionReprove),
+	d := measurementData{M: m, Process: m.Process.Label, Labels: map[string]string{}, Reprove: map[string]bool{},
 		CanCheck: q.p.Can(wps.FnLedgerRead)}
+	for _, a := range can.Reprovable {
+		d.Reprove[a] = true
+	}
 	if d.Process == "" {
 		d.Process = m.Process.Name
 	}
+	if procs, err := c.svc.ProcessNames(q.ctx(), q.p); err == nil {
+		for _, pr := range procs {
+			if pr.ID == m.ProcessID {
+				d.Icon = pr.IconName
+			}
+		}
+	}
 	d.Workbooks = c.workbooks(q, m)
 	current, last := currentValues(m, false), currentValues(m, true)
+	var files [][]fileLink
 	for _, st := range m.Process.Steps {
 		d.Labels[st.ID] = st.Label
 		ts := timelineStep{ID: st.ID, Label: st.Label, Status: st.Status}
@@ -106,19 +126,8 @@ func (c *Console) showMeasurement(q *req, status int, failed *stepForm) error {
 		}
 		for _, p := range st.Parameters {
 			if v, ok := current[p.ID]; ok && !hiddenInUI(p.Parameter) {
-				if p.Type == wps.TypeEntity { // a linked record by its columns, not its id
-					labels := c.recordLabels(q, p.Parameter)
-					var shown []string
-					for _, it := range v.items {
-						if l, ok := labels[it.Value]; ok {
-							shown = append(shown, l)
-						} else {
-							shown = append(shown, it.Value)
-						}
-					}
-					v.display = strings.Join(shown, "; ")
-				}
-				ts.Values = append(ts.Values, shownValue{Label: labelOf(p.Parameter), Value: v.display, Files: v.files})
+				ts.Values = append(ts.Values, c.shown(q, p, v))
+				files = append(files, v.files)
 			}
 		}
 		d.Steps = append(d.Steps, ts)
@@ -133,9 +142,22 @@ func (c *Console) showMeasurement(q *req, status int, failed *stepForm) error {
 		} else {
 			f.Fields = c.fields(q, st.Parameters, last) // rework starts from the values sent back
 		}
-		f.HasData = slices.ContainsFunc(f.Fields, func(x field) bool { return !x.ReadOnly })
+		if !can.Write { // values to read, not to change
+			for i := range f.Fields {
+				readOnlyField(&f.Fields[i])
+			}
+		}
+		f.HasData = can.Write && slices.ContainsFunc(f.Fields, func(x field) bool { return !x.ReadOnly })
+		f.Approve = can.Approve
+		if !f.HasData && !f.Approve {
+			continue // a seat the user holds but no function to fill it with
+		}
+		for _, fl := range f.Fields {
+			files = append(files, fl.Files)
+		}
 		d.Forms = append(d.Forms, f)
 	}
+	c.nameFiles(q, files...)
 	if d.Documents, err = c.svc.ListDocuments(q.ctx(), q.p, id); err != nil {
 		return err
 	}
@@ -153,11 +175,54 @@ func (c *Console) showMeasurement(q *req, status int, failed *stepForm) error {
 	return nil
 }
 
+// shown is a parameter's current value as the read view shows it.
+func (c *Console) shown(q *req, p wps.StepParameter, v current) shownValue {
+	sv := shownValue{Label: labelOf(p.Parameter), Value: v.display, Files: v.files}
+	switch p.Type {
+	case wps.TypeEntity: // a linked record by its columns; its id to one who may not read it
+		var shown []string
+		for _, it := range v.items {
+			if l, ok := c.recordLabel(q, p.Parameter, it.Value); ok {
+				shown = append(shown, l)
+			} else {
+				shown = append(shown, "record "+it.Value)
+			}
+		}
+		sv.Value = strings.Join(shown, "; ")
+	case wps.TypeSelect:
+		if len(v.items) == 1 {
+			sv.Color = optionColor(p.Parameter, v.items[0].Value)
+		}
+	}
+	for _, call := range p.APICalls {
+		if call.ID == v.apiCall && v.apiCall != "" {
+			sv.Source = call.Description
+			if sv.Source == "" {
+				sv.Source = "Filled by an API call"
+			}
+		}
+	}
+	return sv
+}
+
+// readOnlyField turns a control into the value it shows, for a user who
+// may not write.
+func readOnlyField(f *field) {
+	if f.ReadOnly {
+		return
+	}
+	if f.Display == "" {
+		f.Display = f.Value
+	}
+	f.Input, f.ReadOnly = "readonly", true
+}
+
 // current is a parameter's latest value in the measurement.
 type current struct {
 	items   []wps.DataItemView
 	display string
 	files   []fileLink
+	apiCall string // the id of the apiCall that gave it, if one did
 }
 
 // currentValues are each parameter's latest value: the last action that
@@ -166,36 +231,23 @@ type current struct {
 // starts from them.
 func currentValues(m wps.MeasurementView, sentBack bool) map[string]current {
 	out := map[string]current{}
-	types := map[string]string{}
-	for _, st := range m.Process.Steps {
-		for _, p := range st.Parameters {
-			types[p.ID] = p.Type
-		}
-	}
 	for _, a := range m.Process.Actions {
 		if (a.Superseded || a.Reproved) && !sentBack {
 			continue
 		}
 		for _, dv := range a.Data {
-			cur := current{items: dv.DataItems}
+			cur := current{items: dv.DataItems, apiCall: dv.APICallID}
 			var shown []string
 			for _, it := range dv.DataItems {
-				v := it.DisplayValue
-				if v == "" {
-					v = it.Value
-				}
-				if types[dv.ParameterID] == wps.TypeAttachment {
+				if it.Type == wps.TypeAttachment {
 					cur.files = append(cur.files, fileLink{ID: it.Value, Name: it.Value})
 					continue
 				}
+				v := itemText(it)
 				if len(it.DataItems) > 0 { // a TABLE row
 					var cells []string
 					for _, cell := range it.DataItems {
-						cv := cell.DisplayValue
-						if cv == "" {
-							cv = cell.Value
-						}
-						cells = append(cells, cell.Label+": "+cv)
+						cells = append(cells, cell.Label+": "+itemText(cell))
 					}
 					v = strings.Join(cells, ", ")
 				}
@@ -206,6 +258,17 @@ func currentValues(m wps.MeasurementView, sentBack bool) map[string]current {
 		}
 	}
 	return out
+}
+
+// itemText is a data item as people read it (valueText of its parameter).
+func itemText(it wps.DataItemView) string {
+	if it.Param != nil {
+		return valueText(*it.Param, it.Value)
+	}
+	if it.DisplayValue != "" {
+		return it.DisplayValue
+	}
+	return it.Value
 }
 
 // act records the action a form asked for: Save (WRITE_DATA with the
@@ -247,16 +310,21 @@ func (c *Console) act(q *req) error {
 	// Show the form again with what was sent and the errors by its fields.
 	f := stepForm{StepID: stepID, Observation: in.Observation, Fields: fields}
 	for i := range f.Fields {
-		keep(&f.Fields[i], q.r)
+		keep(&f.Fields[i], q.r, in.Parameters)
 		f.Fields[i].Error = formErrs[f.Fields[i].Name]
 		delete(formErrs, f.Fields[i].Name)
 	}
-	f.Error = "Some values need attention: see the messages by the fields."
-	if err != nil && len(fieldErrors(err, "parameters.")) == 0 {
+	if e, ok := fieldErrors(err, "")["observation"]; ok {
+		f.ObservationError = e
+	}
+	f.Error = attention
+	if err != nil && len(fieldErrors(err, "parameters.")) == 0 && f.ObservationError == "" {
 		f.Error = message(err) // not about a field: a seat taken, a step closed
 	}
 	for k, v := range formErrs { // about a field the form does not show
-		f.Error += " " + k + ": " + v
+		if k != "observation" {
+			f.Error += " " + k + ": " + v
+		}
 	}
 	return c.showMeasurement(q, statusOf(orInvalid(err)), &f)
 }
@@ -314,8 +382,10 @@ func labelOf(p wps.Parameter) string {
 
 func hiddenInUI(p wps.Parameter) bool { return p.AdvancedOptions != nil && p.AdvancedOptions.IsHidden }
 
-// keep puts the submitted values back into a field, for a form shown again.
-func keep(f *field, r *http.Request) {
+// keep puts the submitted values back into a field, for a form shown again;
+// sent are the action's parameters as read from the form (the files kept
+// and uploaded are attachments by then, shown again as kept).
+func keep(f *field, r *http.Request, sent map[string]json.RawMessage) {
 	if f.ReadOnly {
 		return
 	}
@@ -337,6 +407,14 @@ func keep(f *field, r *http.Request) {
 			f.Rows = append(f.Rows, tableRow{Index: idx, Cells: cells})
 		}
 	case "file":
+		ids := r.PostForm["k."+f.Name] // the form did not get as far as reading the files
+		if raw, ok := sent[f.Name]; ok {
+			ids = attachmentIDs(raw)
+		}
+		f.Files = nil
+		for _, id := range ids {
+			f.Files = append(f.Files, fileLink{ID: id, Name: id})
+		}
 	default:
 		f.Value = r.PostFormValue("p." + f.Name)
 		for i := range f.Options {
@@ -362,7 +440,11 @@ func (c *Console) readForm(q *req, params []wps.StepParameter) (map[string]json.
 		multiple := p.AdvancedOptions != nil && p.AdvancedOptions.IsMultiple
 		switch p.Type {
 		case wps.TypeAttachment:
-			var ids []string
+			// The files shown as kept stay (a rework form starts from the
+			// values sent back), then the new ones; one file replaces the
+			// kept one of a single-file parameter.
+			ids := slices.DeleteFunc(slices.Clone(r.PostForm["k."+p.Name]), func(s string) bool { return s == "" })
+			var added []string
 			if r.MultipartForm != nil {
 				for _, fh := range r.MultipartForm.File[name] {
 					f, err := fh.Open()
@@ -376,11 +458,16 @@ func (c *Console) readForm(q *req, params []wps.StepParameter) (map[string]json.
 						errs[p.Name] = message(err)
 						continue
 					}
-					ids = append(ids, a.ID)
+					added = append(added, a.ID)
 				}
 			}
+			if !multiple && len(added) > 0 {
+				ids = added[:1]
+			} else {
+				ids = append(ids, added...)
+			}
 			if len(ids) == 0 {
-				continue // nothing new: the value stays as it is
+				continue // no file: the value stays as it is
 			}
 			if multiple {
 				out[p.Name] = mustJSON(ids)
@@ -455,6 +542,20 @@ func scalarJSON(p wps.Parameter, v string) json.RawMessage {
 		}
 	}
 	return mustJSON(v)
+}
+
+// attachmentIDs are the ids of an ATTACHMENT value as the form sent it:
+// one id, or a list of them.
+func attachmentIDs(raw json.RawMessage) []string {
+	var ids []string
+	if json.Unmarshal(raw, &ids) == nil {
+		return ids
+	}
+	var id string
+	if json.Unmarshal(raw, &id) == nil && id != "" {
+		return []string{id}
+	}
+	return nil
 }
 
 func mustJSON(v any) json.RawMessage {

@@ -4,7 +4,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -78,6 +77,9 @@ func (c *Console) acceptInvite(q *req) error {
 			return err
 		}
 		d.Error, d.Fields = message(err), fieldErrors(err, "")
+		if d.Fields["password"] != "" || d.Fields["confirm"] != "" {
+			d.Error = attention // said once, by the field
+		}
 		c.render(q, http.StatusUnprocessableEntity, "invite", "Accept your invitation", d)
 		return nil
 	}
@@ -92,7 +94,8 @@ type listData struct {
 	Page      int
 	Pages     int
 	Query     url.Values
-	Processes []wps.Process
+	Processes []wps.ProcessName
+	CanStart  bool
 	Statuses  []string
 	Prev      string
 	Next      string
@@ -103,6 +106,7 @@ type listData struct {
 type row struct {
 	wps.MeasurementSummary
 	Process string
+	Icon    string
 	Steps   []string // the open steps' labels
 	Due     wps.Time
 	Overdue bool
@@ -134,18 +138,18 @@ func (c *Console) list(q *req, inbox bool) error {
 		}
 		return err
 	}
-	procs, _, err := c.svc.ListProcesses(q.ctx(), q.p, wps.Page{Page: 1, PerPage: 200}, "")
-	if err != nil && !wps.IsCode(err, wps.CodeForbidden) {
+	procs, err := c.svc.ProcessNames(q.ctx(), q.p)
+	if err != nil {
 		return err
 	}
-	names := map[string]wps.Process{}
+	names := map[string]wps.ProcessName{}
 	for _, p := range procs {
 		names[p.ID] = p
 	}
 	d := listData{Total: total, Page: page, Pages: (total + perPage - 1) / perPage, Query: v, Processes: procs, Inbox: inbox,
-		Statuses: wps.MeasurementStatuses}
+		Statuses: wps.MeasurementStatuses, CanStart: q.p.Can(wps.FnMeasurementCreate)}
 	for _, m := range list {
-		r := row{MeasurementSummary: m, Process: names[m.ProcessID].Label}
+		r := row{MeasurementSummary: m, Process: names[m.ProcessID].Label, Icon: names[m.ProcessID].IconName}
 		if r.Process == "" {
 			r.Process = names[m.ProcessID].Name
 		}
@@ -158,9 +162,9 @@ func (c *Console) list(q *req, inbox bool) error {
 				r.Overdue = r.Overdue || a.Overdue
 			}
 		} else {
-			for _, st := range names[m.ProcessID].Steps {
-				if slices.Contains(m.OpenStepIDs, st.ID) {
-					r.Steps = append(r.Steps, st.Label)
+			for _, id := range m.OpenStepIDs {
+				if l := names[m.ProcessID].Steps[id]; l != "" {
+					r.Steps = append(r.Steps, l)
 				}
 			}
 		}

@@ -99,6 +99,7 @@ func (c *Console) loadTemplates() {
 		"add":      func(a, b int) int { return a + b },
 		"sub":      func(a, b int) int { return a - b },
 		"list":     func(xs ...string) []string { return xs },
+		"icon":     icon,
 	}
 	base := template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts.html"))
 	c.pages = map[string]*template.Template{}

@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
+
+	"wps/internal/wps"
 )
 
 // describeFields gives each property of the document's schemas that has no
@@ -46,7 +48,7 @@ var fieldDocs = map[string]string{
 	"data":        "The items",
 	"meta":        "The page's position in the whole list",
 	"code":        "A short code, unique in the organization",
-	"iconName":    "The name of the icon the console shows for it",
+	"iconName":    "The icon the console shows beside the process: empty or one of " + strings.Join(wps.IconNames, ", "),
 	"url":         "The URL",
 	"email":       "The email address",
 	"size":        "The size in bytes",

@@ -30,6 +30,24 @@ type APIRequest struct {
 	StepID                  string
 	Parameter               string // the name of the parameter the answer fills
 	Values                  map[string]any
+	CallID                  string // the apiCall's id (not sent)
+}
+
+// apiCallEvidenceKey holds, in the data of an action, which apiCall's
+// answer filled each parameter (parameter id → apiCall id): the console
+// shows that call's description beside the value, and the ledger hashes it
+// with the values.
+const apiCallEvidenceKey = "_apiCalls"
+
+// FilledBy is, by parameter id, the apiCall whose answer gave the action's
+// value.
+func (a Action) FilledBy() map[string]string {
+	m, _ := a.Data[apiCallEvidenceKey].(map[string]any)
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k], _ = v.(string)
+	}
+	return out
 }
 
 // Body is the JSON a POST call sends.
@@ -184,6 +202,12 @@ func (r *run) fillFromAPIs(st Step, data, cur map[string]any) (filled bool, err 
 				return false, upstream("parameters."+p.Name, "the API call answered %s, which is not a valid %s value", ans.value, p.Type)
 			}
 			data[p.ID], cur[p.ID] = v, v
+			by, _ := data[apiCallEvidenceKey].(map[string]any)
+			if by == nil {
+				by = map[string]any{}
+				data[apiCallEvidenceKey] = by
+			}
+			by[p.ID] = req.CallID
 			filled = true
 			lastErr = nil
 			break
@@ -217,7 +241,7 @@ func (r *run) apiRequests(st Step, p Parameter, data, cur map[string]any) []APIR
 		}
 		if trigger {
 			out = append(out, APIRequest{Method: a.Type, URL: a.URL, ResultPath: a.ResultPath, MeasurementID: r.m.ID,
-				ProcessID: r.m.ProcessID, StepID: st.ID, Parameter: p.Name, Values: values})
+				ProcessID: r.m.ProcessID, StepID: st.ID, Parameter: p.Name, Values: values, CallID: a.ID})
 		}
 	}
 	return out

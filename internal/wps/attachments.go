@@ -106,6 +106,37 @@ func (s *Service) OpenAttachment(ctx context.Context, p *Principal, blobs BlobSt
 	return a, rc, err
 }
 
+// DescribeAttachments returns, by id, the attachments of ids the caller
+// may download (name, type, size; no bytes): how a page names the files a
+// value refers to. Ids the caller may not download, or that are unknown,
+// are left out, so ids do not leak.
+func (s *Service) DescribeAttachments(ctx context.Context, p *Principal, ids []string) (map[string]Attachment, error) {
+	out := map[string]Attachment{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	err := s.store.Read(ctx, func(tx Tx) error {
+		for _, id := range ids {
+			if _, done := out[id]; done {
+				continue
+			}
+			a, err := tx.GetAttachment(p.OrgID, id)
+			if IsCode(err, CodeNotFound) {
+				continue
+			} else if err != nil {
+				return err
+			}
+			if ok, err := mayDownload(tx, p, a); err != nil {
+				return err
+			} else if ok {
+				out[id] = a
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
 // mayDownload applies section 9 to an attachment: its uploader, ADMIN,
 // whoever sees a value that refers to it, and every member for the org's
 // logo.

@@ -531,6 +531,18 @@ func (r *run) act(in ActInput) (Action, engine.Result, error) {
 	return a, res, nil
 }
 
+// mayReprove is the seat rule of Reprove: the caller holds a policy of the
+// action's step or of a later one (ADMIN: of a step without policies too).
+func (r *run) mayReprove(stepID string) bool {
+	pos, _ := stepByID(r.proc.Steps, stepID)
+	for _, st := range r.proc.Steps[max(pos, 0):] {
+		if holds, _ := seatHolder(st, r.user.Roles, r.p.Policies); len(holds) > 0 && (len(st.PolicyNames) > 0 || r.p.IsAdmin()) {
+			return true
+		}
+	}
+	return false
+}
+
 // needReason refuses a rejection without a reason: a blank observation
 // (semantics §14). Error: CodeInvalid naming observation.
 func needReason(observation string) error {
@@ -1114,14 +1126,7 @@ func (s *Service) Reprove(ctx context.Context, p *Principal, actionID, observati
 		case target.Superseded:
 			return Errorf(CodeConflict, "the action was superseded by a rejection")
 		}
-		pos, _ := stepByID(r.proc.Steps, target.StepID)
-		allowed := false
-		for _, st := range r.proc.Steps[max(pos, 0):] {
-			if holds, _ := seatHolder(st, r.user.Roles, p.Policies); len(holds) > 0 && (len(st.PolicyNames) > 0 || p.IsAdmin()) {
-				allowed = true
-			}
-		}
-		if !allowed {
+		if !r.mayReprove(target.StepID) {
 			return Errorf(CodeForbidden, "only a holder of a policy of this step or a later one can reprove the action")
 		}
 		res, err := engine.Reprove(r.def, r.m.State, target.StepID, r.now.Time)

@@ -117,15 +117,16 @@ const MaxStepsPerProcess = 100
 
 var codeRe = regexp.MustCompile(`^[A-Z0-9][A-Z0-9_-]{0,15}$`)
 
-// checkProcessMeta validates the process's own fields.
-func checkProcessMeta(v *Validator, in *ProcessInput) {
+// checkProcessMeta validates the process's own fields; iconBefore is the
+// icon the process had (empty for a new one).
+func checkProcessMeta(v *Validator, in *ProcessInput, iconBefore string) {
 	in.Name = strings.TrimSpace(in.Name)
 	if in.Label == "" {
 		in.Label = in.Name
 	}
 	v.Check(validName(in.Name, 200), "name", "must be 1 to 200 printable characters")
 	v.Check(validName(in.Label, 200), "label", "must be 1 to 200 printable characters")
-	v.Check(len(in.IconName) <= 100, "iconName", "must be at most 100 characters")
+	checkIcon(v, in.IconName, iconBefore)
 	v.Check(in.Code == "" || codeRe.MatchString(in.Code), "code", "must match ^[A-Z0-9][A-Z0-9_-]{0,15}$")
 }
 
@@ -815,7 +816,7 @@ func (s *Service) CreateProcess(ctx context.Context, p *Principal, in ProcessInp
 	err := s.store.Write(ctx, func(tx Tx) error {
 		in := in
 		var v Validator
-		checkProcessMeta(&v, &in)
+		checkProcessMeta(&v, &in, "")
 		if err := v.Err(); err != nil {
 			return err
 		}
@@ -886,6 +887,36 @@ func (s *Service) ListProcesses(ctx context.Context, p *Principal, page Page, se
 	return list, total, err
 }
 
+// ProcessName is a process as a list of measurements names it: its label,
+// icon and the labels of its current version's steps.
+type ProcessName struct {
+	ID, Name, Label, IconName string
+	Steps                     map[string]string // step id → label
+}
+
+// ProcessNames lists the org's processes by name, label, icon and step
+// labels: what a list of measurements and a choice of process to start
+// need. Holders of process:read, measurement:read or measurement:create
+// see them (the definitions stay process:read's). Errors: CodeForbidden.
+func (s *Service) ProcessNames(ctx context.Context, p *Principal) ([]ProcessName, error) {
+	if !p.Can(FnProcessRead) && !p.Can(FnMeasurementRead) && !p.Can(FnMeasurementCreate) {
+		return nil, Errorf(CodeForbidden, "listing processes needs a policy with function %q, %q or %q", FnProcessRead, FnMeasurementRead, FnMeasurementCreate)
+	}
+	var out []ProcessName
+	err := s.store.View(ctx, func(tx Tx) error {
+		list, _, err := tx.ListProcesses(p.OrgID, Page{Page: 1, PerPage: 500}, "") // a list to choose from: the first 500 (oldest first)
+		for _, pr := range list {
+			n := ProcessName{ID: pr.ID, Name: pr.Name, Label: pr.Label, IconName: pr.IconName, Steps: map[string]string{}}
+			for _, st := range pr.Steps {
+				n.Steps[st.ID] = st.Label
+			}
+			out = append(out, n)
+		}
+		return err
+	})
+	return out, err
+}
+
 // ListProcessVersions lists a process's versions, newest first.
 func (s *Service) ListProcessVersions(ctx context.Context, p *Principal, id string) ([]ProcessVersion, error) {
 	if err := p.Require(FnProcessRead); err != nil {
@@ -953,7 +984,7 @@ func (s *Service) editProcess(tx Tx, p *Principal, id string, change func(in *Pr
 		in.Label = ""
 	}
 	var v Validator
-	checkProcessMeta(&v, &in)
+	checkProcessMeta(&v, &in, cur.IconName)
 	v.Check(in.Code != "", "code", "must not be empty")
 	if err := v.Err(); err != nil {
 		return cur, err

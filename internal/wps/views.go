@@ -41,6 +41,7 @@ type DataView struct {
 	EntityParameterID string         `json:"entityParameterId"`
 	HasGSheetKey      bool           `json:"hasGSheetKey"`
 	DataItems         []DataItemView `json:"dataItems"`
+	APICallID         string         `json:"apiCallId,omitempty" doc:"The id of the parameter's apiCall whose answer gave this value (absent: the value was sent)"`
 }
 
 // ProcessRef is the process embedded in a step of an action.
@@ -343,6 +344,9 @@ func dataViews(a Action, st *Step, hidden map[string]bool) []DataView {
 		if p.AdvancedOptions != nil {
 			d.EntityParameterID = p.AdvancedOptions.EntityParameterID
 		}
+		if len(p.APICalls) > 0 {
+			d.APICallID = a.FilledBy()[p.ID]
+		}
 		out = append(out, d)
 	}
 	return out
@@ -636,37 +640,62 @@ func (s *Service) readRun(tx Tx, p *Principal, measurementID string) (*run, erro
 
 // GetMeasurement returns the measurement response. Errors: CodeNotFound.
 func (s *Service) GetMeasurement(ctx context.Context, p *Principal, id string) (MeasurementView, error) {
-	out, _, err := s.getMeasurement(ctx, p, id, false)
-	return out, err
-}
-
-// GetMeasurementActionable returns the measurement response and the open
-// steps where the caller can fill a seat now (the console's forms).
-func (s *Service) GetMeasurementActionable(ctx context.Context, p *Principal, id string) (MeasurementView, []ActionableStep, error) {
-	return s.getMeasurement(ctx, p, id, true)
-}
-
-func (s *Service) getMeasurement(ctx context.Context, p *Principal, id string, actionable bool) (MeasurementView, []ActionableStep, error) {
 	if err := p.Require(FnMeasurementRead); err != nil {
-		return MeasurementView{}, nil, err
+		return MeasurementView{}, err
 	}
 	var out MeasurementView
-	var steps []ActionableStep
 	err := s.store.View(ctx, func(tx Tx) error { // readRun reads in one statement
 		r, err := s.readRun(tx, p, id)
 		if err != nil {
 			return err
 		}
 		out = r.view()
-		if actionable {
-			if r.user, err = actor(tx, p); err != nil {
-				return err
+		return nil
+	})
+	return out, err
+}
+
+
+// Permitted is what the caller may do on a measurement now, by the same
+// rules Act and Reprove apply: what a page offers (semantics §14).
+type Permitted struct {
+	// Steps are the open steps where the caller can fill a seat now.
+	Steps []ActionableStep
+	// Write and Approve: the caller's functions action:write (save data)
+	// and action:approve (approve or reject).
+	Write, Approve bool
+	// Reprovable are the ids of the actions the caller may reprove.
+	Reprovable []string
+}
+
+// GetMeasurementPermitted returns the measurement response and what the
+// caller may do on it now. Errors: those of GetMeasurement.
+func (s *Service) GetMeasurementPermitted(ctx context.Context, p *Principal, id string) (MeasurementView, Permitted, error) {
+	var out MeasurementView
+	var can Permitted
+	if err := p.Require(FnMeasurementRead); err != nil {
+		return out, can, err
+	}
+	err := s.store.View(ctx, func(tx Tx) error { // readRun reads in one statement
+		r, err := s.readRun(tx, p, id)
+		if err != nil {
+			return err
+		}
+		out = r.view()
+		if r.user, err = actor(tx, p); err != nil {
+			return err
+		}
+		can = Permitted{Steps: r.actionableSteps(), Write: p.Can(FnActionWrite), Approve: p.Can(FnActionApprove)}
+		if p.Can(FnActionReprove) && r.m.Status != engine.StatusApproved {
+			for _, a := range r.actions {
+				if a.Type != engine.Rejection && !a.Reproved && !a.Superseded && r.mayReprove(a.StepID) {
+					can.Reprovable = append(can.Reprovable, a.ID)
+				}
 			}
-			steps = r.actionableSteps()
 		}
 		return nil
 	})
-	return out, steps, err
+	return out, can, err
 }
 
 // GetAction returns one action with its step, measurement and data. Errors: CodeNotFound.
