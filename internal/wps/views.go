@@ -655,7 +655,6 @@ func (s *Service) GetMeasurement(ctx context.Context, p *Principal, id string) (
 	return out, err
 }
 
-
 // Permitted is what the caller may do on a measurement now, by the same
 // rules Act and Reprove apply: what a page offers (semantics §14).
 type Permitted struct {
