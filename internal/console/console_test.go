@@ -96,6 +96,7 @@ func newOrg(t *testing.T, engine sqlstore.Engine) *org {
 				{"name": "readings", "label": "Readings", "type": "TABLE", "parameters": []map[string]any{
 					{"name": "at", "label": "Minute", "type": "INT"}, {"name": "bar", "label": "Pressure (bar)", "type": "NUMBER"}}},
 				{"name": "photos", "label": "Photos", "type": "ATTACHMENT", "advancedOptions": map[string]any{"isMultiple": true}},
+				{"name": "sealed", "label": "Sealed", "type": "BOOLEAN"},
 				{"name": "doubled", "label": "Twice the temperature", "type": "FORMULA", "computedFormula": []string{"temperature", "*", "2"}},
 			}},
 			{"label": "Approve", "policyNames": []string{"Supervisor", "Manager"}, "orderedPolicies": []string{"Supervisor", "Manager"}},
@@ -167,12 +168,25 @@ func TestConsoleInspection(t *testing.T) {
 		ines.check("vibration")
 		ines.fill("Minute (row 1)", "5")
 		ines.fill("Pressure (bar) (row 1)", "2.5")
+		ines.fill("Sealed", "true")
+		photo := filepath.Join(t.TempDir(), "pump-outlet.jpg")
+		if err := os.WriteFile(photo, append([]byte("\xff\xd8\xff\xe0"), make([]byte, 2044)...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ines.attach("Photos", photo)
 		ines.screenshot("measurement")
 		ines.press("button", "Save")
 		ines.sees("Saved.")
 		ines.sees("Twice the temperature")
 		ines.sees("129")
 		ines.sees("Técnica Hidráulica")
+		// The read view speaks words: the option's label, Yes, the file's name and size.
+		readView := func(tb *tab) string { return tb.text(".timeline") }
+		for _, want := range []string{"Condition\nGood", "Sealed\nYes", "pump-outlet.jpg 2.0 KB", "S-003 · Técnica Hidráulica"} {
+			if got := readView(ines); !strings.Contains(got, want) {
+				t.Fatalf("the read view does not show %q:\n%s", want, got)
+			}
+		}
 
 		// The supervisor's ordered seat comes first; the manager's after.
 		sam.open("/inbox")
@@ -184,6 +198,11 @@ func TestConsoleInspection(t *testing.T) {
 		mia := b.person(base)
 		signIn(mia, "mia@example.com")
 		mia.press("link", o.name)
+		// A rejection states its reason: without one, the page says so by the field.
+		mia.press("button", "Reject")
+		if got := mia.text("#obs-" + stepID(t, o, "Approve") + "-err"); !strings.Contains(got, "reason") {
+			t.Fatalf("no reason asked for by the observation: %q\n%s", got, mia.text("main"))
+		}
 		mia.fill("Observation", "Recheck the probe: it reads high.")
 		mia.press("button", "Reject")
 		mia.sees("Rejected")
@@ -201,9 +220,18 @@ func TestConsoleInspection(t *testing.T) {
 		if v := ines.eval(`document.getElementById("f-temperature").value`); v != "64.5" {
 			t.Fatalf("the rework form starts from %q, want the value sent back", v)
 		}
+		// The photo sent back is kept unless removed: saving changes only the temperature.
+		if v := ines.call("checkbox", "Keep pump-outlet.jpg", `function(){ return String(this.checked) }`); v != "true" {
+			t.Fatalf("the photo sent back is not kept: %q", v)
+		}
 		ines.fill("Outlet temperature (°C)", "61")
 		ines.press("button", "Save")
 		ines.sees("Saved.")
+		for _, want := range []string{"pump-outlet.jpg", "Sealed\nYes", "Condition\nGood"} {
+			if got := readView(ines); !strings.Contains(got, want) {
+				t.Fatalf("the rework lost %q:\n%s", want, got)
+			}
+		}
 		// Both ordered seats approve: the measurement is approved.
 		sam.open("/inbox")
 		sam.press("link", o.name)
@@ -215,7 +243,38 @@ func TestConsoleInspection(t *testing.T) {
 		if got := mia.text(".head .badge"); got != "Approved" {
 			t.Fatalf("status %q after both seats approved", got)
 		}
+		// The approved record holds the photo (the API's view of the actions that count).
+		m := o.env.Call(get, "/v1/measurements/"+o.measure, o.env.AdminKey, nil, 200).JSON()
+		photos := 0
+		for _, a := range m["process"].(map[string]any)["actions"].([]any) {
+			a := a.(map[string]any)
+			if a["superseded"] == true || a["reproved"] == true {
+				continue
+			}
+			for _, d := range a["data"].([]any) {
+				for _, it := range d.(map[string]any)["dataItems"].([]any) {
+					if it.(map[string]any)["type"] == "ATTACHMENT" {
+						photos++
+					}
+				}
+			}
+		}
+		if photos != 1 {
+			t.Fatalf("the approved data holds %d photos, want 1: %v", photos, m["process"])
+		}
 	})
+}
+
+// stepID is the id of the org's inspection step labelled label.
+func stepID(t *testing.T, o *org, label string) string {
+	t.Helper()
+	for _, st := range o.env.Call(get, "/v1/process/"+o.process, o.env.AdminKey, nil, 200).JSON()["steps"].([]any) {
+		if st := st.(map[string]any); st["label"] == label {
+			return st["id"].(string)
+		}
+	}
+	t.Fatalf("no step %q", label)
+	return ""
 }
 
 func TestConsoleAdmin(t *testing.T) {
@@ -300,6 +359,17 @@ func TestConsoleAdmin(t *testing.T) {
 		root.open("/processes/" + o.process)
 		root.screenshot("process")
 
+		// A colour that is not one: what was typed stays, the error is said once, by the field.
+		root.open("/admin/org")
+		root.fill("Theme colour", "#12345")
+		root.press("button", "Save settings")
+		if v := root.eval(`document.getElementById("org-color").value`); v != "#12345" {
+			t.Fatalf("the form lost the colour typed: %q", v)
+		}
+		msg := root.text("#org-color-err")
+		if msg == "" || strings.Count(root.text("main"), msg) != 1 {
+			t.Fatalf("the colour's error %q is not said once:\n%s", msg, root.text("main"))
+		}
 		// The org's colour: a light yellow gets dark text (WCAG AA).
 		root.open("/admin/org")
 		root.fill("Theme colour", "#ffeb3b")

@@ -54,3 +54,46 @@ func TestSectionsAreTheDomains(t *testing.T) {
 		}
 	}
 }
+
+// TestIconsDrawn: every icon name a process may have is drawn, and only those.
+func TestIconsDrawn(t *testing.T) {
+	if len(icons) != len(wps.IconNames) {
+		t.Fatalf("%d icons drawn, %d names", len(icons), len(wps.IconNames))
+	}
+	for _, n := range wps.IconNames {
+		if icon(n) == "" {
+			t.Fatalf("icon %q is not drawn", n)
+		}
+	}
+	if icon("rocket") != "" {
+		t.Fatal("an unknown name is drawn")
+	}
+}
+
+func TestValueText(t *testing.T) {
+	sel := wps.Parameter{Type: wps.TypeSelect, OptionItems: []wps.OptionItem{{Value: "pass", Label: "Aprovado", Color: "#ff0000"}, {Value: "fail"}}}
+	for _, c := range []struct {
+		p    wps.Parameter
+		v    string
+		want string
+	}{
+		{sel, "pass", "Aprovado"}, {sel, "fail", "fail"},
+		{wps.Parameter{Type: wps.TypeBoolean}, "true", "Yes"}, {wps.Parameter{Type: wps.TypeBoolean}, "false", "No"},
+		{wps.Parameter{Type: wps.TypeNumber, AdvancedOptions: &wps.AdvancedOptions{Locale: "pt-BR", Currency: "BRL"}}, "1234.5", "R$\u00a01.234,50"},
+	} {
+		if got := valueText(c.p, c.v); got != c.want {
+			t.Errorf("valueText(%s, %q) = %q, want %q", c.p.Type, c.v, got, c.want)
+		}
+	}
+	// Colours: the console's palette unless hasCustomColor; then the options' own.
+	if got := optionColors(sel); got[0] != palette[0] || got[1] != palette[1] {
+		t.Errorf("palette colours %v", got)
+	}
+	sel.AdvancedOptions = &wps.AdvancedOptions{HasCustomColor: true}
+	if got := optionColors(sel); got[0] != "#ff0000" || got[1] != "" {
+		t.Errorf("custom colours %v", got)
+	}
+	if got := byteSize(2048); got != "2.0 KB" {
+		t.Errorf("byteSize %q", got)
+	}
+}

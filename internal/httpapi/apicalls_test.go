@@ -110,6 +110,13 @@ func TestAPICallsFillParameters(t *testing.T) {
 		if len(shown) != 1 || shown[0].(map[string]any)["url"] != rs.URL+"/rate" || shown[0].(map[string]any)["id"] != apiCall["id"] {
 			t.Fatalf("measurement's step parameter apiCalls: %v", shown)
 		}
+		// The value the call gave names its call (the console shows its description beside it); a value sent names none.
+		for _, d := range full["process"].(map[string]any)["actions"].([]any)[0].(map[string]any)["data"].([]any) {
+			d := d.(map[string]any)
+			if filled := d["parameterId"] == link["parameterId"]; filled != (d["apiCallId"] == apiCall["id"]) || !filled && d["apiCallId"] != nil {
+				t.Fatalf("data %v: apiCallId %v, want it on the parameter the call filled only", d["parameterId"], d["apiCallId"])
+			}
+		}
 
 		// On an action: an input given calls (a string answer is converted);
 		// a value the caller sends wins and no call is made; nor when no listed input is given.

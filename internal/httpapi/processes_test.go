@@ -150,6 +150,7 @@ func TestProcessValidation(t *testing.T) {
 			}, "computedFormula"},
 			{"duplicate labels", func(p map[string]any) { step(2, p)["label"] = "Repair" }, "steps[2].label"},
 			{"bad code", func(p map[string]any) { p["code"] = "lower" }, "code"},
+			{"unknown icon", func(p map[string]any) { p["iconName"] = "rocket" }, "iconName"},
 			{"no steps", func(p map[string]any) { p["steps"] = []map[string]any{} }, "steps"},
 		}
 		for _, c := range cases {
