@@ -2,7 +2,10 @@ package httpapi_test
 
 import (
 	"bytes"
+	"strings"
 	"testing"
+
+	"github.com/xuri/excelize/v2"
 
 	"wps/internal/sqlstore"
 	tu "wps/internal/testutil"
@@ -121,6 +124,38 @@ func TestVisibility(t *testing.T) {
 				422, "steps[0].parameters[0].advancedOptions.hiddenFrom[0]")
 		})
 
+		t.Run("a hidden TABLE column is left out of the measurements export too", func(t *testing.T) {
+			auditor := "" // the policy's name now (a subtest above renames it)
+			for _, pol := range env.Call(get, "/v1/users/policies", env.AdminKey, nil, 200).JSON()["data"].([]any) {
+				if pol := pol.(map[string]any); pol["roles"].([]any)[0] == "AUDITOR" {
+					auditor = pol["name"].(string)
+				}
+			}
+			p := env.Call(post, "/v1/process", env.AdminKey, map[string]any{"name": "Readings", "steps": []map[string]any{
+				{"label": "Read", "policyNames": []string{"Inspector"}, "parameters": []map[string]any{
+					{"name": "rows", "type": "TABLE", "parameters": []map[string]any{
+						{"name": "gauge", "type": "TEXT"},
+						{"name": "cost", "type": "TEXT", "advancedOptions": map[string]any{"hiddenFrom": []string{auditor}}},
+					}},
+				}},
+			}}, 201).JSON()
+			env.Call(post, "/v1/measurements/simplified", insp, map[string]any{"processUuid": p["id"],
+				"parameters": map[string]any{"rows": []map[string]any{{"gauge": "G-7 visible", "cost": "unit cost 913"}}}}, 201)
+			for _, format := range []string{"csv", "xlsx"} {
+				path := "/v1/measurements:export?processId=" + p["id"].(string) + "&format=" + format
+				body := string(env.Call(get, path, aud, nil, 200).Body)
+				if format == "xlsx" {
+					body = xlsxText(t, []byte(body))
+				}
+				if !strings.Contains(body, "gauge") || !strings.Contains(body, "G-7 visible") || strings.Contains(body, "913") || strings.Contains(body, "cost") {
+					t.Fatalf("%s export to an Auditor: %s", format, body)
+				}
+				if body := string(env.Call(get, path, insp, nil, 200).Body); format == "csv" && !strings.Contains(body, "913") {
+					t.Fatalf("the writer's export lacks the cost: %s", body)
+				}
+			}
+		})
+
 		// Two steps: HR's salary (seen by HR only) and the inspector's check,
 		// whose formula reads the salary.
 		review := env.Call(post, "/v1/process", env.AdminKey, map[string]any{"name": "Review", "steps": []map[string]any{
@@ -225,4 +260,23 @@ func TestVisibility(t *testing.T) {
 			tu.Problem(t, env.Do(tu.Request{Method: get, Path: "/v1/attachments/" + contract, Key: bare}), 404, "")
 		})
 	})
+}
+
+// xlsxText is the text of every cell of a workbook's first sheet.
+func xlsxText(t *testing.T, b []byte) string {
+	t.Helper()
+	f, err := excelize.OpenReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := f.GetRows(f.GetSheetName(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, r := range rows {
+		out = append(out, strings.Join(r, "\t"))
+	}
+	return strings.Join(out, "\n")
 }

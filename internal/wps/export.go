@@ -257,7 +257,7 @@ func (s *Service) ExportMeasurements(ctx context.Context, p *Principal, processI
 					if hidden[c.Param.ID] {
 						row = append(row, nil)
 					} else {
-						row = append(row, cur[c.Param.ID])
+						row = append(row, visibleValue(c.Param, cur[c.Param.ID], hidden))
 					}
 				}
 				return nil
@@ -276,4 +276,25 @@ func (s *Service) ExportMeasurements(ctx context.Context, p *Principal, processI
 			return nil
 		}
 	}
+}
+
+// visibleValue is v as an export shows it to the reader: a TABLE's rows
+// keyed by column name, without the columns hidden from the reader
+// (section 9 holds in exports as in views).
+func visibleValue(p *Parameter, v any, hidden map[string]bool) any {
+	if p.Type != TypeTable || v == nil {
+		return v
+	}
+	rows := tableRows(v)
+	out := make([]map[string]any, 0, len(rows))
+	for _, r := range rows {
+		kept := make(map[string]any, len(r))
+		for _, col := range p.Parameters {
+			if cell, ok := r[col.ID]; ok && !hidden[col.ID] {
+				kept[col.Name] = cell
+			}
+		}
+		out = append(out, kept)
+	}
+	return out
 }
