@@ -321,24 +321,18 @@ func (s *Server) xlsxRows(ctx context.Context, entityID string, data []byte) ([]
 	if err != nil {
 		return nil, err
 	}
-	recs, err := s.svc.SheetRows(data)
-	if err != nil || len(recs) == 0 {
-		return nil, err
-	}
-	rows := make([]map[string]json.RawMessage, 0, len(recs)-1)
-	for _, rec := range recs[1:] {
+	var rows []map[string]json.RawMessage
+	err = s.svc.SheetRows(data, func(header, rec []string) error {
 		for _, c := range rec {
 			if !utf8.ValidString(c) {
-				return nil, wps.Errorf(wps.CodeBadRequest, "the workbook's text must be valid UTF-8")
+				return wps.Errorf(wps.CodeBadRequest, "the workbook's text must be valid UTF-8")
 			}
 		}
-		row, err := tableRow(e, recs[0], rec, len(rows), xlsxCell)
-		if err != nil {
-			return nil, err
-		}
+		row, err := tableRow(e, header, rec, len(rows), xlsxCell)
 		rows = append(rows, row)
-	}
-	return rows, nil
+		return err
+	})
+	return rows, err
 }
 
 // xlsxCell is csvCell for a workbook's cell: TRUE and FALSE are booleans,

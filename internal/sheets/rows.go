@@ -3,33 +3,88 @@ package sheets
 import (
 	"bytes"
 	"io"
+	"slices"
 	"strconv"
 
 	"github.com/xuri/excelize/v2"
 )
 
-// ReadRows reads the first page of an .xlsx workbook as rows of cell text:
-// numbers and dates as stored (dates as serial days), booleans as TRUE or
-// FALSE. Errors: CodeInvalid ("file") for a file checkZip refuses or
-// excelize cannot read.
-func ReadRows(content []byte, maxUnzipped int64) ([][]string, error) {
-	if _, err := checkZip(content, maxUnzipped); err != nil {
-		return nil, err
+// RowLimits bound what ReadRows reads: a small file can claim a cell in
+// the last of 16,384 columns on each of a million rows.
+type RowLimits struct {
+	MaxUnzipped int64 // the workbook's parts once unzipped
+	MaxRows     int   // rows after the header
+	MaxColumns  int   // the header's width
+}
+
+// ReadRows reads the first page of an .xlsx workbook row by row and calls
+// fn with each row of cell text after the header (numbers and dates as
+// stored, dates as serial days; booleans as TRUE or FALSE), the header
+// first. A row is cut to the header's width, so what is held at once is one
+// row; fn keeps what it needs. Errors: CodeInvalid ("file") for a file
+// checkZip refuses or excelize cannot read, an empty first page, a header
+// wider than MaxColumns, a value in a column without a header, more than
+// MaxRows rows; and fn's errors.
+func ReadRows(content []byte, lim RowLimits, fn func(header, row []string) error) error {
+	if _, err := checkZip(content, lim.MaxUnzipped); err != nil {
+		return err
 	}
-	f, err := excelize.OpenReader(bytes.NewReader(content), excelize.Options{UnzipSizeLimit: maxUnzipped, UnzipXMLSizeLimit: min(maxUnzipped, 16<<20)})
+	f, err := excelize.OpenReader(bytes.NewReader(content), excelize.Options{UnzipSizeLimit: lim.MaxUnzipped, UnzipXMLSizeLimit: min(lim.MaxUnzipped, 16<<20)})
 	if err != nil {
-		return nil, refuse("the workbook cannot be read: %v", err)
+		return refuse("the workbook cannot be read: %v", err)
 	}
 	defer f.Close()
 	pages := f.GetSheetList()
 	if len(pages) == 0 {
-		return nil, refuse("the workbook has no worksheet")
+		return refuse("the workbook has no worksheet")
 	}
-	rows, err := f.GetRows(pages[0], excelize.Options{RawCellValue: true})
+	it, err := f.Rows(pages[0])
 	if err != nil {
-		return nil, refuse("the first page cannot be read: %v", err)
+		return refuse("the first page cannot be read: %v", err)
 	}
-	return rows, nil
+	defer it.Close()
+	var header []string
+	rows := 0
+	for n := 1; it.Next(); n++ {
+		cells, err := it.Columns(excelize.Options{RawCellValue: true})
+		if err != nil {
+			return refuse("row %d cannot be read: %v", n, err)
+		}
+		width := len(cells)
+		for width > 0 && cells[width-1] == "" {
+			width--
+		}
+		if header == nil {
+			if width == 0 {
+				continue // blank rows above the header
+			}
+			if width > lim.MaxColumns {
+				return refuse("the header row has %d columns; an import reads at most %d", width, lim.MaxColumns)
+			}
+			header = slices.Clone(cells[:width]) // not the row's backing array, which may be 16,384 wide
+			continue
+		}
+		if width > len(header) {
+			col, _ := excelize.ColumnNumberToName(width)
+			return refuse("row %d has a value in column %s, which has no header", n, col)
+		}
+		if width == 0 {
+			continue // a blank row
+		}
+		if rows++; rows > lim.MaxRows {
+			return refuse("the first page has more than %d rows", lim.MaxRows)
+		}
+		if err := fn(header, cells[:width]); err != nil {
+			return err
+		}
+	}
+	if err := it.Error(); err != nil {
+		return refuse("the first page cannot be read: %v", err)
+	}
+	if header == nil {
+		return refuse("the first page is empty: an import needs a header row of parameter names")
+	}
+	return nil
 }
 
 // RowWriter builds a one-page workbook row by row (excelize's stream

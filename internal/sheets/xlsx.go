@@ -9,7 +9,9 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/xml"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -198,7 +200,71 @@ func checkZip(content []byte, maxUnzipped int64) (*zip.Reader, error) {
 	if !hasWorkbook {
 		return nil, refuse("the file is not an .xlsx workbook (no xl/workbook.xml)")
 	}
+	var unzipped int64
+	for _, zf := range zr.File {
+		if err := checkPart(zf, maxUnzipped, &unzipped); err != nil {
+			return nil, err
+		}
+	}
 	return zr, nil
+}
+
+// checkPart reads one XML part of a workbook strictly, as excelize does
+// not: it stops at the first malformed token of a worksheet and keeps the
+// rows before, so a workbook whose XML is broken (a NUL character
+// reference, an entity defined in a DTD, an external entity) would read
+// as fewer rows. Spreadsheet programs never write a DTD, so none is
+// accepted; nor a link to another workbook, wherever the part is stored.
+// unzipped counts the bytes really unzipped (a zip's sizes may lie).
+func checkPart(zf *zip.File, maxUnzipped int64, unzipped *int64) error {
+	name := strings.ToLower(zf.Name)
+	if !strings.HasSuffix(name, ".xml") && !strings.HasSuffix(name, ".rels") {
+		return nil
+	}
+	rc, err := zf.Open()
+	if err != nil {
+		return refuse("the workbook's part %s cannot be unzipped: %v", zf.Name, err)
+	}
+	defer rc.Close()
+	counted := &countingReader{r: io.LimitReader(rc, maxUnzipped-*unzipped+1)}
+	d := xml.NewDecoder(counted)
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			if *unzipped+counted.n > maxUnzipped {
+				return refuse("the workbook unzips to more than %d bytes", maxUnzipped)
+			}
+			return refuse("the workbook cannot be read: its part %s is not well-formed XML: %v", zf.Name, err)
+		}
+		switch t := tok.(type) {
+		case xml.Directive:
+			return refuse("the workbook's part %s declares a DTD, which spreadsheet programs never write", zf.Name)
+		case xml.StartElement:
+			for _, a := range t.Attr {
+				if (a.Name.Local == "Type" || a.Name.Local == "ContentType") && strings.Contains(strings.ToLower(a.Value), "externallink") {
+					return refuse("the workbook links to other workbooks (external links); copy the values in and remove the links")
+				}
+			}
+		}
+	}
+	if *unzipped += counted.n; *unzipped > maxUnzipped {
+		return refuse("the workbook unzips to more than %d bytes", maxUnzipped)
+	}
+	return nil
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // keep caches a parsed book, forgetting the oldest beyond the limit.
@@ -340,9 +406,10 @@ func (x *XLSX) Fill(file wps.SheetFile, links []wps.SheetLink, inputs []any, wan
 	return x.fill(b, links, inputs, want, true)
 }
 
-// Rows reads the first page of a workbook (see ReadRows).
-func (x *XLSX) Rows(content []byte) ([][]string, error) {
-	return ReadRows(content, x.limits.MaxUnzippedBytes)
+// Rows reads the first page of a workbook for an import (see ReadRows):
+// at most wps.MaxImportRows rows and wps.MaxImportColumns columns.
+func (x *XLSX) Rows(content []byte, fn func(header, row []string) error) error {
+	return ReadRows(content, RowLimits{MaxUnzipped: x.limits.MaxUnzippedBytes, MaxRows: wps.MaxImportRows, MaxColumns: wps.MaxImportColumns}, fn)
 }
 
 func linksKey(links []wps.SheetLink) string {

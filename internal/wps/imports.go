@@ -23,6 +23,11 @@ const (
 // MaxImportRows bounds one import, synchronous or a job.
 const MaxImportRows = 100_000
 
+// MaxImportColumns bounds the header of a workbook or CSV import: an
+// entity has at most MaxParamsPerOwner parameters, an export adds three
+// columns, and a header may name others that are ignored.
+const MaxImportColumns = 1_000
+
 // maxJobErrors bounds the field errors a failed job keeps.
 const maxJobErrors = 10_000
 

@@ -97,12 +97,15 @@ type SheetEngine interface {
 	Fill(f SheetFile, links []SheetLink, inputs []any, want []int) (SheetFill, error)
 	// Rows reads the first page of a workbook as rows of cell text, for
 	// record imports. Errors: CodeInvalid ("file").
-	Rows(content []byte) ([][]string, error)
+	Rows(content []byte, fn func(header, row []string) error) error
 }
 
-// SheetRows reads the first page of an uploaded workbook as rows of cell
-// text (numbers and dates as stored), for the records import.
-func (s *Service) SheetRows(content []byte) ([][]string, error) { return s.sheets.Rows(content) }
+// SheetRows reads the first page of an uploaded workbook for the records
+// import, calling fn with the header and each row of cell text (numbers
+// and dates as stored), one row at a time.
+func (s *Service) SheetRows(content []byte, fn func(header, row []string) error) error {
+	return s.sheets.Rows(content, fn)
+}
 
 // sheetEvidenceKey holds, in the data of an action that recalculated
 // workbooks, the SHA-256 of each filled copy and why an OUTPUT has no value:
@@ -609,6 +612,6 @@ func (noSheets) Fill(SheetFile, []SheetLink, []any, []int) (SheetFill, error) {
 	return SheetFill{}, Invalid("sheetData", "this server does not run spreadsheets")
 }
 
-func (noSheets) Rows([]byte) ([][]string, error) {
-	return nil, Invalid("file", "this server does not read spreadsheets")
+func (noSheets) Rows([]byte, func(header, row []string) error) error {
+	return Invalid("file", "this server does not read spreadsheets")
 }
