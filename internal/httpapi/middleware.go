@@ -403,10 +403,12 @@ const idemKey ctxKey = 100
 // The same key with another body answers 422; while the first request is
 // still running, 409. A pending record is leased to its request, which
 // renews the lease while it runs: one whose request died with its server
-// is released when the lease runs out, and the key claimed anew (the
-// request's transaction was rolled back, so redoing it is safe). Answers of
-// 5xx, 401 and 429 are not kept, so such a request can be retried with the
-// same key. Fields of an answer that hold a secret (an API key, a token)
+// is released when the lease runs out, and the key claimed anew, unless
+// its changes were committed: the request's own write transaction marks the
+// key committed (wps.WithIdempotency), and such a key is never run again
+// (a retry whose first answer was lost answers 409). Answers of 5xx, 401
+// and 429 of requests that committed nothing are not kept, so such a
+// request can be retried with the same key. Fields of an answer that hold a secret (an API key, a token)
 // are not kept either: a replay answers the rest. Anonymous requests are
 // scoped by their body, which carries their credential.
 func (s *Server) idempotency(next http.Handler) http.Handler {
@@ -453,6 +455,9 @@ func (s *Server) idempotency(next http.Handler) http.Handler {
 			case prior.RequestHash != rec.RequestHash:
 				writeProblem(w, newProblem(http.StatusUnprocessableEntity, string(wps.CodeInvalid),
 					"this Idempotency-Key was used with another request", []wps.FieldError{{Field: "Idempotency-Key", Message: "used with another request"}}))
+			case !prior.Done && prior.Committed && !prior.LeaseUntil.After(now.Time):
+				writeProblem(w, newProblem(http.StatusConflict, "", "the request with this Idempotency-Key was carried out (its changes are kept), "+
+					"but the server stopped before answering it; it is not run again: read the result instead", nil))
 			case !prior.Done:
 				writeProblem(w, newProblem(http.StatusConflict, "", "a request with this Idempotency-Key is in progress", nil))
 			default:
@@ -477,7 +482,11 @@ func (s *Server) idempotency(next http.Handler) http.Handler {
 			keep := completed && out.status < 500 && out.status != http.StatusUnauthorized && out.status != http.StatusTooManyRequests
 			err := s.svc.Store().Write(ctx, func(tx wps.Tx) error {
 				if !keep {
-					return tx.DeleteIdempotent(scope, key, rec.CreatedAt)
+					// A request whose changes were committed keeps its key
+					// whatever it answered: it must not run again.
+					if cur, err := tx.GetIdempotent(scope, key); err != nil || !cur.Committed || cur.CreatedAt.Millis() != rec.CreatedAt.Millis() {
+						return tx.DeleteIdempotent(scope, key, rec.CreatedAt)
+					}
 				}
 				rec.Done, rec.Status, rec.Body = true, out.status, withoutSecrets(out.body.Bytes(), state.secrets)
 				rec.Header = map[string]string{}
@@ -492,7 +501,8 @@ func (s *Server) idempotency(next http.Handler) http.Handler {
 				s.log.ErrorContext(ctx, "idempotency record", "err", err, "request_id", requestID(ctx))
 			}
 		}()
-		next.ServeHTTP(out, r.WithContext(context.WithValue(r.Context(), idemKey, state)))
+		ctx := wps.WithIdempotency(context.WithValue(r.Context(), idemKey, state), wps.IdempotencyClaim{Scope: scope, Key: key, CreatedAt: rec.CreatedAt})
+		next.ServeHTTP(out, r.WithContext(ctx))
 		completed = true
 	})
 }
@@ -569,7 +579,7 @@ func (s *Server) reserve(ctx context.Context, rec wps.Idempotent) (*wps.Idempote
 			held = floor
 		}
 		switch {
-		case err == nil && old.CreatedAt.Add(wps.IdempotencyTTL).After(rec.CreatedAt.Time) && (old.Done || held.After(rec.CreatedAt.Time)):
+		case err == nil && old.CreatedAt.Add(wps.IdempotencyTTL).After(rec.CreatedAt.Time) && (old.Done || old.Committed || held.After(rec.CreatedAt.Time)):
 			prior = &old
 			return nil
 		case err == nil:

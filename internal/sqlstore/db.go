@@ -385,8 +385,20 @@ func (db *DB) Read(ctx context.Context, fn func(wps.Tx) error) error {
 	return call(fn, &tx{db: db, q: sqltx, ctx: ctx, write: false})
 }
 
-// Write runs fn in a transaction that commits when fn returns nil.
+// Write runs fn in a transaction that commits when fn returns nil. When
+// ctx carries an Idempotency-Key claim (wps.WithIdempotency), the same
+// transaction marks that key's record committed.
 func (db *DB) Write(ctx context.Context, fn func(wps.Tx) error) error {
+	if claim, ok := wps.IdempotencyOf(ctx); ok {
+		// The request's Idempotency-Key is marked committed with its changes.
+		changes := fn
+		fn = func(t wps.Tx) error {
+			if err := changes(t); err != nil {
+				return err
+			}
+			return t.CommitIdempotent(claim.Scope, claim.Key, claim.CreatedAt)
+		}
+	}
 	if db.engine == SQLite {
 		return db.enqueue(ctx, fn)
 	}

@@ -6,8 +6,8 @@ func (t *tx) GetIdempotent(scope, key string) (wps.Idempotent, error) {
 	r := wps.Idempotent{Scope: scope, Key: key}
 	var header string
 	var created, lease int64
-	err := t.queryRow(`SELECT request_hash, done, status, header, body, created_at, lease_until FROM idempotency WHERE scope = ? AND key = ?`,
-		scope, key).Scan(&r.RequestHash, &r.Done, &r.Status, &header, &r.Body, &created, &lease)
+	err := t.queryRow(`SELECT request_hash, done, committed, status, header, body, created_at, lease_until FROM idempotency WHERE scope = ? AND key = ?`,
+		scope, key).Scan(&r.RequestHash, &r.Done, &r.Committed, &r.Status, &header, &r.Body, &created, &lease)
 	if err != nil {
 		return r, t.err(err, "idempotency key", "")
 	}
@@ -32,6 +32,11 @@ func (t *tx) CompleteIdempotent(r wps.Idempotent) error {
 	res, err := t.exec(`UPDATE idempotency SET done = ?, status = ?, header = ?, body = ? WHERE scope = ? AND key = ? AND created_at = ?`,
 		true, r.Status, jsonText(r.Header), string(r.Body), r.Scope, r.Key, r.CreatedAt.Millis())
 	return t.err(affected(res, err, "idempotency key"), "idempotency key", "")
+}
+
+func (t *tx) CommitIdempotent(scope, key string, createdAt wps.Time) error {
+	_, err := t.exec(`UPDATE idempotency SET committed = ? WHERE scope = ? AND key = ? AND created_at = ?`, true, scope, key, createdAt.Millis())
+	return t.err(err, "", "")
 }
 
 func (t *tx) DeleteIdempotent(scope, key string, createdAt wps.Time) error {

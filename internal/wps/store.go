@@ -319,9 +319,35 @@ type Tx interface {
 	ExtendIdempotent(scope, key string, createdAt, until Time) error
 	// CompleteIdempotent keeps the answer; not found if the record is gone.
 	CompleteIdempotent(r Idempotent) error
+	// CommitIdempotent marks the record reserved at createdAt committed:
+	// its request's changes are (Store.Write does it in their transaction).
+	CommitIdempotent(scope, key string, createdAt Time) error
 	DeleteIdempotent(scope, key string, createdAt Time) error
 	// DeleteIdempotentBefore removes up to limit records created before.
 	DeleteIdempotentBefore(before Time, limit int) (int, error)
+}
+
+// IdempotencyClaim is the Idempotency-Key record a request holds (the one
+// reserved at CreatedAt). A Store's Write, given a context that carries one
+// (WithIdempotency), marks the record committed in the same transaction as
+// the changes it commits: a request whose answer is lost (its server killed
+// between its commit and its answer) is then never run again.
+type IdempotencyClaim struct {
+	Scope, Key string
+	CreatedAt  Time
+}
+
+type idempotencyCtxKey struct{}
+
+// WithIdempotency is ctx carrying the request's claim, for Store.Write.
+func WithIdempotency(ctx context.Context, c IdempotencyClaim) context.Context {
+	return context.WithValue(ctx, idempotencyCtxKey{}, c)
+}
+
+// IdempotencyOf is the claim ctx carries, if any.
+func IdempotencyOf(ctx context.Context) (IdempotencyClaim, bool) {
+	c, ok := ctx.Value(idempotencyCtxKey{}).(IdempotencyClaim)
+	return c, ok
 }
 
 // MentioningVersion is a stored process version found by text, with the
@@ -338,6 +364,7 @@ type Idempotent struct {
 	Key         string
 	RequestHash string // SHA-256 of method, path and body
 	Done        bool   // false while the first request is in flight
+	Committed   bool   // the first request's changes are committed (in their own transaction)
 	LeaseUntil  Time   // a pending record whose lease ran out was abandoned
 	Status      int
 	Header      map[string]string
