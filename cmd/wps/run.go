@@ -155,7 +155,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	defer db.Close()
 	svc := wps.NewService(db, wps.ServiceConfig{AllowPrivateWebhooks: cfg.AllowPrivate, APICaller: apicall.New(apicall.Config{
-		Hosts: wps.SplitList(cfg.APICallHosts), AllowPrivate: cfg.APICallPrivate, Timeout: cfg.APICallTimeout, Headers: cfg.APICallHeaders}),
+		Hosts: wps.SplitList(cfg.APICallHosts), AllowPrivate: cfg.APICallPrivate, Timeout: cfg.APICallTimeout, Headers: cfg.APICallHeaders, Log: log}),
 		Sessions:         wps.SessionConfig{Idle: cfg.SessionIdle, MaxAge: cfg.SessionMaxAge, AccountBurst: cfg.SignInPerAccount, AddressBurst: cfg.SignInPerAddress},
 		Sheets:           sheets.New(sheets.Limits{MaxUnzippedBytes: cfg.SheetUnzipped, MaxPages: cfg.SheetPages, MaxCells: cfg.SheetCells, CalcTimeout: cfg.SheetCalcTimeout}),
 		MaxTemplateBytes: cfg.MaxTemplateBytes,

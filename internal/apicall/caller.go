@@ -8,13 +8,18 @@ package apicall
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"wps/internal/outbound"
@@ -31,6 +36,9 @@ type Config struct {
 	// call: its credentials stay with the operator, out of process
 	// definitions that users can read and export.
 	Headers map[string]map[string]string
+	// Log gets the cause of a failed call (an address, the resolver's
+	// words), which the answer leaves out. Default: slog.Default().
+	Log *slog.Logger
 }
 
 // Caller implements wps.APICaller.
@@ -46,6 +54,9 @@ func New(cfg Config) *Caller {
 	}
 	if cfg.MaxBytes <= 0 {
 		cfg.MaxBytes = 1 << 20
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
 	}
 	for i, h := range cfg.Hosts {
 		cfg.Hosts[i] = strings.ToLower(strings.TrimSpace(h))
@@ -133,6 +144,7 @@ func (c *Caller) Call(ctx context.Context, req wps.APIRequest) (json.RawMessage,
 	}
 	res, err := c.client.Do(hr)
 	if err != nil {
+		c.cfg.Log.WarnContext(ctx, "api call failed", "method", req.Method, "host", u.Host, "err", err)
 		return nil, fmt.Errorf("%s %s: %w", req.Method, u.Host, unwrapURLError(err))
 	}
 	defer res.Body.Close()
@@ -209,11 +221,28 @@ func queryValues(v any) []string {
 }
 
 func unwrapURLError(err error) error {
-	if ue, ok := err.(*url.Error); ok {
-		if ue.Timeout() {
-			return fmt.Errorf("no answer within the timeout")
-		}
-		return ue.Err
+	var dns *net.DNSError
+	var op *net.OpError
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
+		return errors.New("no answer within the timeout")
+	case outbound.Refused(err):
+		return errors.New("its host resolves to a loopback, private or link-local address")
+	case errors.As(err, &dns):
+		return errors.New("its host name does not resolve") // not the resolver's address, nor the name server's words
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return errors.New("the connection was refused")
+	case errors.As(err, &op):
+		return errors.New("could not connect") // the resolved address stays in the log, not in the answer
 	}
-	return err
+	var cert *tls.CertificateVerificationError
+	if errors.As(err, &cert) {
+		return errors.New("its TLS certificate is not valid for it")
+	}
+	return errors.New("the exchange failed")
+}
+
+func isTimeout(err error) bool {
+	var t interface{ Timeout() bool }
+	return errors.As(err, &t) && t.Timeout()
 }

@@ -101,3 +101,28 @@ func TestCallSendsHostHeaders(t *testing.T) {
 		t.Fatalf("%s, %v", got, err)
 	}
 }
+
+// TestFailureSaysNoAddress: a failed call's error says what happened in
+// words, never the address a name resolved to nor the resolver's.
+func TestFailureSaysNoAddress(t *testing.T) {
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closedURL := closed.URL
+	closed.Close()
+	for _, c := range []struct {
+		cfg  Config
+		url  string
+		want string
+	}{
+		{Config{Hosts: []string{"wps-test.invalid"}, AllowPrivate: true, Timeout: 2 * time.Second}, "http://wps-test.invalid/rate", "does not resolve"},
+		{Config{Hosts: []string{"127.0.0.1"}, AllowPrivate: true, Timeout: 2 * time.Second}, closedURL + "/rate", "refused"},
+	} {
+		_, err := New(c.cfg).Call(context.Background(), wps.APIRequest{Method: http.MethodGet, URL: c.url})
+		if err == nil {
+			t.Fatalf("%s: no error", c.url)
+		}
+		msg := err.Error()
+		if !strings.Contains(msg, c.want) || strings.Contains(msg, "lookup") || strings.Contains(msg, "dial") || strings.Contains(msg, ":53") {
+			t.Errorf("%s: %q", c.url, msg)
+		}
+	}
+}

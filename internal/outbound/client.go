@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"code.dny.dev/ssrf"
+	"golang.org/x/net/idna"
 )
 
 // guard is the one address policy, for the dialer and for URLs as they are
@@ -47,7 +48,8 @@ func Refused(err error) bool { return errors.Is(err, ssrf.ErrProhibitedIP) }
 // Client's dialer refuses the names that resolve to such addresses.
 //
 // The host is read as a resolver would read it, so that no spelling of an
-// address slips past: any case, a trailing dot (localhost., 127.0.0.1.),
+// address slips past: mapped as an international name is before it is
+// looked up (IDNA: full-width and circled characters, ideographic dots), any case, a trailing dot (localhost., 127.0.0.1.),
 // IPv6 in any form (::1, ::ffff:127.0.0.1, with a zone), and the forms
 // inet_aton accepts, which getaddrinfo resolves without asking DNS: 127.1,
 // 2130706433, 0x7f000001, 017700000001, 0x7f.0.0.1.
@@ -56,7 +58,11 @@ func PrivateHost(raw string) bool {
 	if err != nil {
 		return true
 	}
-	host := strings.TrimRight(strings.ToLower(u.Hostname()), ".")
+	host := u.Hostname()
+	if ascii, err := idna.Lookup.ToASCII(host); err == nil {
+		host = ascii // as the client will dial it: 127。0。0。1, ①②⑦.0.0.1, ⓛⓞⓒⓐⓛⓗⓞⓢⓣ
+	}
+	host = strings.TrimRight(strings.ToLower(host), ".")
 	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
 		return true
 	}

@@ -16,6 +16,7 @@ func TestPrivateHost(t *testing.T) {
 		"http://169.254.169.254/latest", "http://100.64.0.1/x", "http://[::1]/x", "http://[0:0:0:0:0:0:0:1]:8080/x",
 		"http://[::ffff:127.0.0.1]/x", "http://[::ffff:7f00:1]/x", "http://[fe80::1%25eth0]/x", "http://[fc00::1]/x",
 		"http://%6c%6fcalhost/x", "://nope",
+		"http://127。0。0。1/x", "http://①②⑦.0.0.1/x", "http://ⓛⓞⓒⓐⓛⓗⓞⓢⓣ/x", "http://１２７.０.０.１/x", "http://LOCALHOST｡/x",
 	} {
 		if !PrivateHost(u) {
 			t.Errorf("%s accepted", u)
