@@ -170,11 +170,21 @@ func (c *Console) signedIn(h handler) http.HandlerFunc {
 	}
 }
 
+// sameSite refuses a form another site's page sent (its Origin or
+// Sec-Fetch-Site says so): without a session there is no CSRF token, and a
+// sign-in from another site would sign the browser into someone else's
+// account (login CSRF).
+var sameSite = http.NewCrossOriginProtection()
+
 // anyone wraps a page that needs no session (sign in, accept an invite).
 func (c *Console) anyone(h handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 		q := &req{w: w, r: r}
+		if err := sameSite.Check(r); err != nil {
+			c.fail(q, wps.Errorf(wps.CodeForbidden, "this form came from another site: open the sign-in page of this site and try again"))
+			return
+		}
 		if err := h(q); err != nil {
 			c.fail(q, err)
 		}

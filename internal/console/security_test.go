@@ -173,6 +173,28 @@ func TestConsoleSecurity(t *testing.T) {
 			}
 		})
 
+		t.Run("a sign-in form sent from another site signs nobody in (login CSRF)", func(t *testing.T) {
+			for _, h := range []map[string]string{{"Origin": "https://evil.example"}, {"Sec-Fetch-Site": "cross-site"}} {
+				c := newClient(t, base)
+				req, _ := http.NewRequest(post, base+"/signin", strings.NewReader(url.Values{"email": {"ines@example.com"}, "password": {password}}.Encode()))
+				req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+				for k, v := range h {
+					req.Header.Set(k, v)
+				}
+				if res, page := c.send(req); res.StatusCode != http.StatusForbidden || c.session() != "" || !strings.Contains(page, "another site") {
+					t.Fatalf("%v: %d, session %q", h, res.StatusCode, c.session())
+				}
+			}
+			c := newClient(t, base) // the same site's form signs in
+			req, _ := http.NewRequest(post, base+"/signin", strings.NewReader(url.Values{"email": {"ines@example.com"}, "password": {password}}.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			req.Header.Set("Origin", base)
+			req.Header.Set("Sec-Fetch-Site", "same-origin")
+			if res, _ := c.send(req); res.StatusCode != http.StatusSeeOther || c.session() == "" {
+				t.Fatalf("same-site sign-in: %d", res.StatusCode)
+			}
+		})
+
 		t.Run("after sign-in the browser goes only to a page of this site", func(t *testing.T) {
 			c := newClient(t, base)
 			for _, next := range []string{"//evil.example/x", "https://evil.example/", "/\\evil.example"} {

@@ -50,6 +50,8 @@ func TestAttachments(t *testing.T) {
 		other := env.NewOrg("Globex")
 		tu.Problem(t, env.Do(tu.Request{Method: get, Path: "/v1/attachments/" + a["id"].(string), Key: other}), 404, "")
 		tu.Problem(t, upload(t, env, env.AdminKey, "document", "x.txt", []byte("hi")), 422, "file")
+		// A file name that is not UTF-8 text (SQLite would keep it, PostgreSQL refuse it): 422 on both.
+		tu.Problem(t, upload(t, env, env.AdminKey, "file", "r\xe9sum\xe9.txt", []byte("hi")), 422, "file")
 		tu.Problem(t, upload(t, env, env.AdminKey, "file", "big.bin", bytes.Repeat([]byte("x"), 20<<20+1)), 413, "")
 
 		// An ATTACHMENT value must name an attachment of the org.

@@ -3,6 +3,8 @@ package wps
 import (
 	"context"
 	"io"
+	"strings"
+	"unicode/utf8"
 )
 
 // MaxAttachmentBytes bounds one upload.
@@ -69,8 +71,8 @@ func (s *Service) Upload(ctx context.Context, p *Principal, blobs BlobStore, fil
 	if !p.Can(FnActionWrite) && !p.Can(FnEntityWrite) {
 		return Attachment{}, Errorf(CodeForbidden, "uploading needs a policy with function %q or %q", FnActionWrite, FnEntityWrite)
 	}
-	if filename == "" || len(filename) > 255 {
-		return Attachment{}, Invalid("file", "needs a file name of at most 255 characters")
+	if filename == "" || len(filename) > 255 || !utf8.ValidString(filename) || strings.ContainsRune(filename, 0) {
+		return Attachment{}, Invalid("file", "needs a file name of at most 255 bytes of valid UTF-8 text")
 	}
 	a := Attachment{ID: NewID(), OrgID: p.OrgID, Filename: filename, ContentType: contentType, CreatedBy: p.UserID, CreatedAt: s.Now()}
 	a.StorageKey = p.OrgID + "/" + a.ID
