@@ -70,7 +70,7 @@ func newOrg(t *testing.T, engine sqlstore.Engine) *org {
 		{"name": "contact", "label": "Contact", "type": "EMAIL"},
 		{"name": "notes", "label": "Notes", "type": "LONG_TEXT"},
 		{"name": "since", "label": "Since", "type": "DATE"},
-		{"name": "rating", "label": "Rating", "type": "SELECT", "advancedOptions": map[string]any{"rightFreeze": true},
+		{"name": "rating", "label": "Rating", "type": "SELECT", "advancedOptions": map[string]any{"rightFreeze": true, "hasCustomColor": true},
 			"optionItems": []map[string]any{{"value": "A", "label": "Preferred", "color": "#067647"}, {"value": "C", "label": "On watch", "color": "#b42318"}}},
 	}}, 201).JSON()["id"].(string)
 	for i, s := range []map[string]any{
@@ -89,7 +89,7 @@ func newOrg(t *testing.T, engine sqlstore.Engine) *org {
 				{"name": "temperature", "label": "Outlet temperature (°C)", "type": "NUMBER", "isRequired": true, "decimals": 1,
 					"advancedOptions": map[string]any{"min": -20, "max": 120, "tooltip": "Read it after 5 minutes of running", "placeholder": "e.g. 64.5"}},
 				{"name": "supplier", "label": "Supplier", "type": "ENTITY", "entityId": o.supplier, "showColumns": []string{"code", "name"}},
-				{"name": "condition", "label": "Condition", "type": "SELECT", "isRequired": true,
+				{"name": "condition", "label": "Condition", "type": "SELECT", "isRequired": true, "advancedOptions": map[string]any{"hasCustomColor": true},
 					"optionItems": []map[string]any{{"value": "good", "label": "Good", "color": "#067647"}, {"value": "worn", "label": "Worn", "color": "#b54708"}}},
 				{"name": "checks", "label": "Checks done", "type": "MULTI_SELECT", "optionItems": []map[string]any{{"value": "seal"}, {"value": "bearing"}, {"value": "vibration"}}},
 				{"name": "notes", "label": "<script>alert('x')</script> notes", "type": "LONG_TEXT", "description": "What you saw, in your words."},
