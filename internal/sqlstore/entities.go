@@ -7,32 +7,41 @@ import (
 	"wps/internal/wps"
 )
 
-const entityCols = `id, org_id, name, label, view_policy_names, parameters, created_at, updated_at, deleted_at`
+const entityCols = `id, org_id, name, label, view_policy_names, parameters, created_at, updated_at, deleted_at, retired_parameters`
 
 func scanEntity(s interface{ Scan(...any) error }) (wps.Entity, error) {
 	var e wps.Entity
-	var vpn, params string
+	var vpn, params, retired string
 	var created, updated int64
 	var deleted sql.NullInt64
-	if err := s.Scan(&e.ID, &e.OrgID, &e.Name, &e.Label, &vpn, &params, &created, &updated, &deleted); err != nil {
+	if err := s.Scan(&e.ID, &e.OrgID, &e.Name, &e.Label, &vpn, &params, &created, &updated, &deleted, &retired); err != nil {
 		return e, err
 	}
 	fromJSON(vpn, &e.ViewPolicyNames)
 	fromJSON(params, &e.Parameters)
+	fromJSON(retired, &e.Retired)
 	e.CreatedAt, e.UpdatedAt = wps.FromMillis(created), wps.FromMillis(updated)
 	e.DeletedAt = optTime(deleted)
 	return e, nil
 }
 
 func (t *tx) CreateEntity(e wps.Entity) error {
-	_, err := t.exec(`INSERT INTO entities (`+entityCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL)`,
-		e.ID, e.OrgID, e.Name, e.Label, jsonText(e.ViewPolicyNames), jsonText(e.Parameters), e.CreatedAt.Millis(), e.UpdatedAt.Millis())
+	_, err := t.exec(`INSERT INTO entities (`+entityCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)`,
+		e.ID, e.OrgID, e.Name, e.Label, jsonText(e.ViewPolicyNames), jsonText(e.Parameters), e.CreatedAt.Millis(), e.UpdatedAt.Millis(), retiredText(e.Retired))
 	return t.err(err, "entity", "an entity named "+e.Name+" exists")
 }
 
 func (t *tx) GetEntity(orgID, id string) (wps.Entity, error) {
 	e, err := scanEntity(t.queryRow(`SELECT `+entityCols+` FROM entities WHERE org_id = ? AND id = ? AND deleted_at IS NULL`+t.forUpdate(), orgID, id))
 	return e, t.err(err, "entity", "")
+}
+
+// retiredText is an entity's removed parameters as stored: [] for none.
+func retiredText(r []wps.RetiredParam) string {
+	if len(r) == 0 {
+		return "[]"
+	}
+	return jsonText(r)
 }
 
 func (t *tx) FindEntityByName(orgID, name string) (wps.Entity, error) {
@@ -70,9 +79,9 @@ func (t *tx) ListEntities(orgID string, p wps.Page, search string) ([]wps.Entity
 }
 
 func (t *tx) UpdateEntity(e wps.Entity) error {
-	res, err := t.exec(`UPDATE entities SET name = ?, label = ?, view_policy_names = ?, parameters = ?, updated_at = ?
+	res, err := t.exec(`UPDATE entities SET name = ?, label = ?, view_policy_names = ?, parameters = ?, retired_parameters = ?, updated_at = ?
 		WHERE org_id = ? AND id = ? AND deleted_at IS NULL`,
-		e.Name, e.Label, jsonText(e.ViewPolicyNames), jsonText(e.Parameters), e.UpdatedAt.Millis(), e.OrgID, e.ID)
+		e.Name, e.Label, jsonText(e.ViewPolicyNames), jsonText(e.Parameters), retiredText(e.Retired), e.UpdatedAt.Millis(), e.OrgID, e.ID)
 	return t.err(affected(res, err, "entity"), "entity", "an entity named "+e.Name+" exists")
 }
 

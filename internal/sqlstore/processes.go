@@ -287,6 +287,26 @@ func (t *tx) SoftDeleteProcess(orgID, id string, at wps.Time) error {
 	return t.err(affected(res, err, "process"), "process", "")
 }
 
+// ProcessActionsMentioning matches the data as text: ids are UUIDs, so a
+// quoted id is found only where it is a key (or a value) of the data.
+func (t *tx) ProcessActionsMentioning(orgID, processID, text, afterID string, limit int) ([]wps.Action, error) {
+	rows, err := t.query(`SELECT a.id, a.data FROM actions a JOIN measurements m ON m.id = a.measurement_id
+		WHERE m.org_id = ? AND m.process_id = ? AND a.org_id = ? AND a.id > ? AND a.data LIKE `+asText+` ESCAPE '\'
+		ORDER BY a.id`+limitN(limit), orgID, processID, orgID, afterID, likePattern(text))
+	if err != nil {
+		return nil, t.err(err, "", "")
+	}
+	list, err := collect(rows, func(s interface{ Scan(...any) error }) (wps.Action, error) {
+		var a wps.Action
+		var data string
+		if err := s.Scan(&a.ID, &data); err != nil {
+			return a, err
+		}
+		return a, fromJSONNumbers(data, &a.Data)
+	})
+	return list, t.err(err, "", "")
+}
+
 func (t *tx) CreateProcessVersion(v wps.ProcessVersion) error {
 	_, err := t.exec(`INSERT INTO process_versions (process_id, version, org_id, steps, locked, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
 		v.ProcessID, v.Version, v.OrgID, jsonText(v.Steps), false, v.CreatedAt.Millis())

@@ -145,11 +145,14 @@ func defaultCode(name string) string {
 
 // stepCheck validates and normalizes a list of steps in one transaction.
 type stepCheck struct {
-	tx       Tx
-	orgID    string
-	v        *Validator
-	steps    []Step
-	old      map[string]Step // the current steps, by id (edits)
+	tx    Tx
+	orgID string
+	v     *Validator
+	steps []Step
+	old   map[string]Step // the current steps, by id (edits)
+	// past reads the steps of the process's versions, newest first, for
+	// the ids of parameters removed (nil for a new process).
+	past     func() ([]Step, error)
 	policies map[string]bool
 	now      Time
 	calls    APICaller
@@ -158,10 +161,12 @@ type stepCheck struct {
 }
 
 // checkSteps validates steps, resolves every reference to an id, keeps the
-// ids (steps, parameters, seats) that old already had, and assigns the rest.
-func (s *Service) checkSteps(tx Tx, orgID, processID string, steps []Step, old []Step) ([]Step, error) {
+// ids (steps, parameters, seats) that old already had, and assigns the rest
+// (a parameter takes back the id of one of the same name that the process
+// had, now or in a past version: paramIDs).
+func (s *Service) checkSteps(tx Tx, orgID, processID string, steps []Step, old []Step, past func() ([]Step, error)) ([]Step, error) {
 	var v Validator
-	c := &stepCheck{tx: tx, orgID: orgID, v: &v, steps: cloneSteps(steps), old: map[string]Step{}, now: s.Now(), calls: s.calls,
+	c := &stepCheck{tx: tx, orgID: orgID, v: &v, steps: cloneSteps(steps), old: map[string]Step{}, past: past, now: s.Now(), calls: s.calls,
 		allowPrivate: s.allowPrivate}
 	for _, st := range old {
 		c.old[st.ID] = st
@@ -515,16 +520,40 @@ func (c *stepCheck) checkRouting() error {
 	return nil
 }
 
+// stepPlace is where a step's parameters are by the step's label, for a
+// parameter of a step removed and added back (paramIDs).
+func stepPlace(label string) string { return "step\x00" + label }
+
 // checkParams normalizes each step's parameters and resolves their links.
 func (c *stepCheck) checkParams() error {
 	keep := map[string]Parameter{} // the current parameters, by id
 	for _, st := range c.old {
 		paramsByID(st.Parameters, keep)
 	}
+	ids := newParamIDs(keep)
+	for _, st := range c.old {
+		ids.names(st.Parameters, st.ID, stepPlace(st.Label))
+	}
+	missing := false
+	for i := range c.steps {
+		ids.keep(c.steps[i].Parameters)
+	}
+	for i := range c.steps {
+		missing = missing || ids.missing(c.steps[i].Parameters)
+	}
+	if missing && c.past != nil {
+		past, err := c.past()
+		if err != nil {
+			return err
+		}
+		for _, st := range past {
+			pastNames(ids, st.Parameters, keep, st.ID, stepPlace(st.Label))
+		}
+	}
 	for i := range c.steps {
 		st := &c.steps[i]
 		f := fieldIndex("steps", i) + ".parameters"
-		normalizeParams(c.v, f, st.Parameters, keep, 0)
+		normalizeParams(c.v, f, st.Parameters, ids, []string{st.ID, stepPlace(st.Label)}, 0)
 		for j := range st.Parameters {
 			st.Parameters[j].StepID = st.ID
 		}
@@ -545,6 +574,19 @@ func (c *stepCheck) checkParams() error {
 		}
 	}
 	return nil
+}
+
+// pastNames offers ids a past version's parameters that the process no
+// longer has (not in cur), so that one added back by name takes its id.
+func pastNames(ids *paramIDs, params []Parameter, cur map[string]Parameter, places ...string) {
+	for _, p := range params {
+		if _, ok := cur[p.ID]; !ok {
+			for _, place := range places {
+				ids.name(place, p.Name, p.ID)
+			}
+		}
+		pastNames(ids, p.Parameters, cur, p.ID)
+	}
 }
 
 // resolveLinks turns names into ids in a parameter's readFromEntity and
@@ -819,7 +861,7 @@ func (s *Service) CreateProcess(ctx context.Context, p *Principal, in ProcessInp
 		if err := v.Err(); err != nil {
 			return err
 		}
-		steps, err := s.checkSteps(tx, p.OrgID, proc.ID, in.Steps, nil)
+		steps, err := s.checkSteps(tx, p.OrgID, proc.ID, in.Steps, nil, nil)
 		if err != nil {
 			return err
 		}
@@ -958,8 +1000,11 @@ func (s *Service) editProcess(tx Tx, p *Principal, id string, change func(in *Pr
 	if err := v.Err(); err != nil {
 		return cur, err
 	}
-	steps, err := s.checkSteps(tx, p.OrgID, cur.ID, in.Steps, cur.Steps)
+	steps, err := s.checkSteps(tx, p.OrgID, cur.ID, in.Steps, cur.Steps, func() ([]Step, error) { return pastSteps(tx, cur) })
 	if err != nil {
+		return cur, err
+	}
+	if err := s.checkRemovedParams(tx, cur, steps); err != nil {
 		return cur, err
 	}
 	next := cur
@@ -977,6 +1022,68 @@ func (s *Service) editProcess(tx Tx, p *Principal, id string, change func(in *Pr
 		}
 	}
 	return next, tx.UpdateProcess(next)
+}
+
+// pastSteps lists the steps of proc's earlier versions, newest first: a
+// new version is made once one is used, so they hold every parameter whose
+// values measurements may keep.
+func pastSteps(tx Tx, proc Process) ([]Step, error) {
+	if proc.Version <= 1 {
+		return nil, nil
+	}
+	versions, err := tx.ListProcessVersions(proc.OrgID, proc.ID)
+	var out []Step
+	for _, v := range versions {
+		if v.Version < proc.Version {
+			out = append(out, v.Steps...)
+		}
+	}
+	return out, err
+}
+
+// checkRemovedParams refuses to remove from cur a permanent parameter that
+// an action of one of the process's measurements (of any version) holds a
+// value for: CodeConflict naming the list it was removed from
+// (steps[i].parameters, or steps when its step went too). The values of
+// other parameters removed stay in the actions that hold them.
+func (s *Service) checkRemovedParams(tx Tx, cur Process, steps []Step) error {
+	live := map[string]Parameter{}
+	lists := map[string]string{}
+	for i, st := range steps {
+		paramsByID(st.Parameters, live)
+		listFields(st.Parameters, st.ID, fieldIndex("steps", i)+".parameters", lists)
+	}
+	old := map[string]Parameter{}
+	var removed []RetiredParam
+	for _, st := range cur.Steps {
+		paramsByID(st.Parameters, old)
+		removed = append(removed, removedParams(st.Parameters, st.ID, live)...)
+	}
+	return keptValues(removed, old, lists, "steps", "measurements", func(id string) (bool, error) {
+		return actionsHold(tx, cur.OrgID, cur.ID, id)
+	})
+}
+
+// actionsHold reports whether an action of a measurement of the process
+// holds a value for the parameter id (superseded and reproved ones too:
+// the ledger keeps them).
+func actionsHold(tx Tx, orgID, processID, id string) (bool, error) {
+	after := ""
+	for {
+		page, err := tx.ProcessActionsMentioning(orgID, processID, `"`+id+`"`, after, 100)
+		if err != nil {
+			return false, err
+		}
+		for _, a := range page {
+			if holdsValue(a.Data, id) {
+				return true, nil
+			}
+		}
+		if len(page) < 100 {
+			return false, nil
+		}
+		after = page[len(page)-1].ID
+	}
 }
 
 // sameSteps compares definitions, ignoring edit times.

@@ -138,6 +138,10 @@ type Tx interface {
 	ListProcesses(orgID string, p Page, search string) ([]Process, int, error)
 	UpdateProcess(p Process) error
 	SoftDeleteProcess(orgID, id string, at Time) error
+	// ProcessActionsMentioning pages (by id, after afterID) the actions of
+	// the process's measurements whose stored data contains text, with
+	// their ids and data only.
+	ProcessActionsMentioning(orgID, processID, text, afterID string, limit int) ([]Action, error)
 	CreateProcessVersion(v ProcessVersion) error
 	UpdateProcessVersion(v ProcessVersion) error
 	ListProcessVersions(orgID, processID string) ([]ProcessVersion, error)

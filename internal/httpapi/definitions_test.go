@@ -1,0 +1,183 @@
+package httpapi_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"wps/internal/sqlstore"
+	tu "wps/internal/testutil"
+)
+
+// paramIDs maps a definition's parameter names to their ids.
+func paramIDs(params any) map[string]string {
+	out := map[string]string{}
+	for _, p := range params.([]any) {
+		m := p.(map[string]any)
+		out[m["name"].(string)] = m["id"].(string)
+	}
+	return out
+}
+
+// A definition change never deletes stored values (semantics §14): an
+// entity's parameter removed keeps its values in the records (hidden), a
+// parameter of the same name added again shows them again, and a
+// permanent parameter that records hold values for cannot be removed.
+func TestEntityParameterRemovalKeepsValues(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := tu.NewEnv(t, engine)
+		e := env.Call(post, "/v1/entities", env.AdminKey, map[string]any{"name": "Gauge", "parameters": []map[string]any{
+			{"name": "serial", "type": "TEXT", "isPermanent": true},
+			{"name": "reading", "type": "NUMBER"},
+			{"name": "spare", "type": "TEXT", "isPermanent": true},
+			{"name": "lines", "type": "TABLE", "parameters": []map[string]any{{"name": "item", "type": "TEXT"}, {"name": "note", "type": "TEXT"}}},
+		}}, 201).JSON()
+		path := "/v1/entities/" + e["id"].(string)
+		ids := paramIDs(e["parameters"])
+		rec := env.Call(post, path+"/records", env.AdminKey, map[string]any{"values": map[string]any{
+			"serial": "S-1", "reading": 4.5, "lines": []map[string]any{{"item": "bolt", "note": "loose"}}}}, 201).JSON()
+		recPath := path + "/records/" + rec["id"].(string)
+		values := func() string {
+			return fmt.Sprint(env.Call(get, recPath, env.AdminKey, nil, 200).JSON()["values"])
+		}
+		stored := func(id string) int {
+			return env.RawInt(`SELECT count(*) FROM entity_records WHERE id = ? AND vals LIKE ?`, rec["id"], `%"`+id+`"%`)
+		}
+		lines := func(cols ...map[string]any) map[string]any {
+			return map[string]any{"id": ids["lines"], "name": "lines", "type": "TABLE", "parameters": cols}
+		}
+		serial := map[string]any{"id": ids["serial"], "name": "serial", "type": "TEXT", "isPermanent": true}
+		item := map[string]any{"name": "item", "type": "TEXT"}
+
+		t.Run("removed: the answers stop showing the values, the records keep them", func(t *testing.T) {
+			upd := env.Call(patch, path, env.AdminKey, map[string]any{"parameters": []map[string]any{serial, lines(item)}}, 200).JSON()
+			if len(upd["parameters"].([]any)) != 2 {
+				t.Fatalf("parameters: %v", upd["parameters"])
+			}
+			if got := values(); got != "map[lines:[map[item:bolt]] serial:S-1]" {
+				t.Fatalf("values: %s", got)
+			}
+			if stored(ids["reading"]) != 1 || env.RawInt(`SELECT count(*) FROM entity_records WHERE vals LIKE ?`, `%loose%`) != 1 {
+				t.Fatal("the removed values are gone from storage")
+			}
+			csv := string(env.Call(get, path+"/records:export", env.AdminKey, nil, 200).Body)
+			if strings.Contains(csv, "reading") || strings.Contains(csv, "4.5") {
+				t.Fatalf("the export shows a removed parameter:\n%s", csv)
+			}
+			tu.Problem(t, env.Do(tu.Request{Method: post, Path: path + "/records", Key: env.AdminKey, Body: map[string]any{"values": map[string]any{"reading": 1}}}), 422, "values.reading")
+			// A record changed meanwhile keeps them too.
+			env.Call(patch, recPath, env.AdminKey, map[string]any{"values": map[string]any{"serial": "S-2"}}, 200)
+			if stored(ids["reading"]) != 1 {
+				t.Fatal("a record's change dropped the removed values")
+			}
+		})
+		t.Run("a permanent parameter that records hold values for answers 409 naming it", func(t *testing.T) {
+			p := tu.Problem(t, env.Do(tu.Request{Method: patch, Path: path, Key: env.AdminKey, Body: map[string]any{"parameters": []map[string]any{lines(item)}}}), 409, "parameters")
+			if !strings.Contains(fmt.Sprint(p["errors"]), `"serial" is permanent`) {
+				t.Fatalf("problem: %v", p)
+			}
+			if got := env.Call(get, path, env.AdminKey, nil, 200).JSON(); len(got["parameters"].([]any)) != 2 {
+				t.Fatalf("a refused change was kept: %v", got)
+			}
+		})
+		t.Run("added again by name: the same id, and the values show again", func(t *testing.T) {
+			upd := env.Call(patch, path, env.AdminKey, map[string]any{"parameters": []map[string]any{
+				serial, {"name": "reading", "type": "NUMBER"}, lines(item, map[string]any{"name": "note", "type": "TEXT"}),
+			}}, 200).JSON()
+			back := paramIDs(upd["parameters"])
+			if back["reading"] != ids["reading"] {
+				t.Fatalf("reading came back as %s, was %s", back["reading"], ids["reading"])
+			}
+			if got := values(); got != "map[lines:[map[item:bolt note:loose]] reading:4.5 serial:S-2]" {
+				t.Fatalf("values: %s", got)
+			}
+			// The index follows: the value filters again.
+			if n := env.Call(get, path+"/records?filter[reading]=4.5", env.AdminKey, nil, 200).JSON()["meta"].(map[string]any)["total"]; n != 1.0 {
+				t.Fatalf("filtered: %v", n)
+			}
+		})
+		t.Run("a permanent parameter no record holds a value for is removed", func(t *testing.T) {
+			upd := env.Call(patch, path, env.AdminKey, map[string]any{"parameters": []map[string]any{serial}}, 200).JSON()
+			if len(upd["parameters"].([]any)) != 1 {
+				t.Fatalf("parameters: %v", upd["parameters"])
+			}
+		})
+	})
+}
+
+// A process's parameter removed: measurements keep their values (a
+// measurement answers with the version it runs on), the process's answers
+// (its latest version, the export) stop showing them, and a parameter of
+// the same name added again takes its id back, so the export shows them
+// again. A permanent one that a measurement holds a value for stays.
+func TestProcessParameterRemovalKeepsValues(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := tu.NewEnv(t, engine)
+		env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": "Admins", "roles": []string{"ADMIN"}}, 201)
+		proc := env.Call(post, "/v1/process", env.AdminKey, map[string]any{"name": "Check", "steps": []map[string]any{
+			{"label": "Read", "policyNames": []string{"Admins"}, "parameters": []map[string]any{
+				{"name": "serial", "type": "TEXT", "isPermanent": true},
+				{"name": "reading", "type": "NUMBER"},
+				{"name": "spare", "type": "TEXT", "isPermanent": true},
+			}},
+		}}, 201).JSON()
+		path := "/v1/process/" + proc["id"].(string)
+		step := proc["steps"].([]any)[0].(map[string]any)
+		ids := paramIDs(step["parameters"])
+		m := env.Call(post, "/v1/measurements/simplified", env.AdminKey, map[string]any{"processUuid": proc["id"], "parameters": map[string]any{"serial": "S-1", "reading": 4.5}}, 201).JSON()
+		export := func() string {
+			return string(env.Call(get, "/v1/measurements:export?processId="+proc["id"].(string), env.AdminKey, nil, 200).Body)
+		}
+		edit := func(params ...map[string]any) *tu.Response {
+			return env.Do(tu.Request{Method: patch, Path: path, Key: env.AdminKey, Body: map[string]any{"steps": []map[string]any{
+				{"id": step["id"], "label": "Read", "policyNames": []string{"Admins"}, "parameters": params}}}})
+		}
+		serial := map[string]any{"id": ids["serial"], "name": "serial", "type": "TEXT", "isPermanent": true}
+		spare := map[string]any{"id": ids["spare"], "name": "spare", "type": "TEXT", "isPermanent": true}
+
+		t.Run("removed: a new version without it; the measurement keeps its values", func(t *testing.T) {
+			r := edit(serial, spare)
+			if r.Status != 200 || r.JSON()["version"] != 2.0 {
+				t.Fatalf("edit: %d %s", r.Status, r.Body)
+			}
+			if got := export(); strings.Contains(got, "Read.reading") || strings.Contains(got, "4.5") {
+				t.Fatalf("the export shows a removed parameter:\n%s", got)
+			}
+			seen := string(env.Call(get, "/v1/measurements/"+m["id"].(string), env.AdminKey, nil, 200).Body)
+			if !strings.Contains(seen, `"value":"4.5"`) {
+				t.Fatalf("the measurement (version 1) lost its value: %s", seen)
+			}
+		})
+		t.Run("a permanent parameter that a measurement holds a value for answers 409 naming it", func(t *testing.T) {
+			p := tu.Problem(t, edit(spare), 409, "steps[0].parameters")
+			if !strings.Contains(fmt.Sprint(p["errors"]), `"serial" is permanent`) {
+				t.Fatalf("problem: %v", p)
+			}
+		})
+		t.Run("added again by name: the same id, and the export shows the values again", func(t *testing.T) {
+			r := edit(serial, spare, map[string]any{"name": "reading", "type": "NUMBER"})
+			if r.Status != 200 {
+				t.Fatalf("edit: %d %s", r.Status, r.Body)
+			}
+			back := paramIDs(r.JSON()["steps"].([]any)[0].(map[string]any)["parameters"])
+			if back["reading"] != ids["reading"] {
+				t.Fatalf("reading came back as %s, was %s", back["reading"], ids["reading"])
+			}
+			if got := export(); !strings.Contains(got, "Read.reading") || !strings.Contains(got, ",S-1,,4.5") {
+				t.Fatalf("export:\n%s", got)
+			}
+		})
+		t.Run("a permanent parameter no measurement holds a value for is removed", func(t *testing.T) {
+			r := edit(serial, map[string]any{"id": ids["reading"], "name": "reading", "type": "NUMBER"})
+			if r.Status != 200 {
+				t.Fatalf("edit: %d %s", r.Status, r.Body)
+			}
+		})
+		t.Run("the ledger's replay of the history is unchanged", func(t *testing.T) {
+			integrate(t, env)
+			if rep := verify(env); rep["ok"] != true {
+				t.Fatalf("verify: %v", rep)
+			}
+		})
+	})
+}
