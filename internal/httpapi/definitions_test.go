@@ -181,3 +181,33 @@ func TestProcessParameterRemovalKeepsValues(t *testing.T) {
 		})
 	})
 }
+
+// SheetData.entityId is empty or the id of the entity that owns the
+// parameter (which an entity's parameters are given); a step's parameter
+// belongs to no entity (semantics §14).
+func TestSheetDataEntityID(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := tu.NewEnv(t, engine)
+		env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": "Admins", "roles": []string{"ADMIN"}}, 201)
+		other := env.Call(post, "/v1/entities/simplified", env.AdminKey, map[string]any{"n": "Other"}, 201).JSON()["id"].(string)
+		withSheet := func(entityID string) []map[string]any {
+			return []map[string]any{{"name": "cost", "type": "NUMBER", "sheetData": map[string]any{"entityId": entityID}}}
+		}
+		tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/entities", Key: env.AdminKey,
+			Body: map[string]any{"name": "Quote", "parameters": withSheet(other)}}), 422, "parameters[0].sheetData.entityId")
+		e := env.Call(post, "/v1/entities", env.AdminKey, map[string]any{"name": "Quote", "parameters": withSheet("")}, 201).JSON()
+		id := e["id"].(string)
+		if sd := e["parameters"].([]any)[0].(map[string]any)["sheetData"].(map[string]any); sd["entityId"] != id {
+			t.Fatalf("sheetData: %v", sd)
+		}
+		env.Call(patch, "/v1/entities/"+id, env.AdminKey, map[string]any{"parameters": withSheet(id)}, 200)
+		tu.Problem(t, env.Do(tu.Request{Method: patch, Path: "/v1/entities/" + id, Key: env.AdminKey,
+			Body: map[string]any{"parameters": withSheet("anything")}}), 422, "parameters[0].sheetData.entityId")
+
+		step := func(entityID string) map[string]any {
+			return map[string]any{"name": "Pricing", "steps": []map[string]any{{"label": "Price", "policyNames": []string{"Admins"}, "parameters": withSheet(entityID)}}}
+		}
+		tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/process", Key: env.AdminKey, Body: step(id)}), 422, "steps[0].parameters[0].sheetData.entityId")
+		env.Call(post, "/v1/process", env.AdminKey, step(""), 201)
+	})
+}

@@ -134,6 +134,7 @@ func (s *Service) checkEntityInput(tx Tx, orgID, selfID string, in *EntityInput,
 	}
 	ids.keep(in.Parameters)
 	normalizeParams(&v, "parameters", in.Parameters, ids, []string{""}, 0)
+	checkSheetOwner(&v, "parameters", in.Parameters, selfID)
 	stamp(in.Parameters, prev, "", true, s.Now())
 	for j, p := range in.Parameters {
 		v.Check(len(p.APICalls) == 0, fieldIndex("parameters", j)+".apiCalls", "API calls fill step parameters only")

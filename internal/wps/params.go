@@ -348,6 +348,28 @@ func listFields(params []Parameter, place, field string, into map[string]string)
 	}
 }
 
+// checkSheetOwner checks each sheetData.entityId of params: empty, or
+// owner (the id of the entity that owns the parameters; "" for a step's),
+// which an entity's parameters are given when they send none.
+func checkSheetOwner(v *Validator, field string, params []Parameter, owner string) {
+	for j := range params {
+		p := &params[j]
+		f := fieldIndex(field, j)
+		if sd := p.SheetData; sd != nil {
+			switch {
+			case sd.EntityID == owner:
+			case owner == "":
+				v.Add(f+".sheetData.entityId", "must be empty: a step's parameter belongs to no entity")
+			case sd.EntityID != "":
+				v.Add(f+".sheetData.entityId", "must be empty or %q, the id of the entity the parameter belongs to", owner)
+			default:
+				sd.EntityID = owner
+			}
+		}
+		checkSheetOwner(v, f+".parameters", p.Parameters, owner)
+	}
+}
+
 // normalizeParams checks a parameter list, fills defaults and assigns ids to
 // the parameters and sub-objects that have none. field is the path of the
 // list in the request ("parameters", "steps[0].parameters"). ids gives the

@@ -554,6 +554,7 @@ func (c *stepCheck) checkParams() error {
 		st := &c.steps[i]
 		f := fieldIndex("steps", i) + ".parameters"
 		normalizeParams(c.v, f, st.Parameters, ids, []string{st.ID, stepPlace(st.Label)}, 0)
+		checkSheetOwner(c.v, f, st.Parameters, "")
 		for j := range st.Parameters {
 			st.Parameters[j].StepID = st.ID
 		}
