@@ -182,6 +182,111 @@ func TestProcessParameterRemovalKeepsValues(t *testing.T) {
 	})
 }
 
+// Deleted is recoverable (semantics §14): deleted entities and processes
+// are listed with deleted=true, and :restore brings one back unless its
+// name (code, label) was taken meanwhile.
+func TestDeletedIsRecoverable(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := tu.NewEnv(t, engine)
+		env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": "Readers", "roles": []string{"READER"}, "functions": []string{"entity:read", "process:read"}}, 201)
+		_, reader := member(t, env, "rita@example.com", "READER")
+		listed := func(path string) map[string]map[string]any {
+			out := map[string]map[string]any{}
+			for _, x := range env.Call(get, path, env.AdminKey, nil, 200).JSON()["data"].([]any) {
+				out[x.(map[string]any)["id"].(string)] = x.(map[string]any)
+			}
+			return out
+		}
+
+		t.Run("entities", func(t *testing.T) {
+			tool := env.Call(post, "/v1/entities/simplified", env.AdminKey, map[string]any{"n": "Tool", "vp": []string{"Readers"}, "p": []map[string]any{{"n": "tag", "t": "TEXT"}}}, 201).JSON()
+			id := tool["id"].(string)
+			env.Call(post, "/v1/entities/"+id+"/records", env.AdminKey, map[string]any{"values": map[string]any{"tag": "T-1"}}, 201)
+			tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/entities/" + id + ":restore", Key: env.AdminKey}), 409, "")
+			env.Call(del, "/v1/entities/"+id, env.AdminKey, nil, 204)
+			if _, live := listed("/v1/entities")[id]; live {
+				t.Fatal("a deleted entity is listed")
+			}
+			gone := listed("/v1/entities?deleted=true")
+			if len(gone) != 1 || gone[id] == nil || gone[id]["deletedAt"] == nil {
+				t.Fatalf("deleted: %v", gone)
+			}
+			again := env.Call(post, "/v1/entities/simplified", env.AdminKey, map[string]any{"n": "Tool"}, 201).JSON()
+			tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/entities/" + id + ":restore", Key: env.AdminKey}), 409, "name")
+			tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/entities/" + id + ":restore", Key: reader}), 403, "")
+			env.Call(del, "/v1/entities/"+again["id"].(string), env.AdminKey, nil, 204)
+			// A policy it names was renamed meanwhile: the name follows, as into live ones.
+			env.Call(patch, "/v1/users/policies/"+policyID(t, env, "Readers"), env.AdminKey, map[string]any{"name": "Viewers"}, 200)
+			back := env.Call(post, "/v1/entities/"+id+":restore", env.AdminKey, nil, 200).JSON()
+			if back["id"] != id || back["deletedAt"] != nil || back["name"] != "Tool" || fmt.Sprint(back["viewPolicyNames"]) != "[Viewers]" {
+				t.Fatalf("restored: %v", back)
+			}
+			if recs := env.Call(get, "/v1/entities/"+id+"/records", env.AdminKey, nil, 200).JSON()["data"].([]any); len(recs) != 1 {
+				t.Fatalf("records: %v", recs)
+			}
+			if gone := listed("/v1/entities?deleted=true"); len(gone) != 1 || gone[id] != nil {
+				t.Fatalf("deleted after the restore: %v", gone)
+			}
+			tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/entities/00000000-0000-0000-0000-000000000000:restore", Key: env.AdminKey}), 404, "")
+		})
+
+		t.Run("processes", func(t *testing.T) {
+			for _, name := range []string{"Auditors", "Admins"} {
+				env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": name, "roles": []string{"ADMIN"}}, 201)
+			}
+			def := func(label string, policy string) map[string]any {
+				return map[string]any{"name": label, "code": "AUD", "steps": []map[string]any{{"label": "Look", "policyNames": []string{policy},
+					"parameters": []map[string]any{{"name": "note", "type": "TEXT"}}}}}
+			}
+			proc := env.Call(post, "/v1/process", env.AdminKey, def("Audit", "Auditors"), 201).JSON()
+			id := proc["id"].(string)
+			m := env.Call(post, "/v1/measurements/simplified", env.AdminKey, map[string]any{"processUuid": id, "parameters": map[string]any{"note": "fine"}}, 201).JSON()
+			env.Call(del, "/v1/process/"+id, env.AdminKey, nil, 204)
+			gone := listed("/v1/process?deleted=true")
+			if len(gone) != 1 || gone[id] == nil || gone[id]["deletedAt"] == nil {
+				t.Fatalf("deleted: %v", gone)
+			}
+			if _, live := listed("/v1/process")[id]; live {
+				t.Fatal("a deleted process is listed")
+			}
+			// Its measurements stay as they were.
+			if got := string(env.Call(get, "/v1/measurements/"+m["id"].(string), env.AdminKey, nil, 200).Body); !strings.Contains(got, `"value":"fine"`) {
+				t.Fatalf("measurement: %s", got)
+			}
+			again := env.Call(post, "/v1/process", env.AdminKey, def("Audit", "Admins"), 201).JSON()
+			p := tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/process/" + id + ":restore", Key: env.AdminKey}), 409, "code")
+			if !strings.Contains(fmt.Sprint(p["errors"]), "field:label") {
+				t.Fatalf("problem: %v", p)
+			}
+			env.Call(del, "/v1/process/"+again["id"].(string), env.AdminKey, nil, 204)
+			// A policy its steps name was deleted meanwhile (nothing live named it).
+			env.Call(del, "/v1/users/policies/"+policyID(t, env, "Auditors"), env.AdminKey, nil, 204)
+			tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/process/" + id + ":restore", Key: env.AdminKey}), 409, "steps[0].policyNames[0]")
+			env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": "Auditors", "roles": []string{"ADMIN"}}, 201)
+			tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/process/" + id + ":restore", Key: reader}), 403, "")
+			back := env.Call(post, "/v1/process/"+id+":restore", env.AdminKey, nil, 200).JSON()
+			if back["id"] != id || back["deletedAt"] != nil || back["code"] != "AUD" || len(back["steps"].([]any)) != 1 {
+				t.Fatalf("restored: %v", back)
+			}
+			env.Call(get, "/v1/process/"+id, env.AdminKey, nil, 200)
+			env.Call(post, "/v1/measurements/simplified", env.AdminKey, map[string]any{"processUuid": id, "parameters": map[string]any{"note": "again"}}, 201)
+			tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/process/" + id + ":restore", Key: env.AdminKey}), 409, "")
+			tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/process/00000000-0000-0000-0000-000000000000:restore", Key: env.AdminKey}), 404, "")
+		})
+	})
+}
+
+func policyID(t *testing.T, env *tu.Env, name string) string {
+	t.Helper()
+	for _, p := range env.Call(get, "/v1/users/policies", env.AdminKey, nil, 200).JSON()["data"].([]any) {
+		if p.(map[string]any)["name"] == name {
+			return p.(map[string]any)["id"].(string)
+		}
+	}
+	t.Fatalf("no policy %q", name)
+	return ""
+}
+
 // SheetData.entityId is empty or the id of the entity that owns the
 // parameter (which an entity's parameters are given); a step's parameter
 // belongs to no entity (semantics §14).

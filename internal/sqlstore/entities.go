@@ -44,6 +44,16 @@ func retiredText(r []wps.RetiredParam) string {
 	return jsonText(r)
 }
 
+func (t *tx) GetDeletedEntity(orgID, id string) (wps.Entity, error) {
+	e, err := scanEntity(t.queryRow(`SELECT `+entityCols+` FROM entities WHERE org_id = ? AND id = ? AND deleted_at IS NOT NULL`+t.forUpdate(), orgID, id))
+	return e, t.err(err, "deleted entity", "")
+}
+
+func (t *tx) RestoreEntity(orgID, id string, at wps.Time) error {
+	res, err := t.exec(`UPDATE entities SET deleted_at = NULL, updated_at = ? WHERE org_id = ? AND id = ? AND deleted_at IS NOT NULL`, at.Millis(), orgID, id)
+	return t.err(affected(res, err, "deleted entity"), "deleted entity", "a live entity has its name")
+}
+
 func (t *tx) FindEntityByName(orgID, name string) (wps.Entity, error) {
 	e, err := scanEntity(t.queryRow(`SELECT `+entityCols+` FROM entities WHERE org_id = ? AND name = ? AND deleted_at IS NULL`, orgID, name))
 	return e, t.err(err, "entity", "")
@@ -58,8 +68,11 @@ func likePrefix(s string) string { return likeEscaper.Replace(s) + "%" }
 
 var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 
-func (t *tx) ListEntities(orgID string, p wps.Page, search string) ([]wps.Entity, int, error) {
+func (t *tx) ListEntities(orgID string, p wps.Page, search string, deleted bool) ([]wps.Entity, int, error) {
 	where := `org_id = ? AND deleted_at IS NULL`
+	if deleted {
+		where = `org_id = ? AND deleted_at IS NOT NULL`
+	}
 	args := []any{orgID}
 	if search != "" {
 		where += ` AND (lower(name) LIKE ` + asText + ` ESCAPE '\' OR lower(label) LIKE ` + asText + ` ESCAPE '\')`
@@ -80,7 +93,7 @@ func (t *tx) ListEntities(orgID string, p wps.Page, search string) ([]wps.Entity
 
 func (t *tx) UpdateEntity(e wps.Entity) error {
 	res, err := t.exec(`UPDATE entities SET name = ?, label = ?, view_policy_names = ?, parameters = ?, retired_parameters = ?, updated_at = ?
-		WHERE org_id = ? AND id = ? AND deleted_at IS NULL`,
+		WHERE org_id = ? AND id = ?`,
 		e.Name, e.Label, jsonText(e.ViewPolicyNames), jsonText(e.Parameters), retiredText(e.Retired), e.UpdatedAt.Millis(), e.OrgID, e.ID)
 	return t.err(affected(res, err, "entity"), "entity", "an entity named "+e.Name+" exists")
 }
@@ -91,7 +104,7 @@ func (t *tx) SoftDeleteEntity(orgID, id string, at wps.Time) error {
 }
 
 func (t *tx) EntitiesMentioning(orgID, text string) ([]wps.Entity, error) {
-	rows, err := t.query(`SELECT `+entityCols+` FROM entities WHERE org_id = ? AND deleted_at IS NULL
+	rows, err := t.query(`SELECT `+entityCols+` FROM entities WHERE org_id = ?
 		AND (parameters LIKE `+asText+` ESCAPE '\' OR view_policy_names LIKE `+asText+` ESCAPE '\') ORDER BY id`, orgID, likePattern(text), likePattern(text))
 	if err != nil {
 		return nil, t.err(err, "", "")

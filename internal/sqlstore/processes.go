@@ -225,8 +225,11 @@ func (t *tx) FindProcessByCode(orgID, code string) (wps.Process, error) {
 	return p, t.err(err, "process", "")
 }
 
-func (t *tx) ListProcesses(orgID string, pg wps.Page, search string) ([]wps.Process, int, error) {
+func (t *tx) ListProcesses(orgID string, pg wps.Page, search string, deleted bool) ([]wps.Process, int, error) {
 	where := `p.org_id = ? AND p.deleted_at IS NULL`
+	if deleted {
+		where = `p.org_id = ? AND p.deleted_at IS NOT NULL`
+	}
 	args := []any{orgID}
 	if search != "" {
 		where += ` AND (lower(p.name) LIKE ` + asText + ` ESCAPE '\' OR lower(p.label) LIKE ` + asText + ` ESCAPE '\')`
@@ -285,6 +288,20 @@ func (t *tx) SoftDeleteProcess(orgID, id string, at wps.Time) error {
 	}
 	res, err := t.exec(`UPDATE processes SET deleted_at = ? WHERE org_id = ? AND id = ? AND deleted_at IS NULL`, at.Millis(), orgID, id)
 	return t.err(affected(res, err, "process"), "process", "")
+}
+
+func (t *tx) GetDeletedProcess(orgID, id string) (wps.Process, error) {
+	p, err := t.oneProcess(`SELECT `+processOne+` `+processJoin+`p.version
+		WHERE p.org_id = ? AND p.id = ? AND p.deleted_at IS NOT NULL`, []any{orgID, id})
+	return p, t.err(err, "deleted process", "")
+}
+
+func (t *tx) RestoreProcess(orgID, id string, at wps.Time) error {
+	if err := t.hot(id); err != nil {
+		return err
+	}
+	res, err := t.exec(`UPDATE processes SET deleted_at = NULL, updated_at = ? WHERE org_id = ? AND id = ? AND deleted_at IS NOT NULL`, at.Millis(), orgID, id)
+	return t.err(affected(res, err, "deleted process"), "deleted process", "a live process has its code or label")
 }
 
 // ProcessActionsMentioning matches the data as text: ids are UUIDs, so a

@@ -285,10 +285,72 @@ func (s *Service) ListEntities(ctx context.Context, p *Principal, page Page, sea
 	var list []Entity
 	var total int
 	err := s.store.Read(ctx, func(tx Tx) (err error) {
-		list, total, err = tx.ListEntities(p.OrgID, page, search)
+		list, total, err = tx.ListEntities(p.OrgID, page, search, false)
 		return err
 	})
 	return list, total, err
+}
+
+// ListDeletedEntities pages the org's deleted entities (deletedAt set),
+// which RestoreEntity brings back; search matches name or label.
+func (s *Service) ListDeletedEntities(ctx context.Context, p *Principal, page Page, search string) ([]Entity, int, error) {
+	if err := p.Require(FnEntityRead); err != nil {
+		return nil, 0, err
+	}
+	var list []Entity
+	var total int
+	err := s.store.Read(ctx, func(tx Tx) (err error) {
+		list, total, err = tx.ListEntities(p.OrgID, page, search, true)
+		return err
+	})
+	return list, total, err
+}
+
+// RestoreEntity brings a deleted entity back as it was, with its records,
+// for those who may delete it. Errors: CodeNotFound; CodeConflict when it
+// is not deleted, when a live entity has its name (naming name), or when
+// its definition names what is gone meanwhile (an entity, a sheet, a
+// policy; naming the fields).
+func (s *Service) RestoreEntity(ctx context.Context, p *Principal, id string) (Entity, error) {
+	if err := p.Require(FnEntityWrite); err != nil {
+		return Entity{}, err
+	}
+	var e Entity
+	err := s.store.Write(ctx, func(tx Tx) (err error) {
+		if e, err = tx.GetDeletedEntity(p.OrgID, id); IsCode(err, CodeNotFound) {
+			if live, err := tx.GetEntity(p.OrgID, id); err == nil {
+				return Errorf(CodeConflict, "entity %q is not deleted", live.Name)
+			}
+			return err
+		} else if err != nil {
+			return err
+		}
+		if _, err := tx.FindEntityByName(p.OrgID, e.Name); err == nil {
+			return &Error{Code: CodeConflict, Message: fmt.Sprintf("name: a live entity is named %q", e.Name),
+				Fields: []FieldError{{Field: "name", Message: fmt.Sprintf("%q is the name of a live entity: rename or delete that one first", e.Name)}}}
+		} else if !IsCode(err, CodeNotFound) {
+			return err
+		}
+		e.DeletedAt, e.UpdatedAt = nil, s.Now()
+		if err := tx.RestoreEntity(p.OrgID, e.ID, e.UpdatedAt); IsCode(err, CodeNotFound) {
+			return Errorf(CodeConflict, "entity %q is not deleted", e.Name) // restored meanwhile
+		} else if err != nil {
+			return err // a conflict: an entity took the name meanwhile
+		}
+		in := EntityInput{Name: e.Name, Label: e.Label, ViewPolicyNames: e.ViewPolicyNames, Parameters: cloneParams(e.Parameters)}
+		return cannotRestore(s.checkEntityInput(tx, p.OrgID, e.ID, &in, e.Parameters, e.Retired))
+	})
+	return e, err
+}
+
+// cannotRestore turns the 422 of a definition checked again as it is
+// restored into a 409: nothing in the request is wrong, what it names is gone.
+func cannotRestore(err error) error {
+	var we *Error
+	if asError(err, &we) && we.Code == CodeInvalid {
+		return &Error{Code: CodeConflict, Message: "it cannot be restored as it is: " + we.Message, Fields: we.Fields}
+	}
+	return err
 }
 
 // UpdateEntity changes an entity. Records follow: values of a parameter

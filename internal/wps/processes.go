@@ -923,10 +923,79 @@ func (s *Service) ListProcesses(ctx context.Context, p *Principal, page Page, se
 	var list []Process
 	var total int
 	err := s.store.View(ctx, func(tx Tx) (err error) {
-		list, total, err = tx.ListProcesses(p.OrgID, page, search)
+		list, total, err = tx.ListProcesses(p.OrgID, page, search, false)
 		return err
 	})
 	return list, total, err
+}
+
+// ListDeletedProcesses pages the org's deleted processes (deletedAt set)
+// at their latest versions, which RestoreProcess brings back.
+func (s *Service) ListDeletedProcesses(ctx context.Context, p *Principal, page Page, search string) ([]Process, int, error) {
+	if err := p.Require(FnProcessRead); err != nil {
+		return nil, 0, err
+	}
+	var list []Process
+	var total int
+	err := s.store.View(ctx, func(tx Tx) (err error) {
+		list, total, err = tx.ListProcesses(p.OrgID, page, search, true)
+		return err
+	})
+	return list, total, err
+}
+
+// RestoreProcess brings a deleted process back at its latest version, for
+// those who may delete it. Its measurements never left (they run on their
+// versions whatever becomes of the process); a recurring one starts again
+// from now: the occurrences it missed while deleted are not made. Errors:
+// CodeNotFound; CodeConflict when it is not deleted, when a live process
+// has its code or label (naming them), or when its steps name what is gone
+// meanwhile (a policy, an entity, a sheet, a contract template; naming the
+// fields).
+func (s *Service) RestoreProcess(ctx context.Context, p *Principal, id string) (Process, error) {
+	if err := p.Require(FnProcessWrite); err != nil {
+		return Process{}, err
+	}
+	var proc Process
+	err := s.store.Write(ctx, func(tx Tx) (err error) {
+		if proc, err = tx.GetDeletedProcess(p.OrgID, id); IsCode(err, CodeNotFound) {
+			if live, err := tx.GetProcess(p.OrgID, id, 0); err == nil {
+				return Errorf(CodeConflict, "process %q is not deleted", live.Label)
+			}
+			return err
+		} else if err != nil {
+			return err
+		}
+		var v Validator
+		if _, err := tx.FindProcessByCode(p.OrgID, proc.Code); err == nil {
+			v.Add("code", "%q is the code of a live process: change or delete that one first", proc.Code)
+		} else if !IsCode(err, CodeNotFound) {
+			return err
+		}
+		if _, err := tx.FindProcessByLabel(p.OrgID, proc.Label); err == nil {
+			v.Add("label", "%q is the label of a live process: change or delete that one first", proc.Label)
+		} else if !IsCode(err, CodeNotFound) {
+			return err
+		}
+		if err := v.Conflict(); err != nil {
+			return err
+		}
+		proc.DeletedAt, proc.UpdatedAt = nil, s.Now()
+		if err := tx.RestoreProcess(p.OrgID, proc.ID, proc.UpdatedAt); IsCode(err, CodeNotFound) {
+			return Errorf(CodeConflict, "process %q is not deleted", proc.Label) // restored meanwhile
+		} else if err != nil {
+			return err // a conflict: a process took the code or label meanwhile
+		}
+		// Checked once live again: its steps may read from its own measurements.
+		if _, err := s.checkSteps(tx, p.OrgID, proc.ID, proc.Steps, proc.Steps, nil); err != nil {
+			return cannotRestore(err)
+		}
+		if len(proc.Steps) > 0 && proc.Steps[0].Frequency != "" {
+			return tx.SkipOccurrences(p.OrgID, proc.ID, proc.UpdatedAt)
+		}
+		return nil
+	})
+	return proc, err
 }
 
 // ListProcessVersions lists a process's versions, newest first.
