@@ -496,6 +496,13 @@ func (r *run) act(in ActInput) (Action, engine.Result, error) {
 		return Action{}, zero, err
 	}
 	holds, roleFor := seatHolder(*st, r.user.Roles, r.p.Policies)
+	if len(holds) == 0 {
+		if fresh, err := r.refreshPolicies(); err != nil {
+			return Action{}, zero, err
+		} else if fresh {
+			holds, roleFor = seatHolder(*st, r.user.Roles, r.p.Policies)
+		}
+	}
 	a := Action{ID: NewID(), OrgID: r.m.OrgID, MeasurementID: r.m.ID, StepID: st.ID, Type: in.Type, UserID: r.user.ID,
 		Username: displayName(r.user), UserRoles: r.user.Roles, Observation: in.Observation, Data: data, CreatedAt: r.now}
 	res, err := engine.Apply(r.def, r.m.State, engine.Action{ID: a.ID, Type: in.Type, StepID: st.ID, UserID: r.user.ID, Holds: holds,
@@ -529,6 +536,37 @@ func (r *run) act(in ActInput) (Action, engine.Result, error) {
 		return Action{}, zero, err
 	}
 	return a, res, nil
+}
+
+// refreshPolicies reads the caller's roles and policies again in the
+// transaction, when they differ from those the caller was authenticated
+// with: a policy renamed meanwhile gives its seats under its new name,
+// which the definitions read in this transaction already use. It reports
+// whether anything changed.
+func (r *run) refreshPolicies() (bool, error) {
+	if r.p.UserID == SystemUserID {
+		return false, nil
+	}
+	fresh, err := principalOf(r.tx, r.p.OrgID, r.p.UserID)
+	if err != nil {
+		return false, err
+	}
+	same := slices.EqualFunc(fresh.Policies, r.p.Policies, func(a, b Policy) bool { return a.ID == b.ID && a.Name == b.Name }) &&
+		slices.Equal(fresh.Roles, r.user.Roles)
+	if same {
+		return false, nil
+	}
+	p := *r.p // the principal may be shared (a cached key): this run gets its own
+	p.Policies, p.OrgPolicies, p.Roles = fresh.Policies, fresh.OrgPolicies, fresh.Roles
+	r.p, r.user.Roles = &p, fresh.Roles
+	r.policies = nil
+	return true, nil
+}
+
+// refreshed is check(arg) again after refreshPolicies, when they changed.
+func (r *run) refreshed(check func(string) bool, arg string) bool {
+	fresh, err := r.refreshPolicies()
+	return err == nil && fresh && check(arg)
 }
 
 // mayReprove is the seat rule of Reprove: the caller holds a policy of the
@@ -1126,7 +1164,7 @@ func (s *Service) Reprove(ctx context.Context, p *Principal, actionID, observati
 		case target.Superseded:
 			return Errorf(CodeConflict, "the action was superseded by a rejection")
 		}
-		if !r.mayReprove(target.StepID) {
+		if !r.mayReprove(target.StepID) && !r.refreshed(r.mayReprove, target.StepID) {
 			return Errorf(CodeForbidden, "only a holder of a policy of this step or a later one can reprove the action")
 		}
 		res, err := engine.Reprove(r.def, r.m.State, target.StepID, r.now.Time)

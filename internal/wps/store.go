@@ -194,6 +194,13 @@ type Tx interface {
 	// RenameSeatPolicy makes the actionable index, and the seats filled in
 	// measurements' states, follow a renamed policy.
 	RenameSeatPolicy(orgID, old, name string) error
+	// HoldMeasurementWrites makes every other write of measurements wait
+	// until this transaction ends, once those under way have ended (on
+	// PostgreSQL a lock of the table; on SQLite nothing: its one writer
+	// runs one transaction at a time). A policy rename takes it first, so
+	// that no action fills a seat under the old name after the rename
+	// read the seats, nor reads the old name after it.
+	HoldMeasurementWrites() error
 
 	GetAction(orgID, id string) (Action, error)
 	ListActions(orgID, measurementID string) ([]Action, error)
