@@ -236,6 +236,17 @@ func (t *tx) InsertRecordIndex(r wps.IndexRow) error {
 	return t.err(err, "", "value in use")
 }
 
+func (t *tx) DeleteHiddenRecord(orgID, id string) error {
+	_, err := t.exec(`DELETE FROM entity_records WHERE org_id = ? AND id = ? AND import_job_id IS NOT NULL`, orgID, id)
+	return t.err(err, "", "")
+}
+
+func (t *tx) DeleteRecordIndexValue(r wps.IndexRow) error {
+	_, err := t.exec(`DELETE FROM record_index WHERE org_id = ? AND entity_id = ? AND param_id = ? AND value = ? AND record_id = ?`,
+		r.OrgID, r.EntityID, r.ParamID, r.Value, r.RecordID)
+	return t.err(err, "", "")
+}
+
 func (t *tx) DeleteRecordIndex(orgID, recordID string) error {
 	_, err := t.exec(`DELETE FROM record_index WHERE org_id = ? AND record_id = ?`, orgID, recordID)
 	return t.err(err, "", "")

@@ -116,6 +116,11 @@ type Tx interface {
 	// InsertRecordIndex adds one indexed value; a unique one may conflict.
 	InsertRecordIndex(row IndexRow) error
 	DeleteRecordIndex(orgID, recordID string) error
+	// DeleteRecordIndexValue removes one indexed value of a record.
+	DeleteRecordIndexValue(row IndexRow) error
+	// DeleteHiddenRecord removes a record an import job hides (a job's
+	// holder of unique values); nothing when there is none.
+	DeleteHiddenRecord(orgID, id string) error
 
 	CreateImportJob(j ImportJob) error
 	GetImportJob(orgID, id string) (ImportJob, error)
