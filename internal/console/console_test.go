@@ -359,6 +359,21 @@ func TestConsoleAdmin(t *testing.T) {
 		root.open("/processes/" + o.process)
 		root.screenshot("process")
 
+		// Deleted is recoverable: a process and an entity deleted through the API come back from the console.
+		gone := o.env.Call(post, "/v1/process", o.env.AdminKey, map[string]any{"name": "Old audit", "iconName": "clipboard",
+			"steps": []map[string]any{{"label": "Look", "policyNames": []string{"Inspector"}}}}, 201).JSON()["id"].(string)
+		o.env.Call(http.MethodDelete, "/v1/process/"+gone, o.env.AdminKey, nil, 204)
+		tools := o.env.Call(post, "/v1/entities", o.env.AdminKey, map[string]any{"name": "tool", "label": "Tools", "parameters": []map[string]any{
+			{"name": "code", "type": "TEXT"}}}, 201).JSON()["id"].(string)
+		o.env.Call(post, "/v1/entities/"+tools+"/records", o.env.AdminKey, map[string]any{"values": map[string]any{"code": "T-1"}}, 201)
+		o.env.Call(http.MethodDelete, "/v1/entities/"+tools, o.env.AdminKey, nil, 204)
+		root.open("/processes")
+		root.press("button", "Restore Old audit")
+		root.sees("Restored")
+		root.open("/entities")
+		root.press("button", "Restore Tools")
+		root.sees("Restored")
+		root.sees("T-1")
 		// A colour that is not one: what was typed stays, the error is said once, by the field.
 		root.open("/admin/org")
 		root.fill("Theme colour", "#12345")
