@@ -286,24 +286,14 @@ func (s *Service) RunImportJob(ctx context.Context, blobs BlobStore, j *ImportJo
 	j.EntityDigest = digest
 	unique := slices.ContainsFunc(e.Parameters, func(p Parameter) bool { return p.IsUnique })
 	for unique && j.Reserved < len(recs) {
-		err := s.reserveChunk(ctx, j, e, recs)
-		var we *Error
-		switch {
-		case asError(err, &we) && (we.Code == CodeConflict || we.Code == CodeNotFound):
-			return s.failImport(ctx, blobs, j, string(we.Code), we.Message, we.Fields)
-		case err != nil:
-			return err
+		if err := s.reserveChunk(ctx, j, e, recs); err != nil {
+			return s.stopOn(ctx, blobs, j, err)
 		}
 	}
 	for j.Processed < len(recs) {
 		from := j.Processed
-		err := s.importChunk(ctx, j, e, recs[from:min(from+s.imports.ChunkRows, len(recs))], from)
-		var we *Error
-		switch {
-		case asError(err, &we) && (we.Code == CodeConflict || we.Code == CodeNotFound):
-			return s.failImport(ctx, blobs, j, string(we.Code), we.Message, we.Fields)
-		case err != nil:
-			return err
+		if err := s.importChunk(ctx, j, e, recs[from:min(from+s.imports.ChunkRows, len(recs))], from); err != nil {
+			return s.stopOn(ctx, blobs, j, err)
 		}
 	}
 	if err := s.releaseReserved(ctx, j); err != nil { // every value moved to its row
@@ -329,6 +319,17 @@ func (s *Service) RunImportJob(ctx context.Context, blobs BlobStore, j *ImportJo
 		return err
 	}
 	return s.settleImport(ctx, blobs, j)
+}
+
+// stopOn ends a job's run on err from one of its writes: a conflict or a
+// deleted entity fails the job (as the synchronous import would answer);
+// any other error stops the run, for the job to be claimed again.
+func (s *Service) stopOn(ctx context.Context, blobs BlobStore, j *ImportJob, err error) error {
+	var we *Error
+	if asError(err, &we) && (we.Code == CodeConflict || we.Code == CodeNotFound) {
+		return s.failImport(ctx, blobs, j, string(we.Code), we.Message, we.Fields)
+	}
+	return err
 }
 
 // importRows reads a job's uploaded rows.
