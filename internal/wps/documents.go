@@ -7,7 +7,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -20,10 +22,15 @@ import (
 
 // Documents (semantics section 11): when a step that names contract
 // templates (its legalContractId, its parameters' contractTemplateId)
-// reaches consensus, each is rendered to a PDF in the transaction of the
-// consensus, stored with its bytes, and its SHA-256 recorded in the ledger
-// (recordDocument, a leaf of its own). Rendering is pure (contract.Render), so a retried
-// transaction renders the same bytes and nothing outlives a rollback.
+// reaches consensus, each is rendered to a PDF, stored with its bytes in
+// the transaction of the consensus, and its SHA-256 recorded in the ledger
+// in that transaction (recordDocument, a leaf of its own). The rendering
+// itself runs outside any transaction: the consensus's write gives up
+// once it knows each document's template and inputs (needRenders), they
+// are rendered within DocumentConfig's limits, and the write runs again
+// with the bytes, storing them only for the same body and inputs
+// (writePrepared). Rendering is pure (contract.RenderWithin), so the same
+// inputs give the same bytes in any try.
 
 // DocumentConfig bounds contract documents (docs/contracts.md); zero
 // values take the defaults.
@@ -146,11 +153,123 @@ func recordedDocument(entries []LedgerEntry, a Action, id string) (string, *Ledg
 }
 
 // pendingDoc is a document whose consensus this run reached: its inputs
-// are known, its bytes are rendered when the run is saved (once the
-// measurement has its name).
+// are known, its bytes come when the run is saved (once the measurement
+// has its name).
 type pendingDoc struct {
-	doc  Document
-	body string
+	doc      Document
+	body     string
+	template string // the template's name
+	field    string // what a document beyond the limits names: legalContractId or the parameter
+}
+
+// needRenders stops a write transaction whose documents are not rendered
+// yet (a *needRenders error): writePrepared renders them with no
+// transaction open and runs the write again with their bytes, at the same
+// time and with the same ids (the documents print them).
+type needRenders struct {
+	docs []renderJob // every document of the try, rendered or not
+	now  Time
+	ids  map[string]string
+	// orgID and process name the process of a measurement the write
+	// creates: the documents print its name, its process's next number,
+	// which a creation committed meanwhile changes.
+	orgID, process string
+}
+
+func (*needRenders) Error() string { return "documents to render" }
+
+// renderJob is one document to render.
+type renderJob struct {
+	key      string // renderKey(body, in)
+	body     string
+	in       contract.Inputs
+	template string
+	field    string
+}
+
+// renderKey names what a document is rendered from: the bytes are used
+// only for the same body and inputs.
+func renderKey(body string, in contract.Inputs) string {
+	b, _ := json.Marshal([]any{body, in})
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+// render renders the jobs that had has not, within the limits, and
+// returns the bytes of every job by key. Errors: CodeInvalid naming the
+// field of a document beyond a limit (refuse), ctx's error.
+func (s *Service) render(ctx context.Context, jobs []renderJob, had map[string][]byte) (map[string][]byte, error) {
+	out := make(map[string][]byte, len(jobs))
+	for _, j := range jobs {
+		if pdf, ok := had[j.key]; ok {
+			out[j.key] = pdf
+			continue
+		}
+		pdf, err := s.docs.Render(ctx, j.body, j.in, s.docs.Limits)
+		if err != nil {
+			return nil, s.refuse(j, err)
+		}
+		out[j.key] = pdf
+	}
+	return out, nil
+}
+
+// refuse is the answer to a document that could not be rendered: a
+// limit reached is CodeInvalid (beyond).
+func (s *Service) refuse(j renderJob, err error) error {
+	var le *contract.LimitError
+	switch {
+	case errors.As(err, &le):
+		field, msg := beyond(j, le)
+		return Invalid(field, "%s", msg)
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded): // the request's
+		return err
+	}
+	return Internal(fmt.Errorf("render document %s: %w", j.in.DocumentID, err))
+}
+
+// beyond says which limit a document reached, and names the field to
+// change: the parameter whose value fills most of it, else the
+// template's field (j.field).
+func beyond(j renderJob, le *contract.LimitError) (field, msg string) {
+	switch le.Limit {
+	case contract.LimitChars:
+		field, what := j.field, ""
+		if name, ok := strings.CutPrefix(le.Placeholder, contract.KindParam+" "); ok {
+			field = "parameters." + name
+		}
+		if le.Placeholder != "" {
+			what = fmt.Sprintf(": {{%s}} prints %d of them (%d times)", le.Placeholder, le.Share, le.Uses)
+		}
+		return field, fmt.Sprintf("the contract %q would print %d characters, more than a document may hold (%d, WPS_CONTRACT_MAX_CHARS)%s", j.template, le.Got, le.Max, what)
+	case contract.LimitBytes:
+		return j.field, fmt.Sprintf("the contract %q renders to %d bytes, more than a document may take (%d, WPS_CONTRACT_MAX_BYTES)", j.template, le.Got, le.Max)
+	}
+	return j.field, fmt.Sprintf("rendering the contract %q took longer than %v (WPS_CONTRACT_RENDER_TIMEOUT)", j.template, time.Duration(le.Max))
+}
+
+// id is the id the run gives to what (the action, a document): one that
+// an earlier try of its write gave it, else a new one.
+func (r *run) id(what string) string {
+	if id, ok := r.ids[what]; ok {
+		return id
+	}
+	if r.ids == nil {
+		r.ids = map[string]string{}
+	}
+	r.ids[what] = NewID()
+	return r.ids[what]
+}
+
+// resume gives the run what the earlier tries of its write kept: the API
+// answers, the documents rendered, and the time and ids those print. The
+// time only while the measurement is as unchanged as that time: a change
+// recorded after it would come before it in time.
+func (r *run) resume(at *attempt) {
+	r.at, r.answers, r.ids = at, at.answers, maps.Clone(at.ids)
+	if !at.now.IsZero() && !r.m.UpdatedAt.After(at.now.Time) {
+		r.now = at.now
+	}
 }
 
 // signer is who filled one seat of a consensed step.
@@ -192,26 +311,34 @@ func (r *run) prepareDocuments(st Step, a *Action, cur map[string]any, state eng
 		if err != nil {
 			return err
 		}
-		d := Document{ID: NewID(), OrgID: r.m.OrgID, MeasurementID: r.m.ID, StepID: st.ID, Opening: state.Steps[st.ID].Opening,
+		d := Document{ID: r.id("document " + tp.ID + " " + j.param), OrgID: r.m.OrgID, MeasurementID: r.m.ID, StepID: st.ID, Opening: state.Steps[st.ID].Opening,
 			ParameterID: j.param, TemplateID: tp.ID, TemplateVersion: tp.Version, ActionID: a.ID, CreatedAt: r.now}
 		if d.Inputs, d.Shown, err = r.contractInputs(st, tp, d.ID, cur, signers); err != nil {
 			return err
 		}
-		r.docs = append(r.docs, pendingDoc{doc: d, body: tp.Body})
+		pd := pendingDoc{doc: d, body: tp.Body, template: tp.Name, field: "legalContractId"}
 		if j.param != "" {
 			a.Data[j.param] = d.ID
+			_, p := paramByID(st.Parameters, j.param)
+			pd.field = "parameters." + p.Name
 		}
+		r.docs = append(r.docs, pd)
 	}
 	return nil
 }
 
-// renderDocuments renders the run's pending documents, stores them and
-// records each in the ledger data of its action (which save links next).
-// A measurement created in this run is named first: on PostgreSQL its name
-// comes with its insert, which the read sends.
-func (r *run) renderDocuments() error {
+// renderDocuments stores the run's pending documents, rendered outside
+// the transaction by an earlier try of its write, and records each in the
+// ledger. When one is not rendered yet (or its inputs changed since), it
+// gives up with *needRenders. A measurement created in this run is named
+// first: on PostgreSQL its name comes with its insert, which the read
+// sends (created: this try inserted it).
+func (r *run) renderDocuments(created bool) error {
 	if len(r.docs) == 0 {
 		return nil
+	}
+	if r.at == nil {
+		return Internal(errors.New("a consensus with documents in a write that cannot render them (use writePrepared)"))
 	}
 	if r.m.Name == "" {
 		m, err := r.tx.GetMeasurement(r.m.OrgID, r.m.ID)
@@ -220,16 +347,29 @@ func (r *run) renderDocuments() error {
 		}
 		r.m.Name = m.Name
 	}
-	for _, pd := range r.docs {
+	jobs := make([]renderJob, len(r.docs))
+	missing := false
+	for i := range r.docs {
+		pd := &r.docs[i]
+		pd.doc.Inputs.Measurement = r.m.Name
+		if _, ok := pd.doc.Inputs.Values["measurement.name"]; ok {
+			pd.doc.Inputs.Values["measurement.name"] = r.m.Name
+		}
+		jobs[i] = renderJob{key: renderKey(pd.body, pd.doc.Inputs), body: pd.body, in: pd.doc.Inputs, template: pd.template, field: pd.field}
+		if r.at.renders[jobs[i].key] == nil {
+			missing = true
+		}
+	}
+	if missing {
+		need := &needRenders{docs: jobs, now: r.now, ids: r.ids}
+		if created {
+			need.orgID, need.process = r.m.OrgID, r.m.ProcessID
+		}
+		return need
+	}
+	for i, pd := range r.docs {
 		d := pd.doc
-		d.Inputs.Measurement = r.m.Name
-		if _, ok := d.Inputs.Values["measurement.name"]; ok {
-			d.Inputs.Values["measurement.name"] = r.m.Name
-		}
-		pdf, err := r.s.docs.Render(context.Background(), pd.body, d.Inputs, contract.Limits{})
-		if err != nil {
-			return Internal(fmt.Errorf("render document %s: %w", d.ID, err))
-		}
+		pdf := r.at.renders[jobs[i].key]
 		sum := sha256.Sum256(pdf)
 		d.Content, d.SHA256, d.Size = pdf, hex.EncodeToString(sum[:]), int64(len(pdf))
 		if err := r.tx.CreateDocument(d); err != nil {

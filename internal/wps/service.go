@@ -30,6 +30,7 @@ type Service struct {
 	maxTemplateBytes int
 	docs             DocumentConfig
 	rerenders        *throttle                    // documents rendered again, per user
+	naming           *gates                       // writes that name a new measurement and render its documents, by process
 	lkey             atomic.Pointer[ledgerSigner] // the ledger's signing key, once loaded (ledgerKey)
 	lkeyMu           sync.Mutex
 	imports          ImportConfig
@@ -142,7 +143,7 @@ func NewService(store Store, cfg ServiceConfig) *Service {
 		byAccount: newThrottle(cfg.Sessions.AccountBurst, cfg.Sessions.AccountRefill),
 		byAddress: newThrottle(cfg.Sessions.AddressBurst, cfg.Sessions.AddressRefill),
 		imports:   cfg.Imports, importGate: make(chan struct{}, 1),
-		docs: cfg.Documents, rerenders: newThrottle(cfg.Documents.RerendersPerMinute, time.Minute/time.Duration(cfg.Documents.RerendersPerMinute))}
+		naming: newGates(), docs: cfg.Documents, rerenders: newThrottle(cfg.Documents.RerendersPerMinute, time.Minute/time.Duration(cfg.Documents.RerendersPerMinute))}
 }
 
 // Store returns the service's store, for the HTTP layer's idempotency records.
