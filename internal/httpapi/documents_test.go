@@ -325,15 +325,77 @@ func TestContractRenderedAgainWhenChanged(t *testing.T) {
 			if in := d["inputs"].(map[string]any); in["measurement"] != m["name"] || in["values"].(map[string]any)["measurement.name"] != m["name"] {
 				t.Fatalf("the document of %s prints %v", m["name"], in)
 			}
-			if v := env.Call(get, "/v1/documents/"+d["id"].(string)+"/verify", env.AdminKey, nil, 200).JSON(); v["ok"] != true || v["rerendered"] != true {
+			if v := env.Call(get, "/v1/documents/"+d["id"].(string)+"/verify?rerender=true", env.AdminKey, nil, 200).JSON(); v["ok"] != true || v["rerendered"] != true {
 				t.Fatalf("verify: %v", v)
 			}
+			env.Clock.Advance(10 * time.Second) // the admin's re-renderings, 6 a minute
 		}
 		if len(names) != n {
 			t.Fatalf("names: %v", names)
 		}
 		if rep := env.Call(get, "/v1/ledger/verify", env.AdminKey, nil, 200).JSON(); rep["ok"] != true {
 			t.Fatalf("ledger: %v", rep)
+		}
+	})
+}
+
+// verify checks the stored bytes against both hashes and the ledger
+// without rendering; it renders again only when asked, throttled per user
+// and within the limits of a rendering.
+func TestDocumentVerify(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env, rn := renderEnv(t, engine, wps.DocumentConfig{RerendersPerMinute: 2})
+		pr := newProcurement(t, env)
+		pr.start(t)
+		pr.approveBoth(t)
+		id := pr.documents(t, pr.bia)[0]["id"].(string)
+		path := "/v1/documents/" + id + "/verify"
+
+		rendered := rn.count()
+		for _, q := range []string{"", "?rerender=false"} {
+			v := env.Call(get, path+q, pr.bia, nil, 200).JSON()
+			if v["ok"] != true || v["rerendered"] != nil || v["ledgerIntact"] != true || v["sha256"] != v["recorded"] || v["sha256"] != v["stored"] {
+				t.Fatalf("verify%s: %v", q, v)
+			}
+		}
+		if n := rn.count(); n != rendered {
+			t.Fatalf("verifying rendered %d times", n-rendered)
+		}
+
+		// Rendering again: twice a minute for Beatriz, then 429; João has his own.
+		for range 2 {
+			if v := env.Call(get, path+"?rerender=true", pr.bia, nil, 200).JSON(); v["ok"] != true || v["rerendered"] != true {
+				t.Fatalf("verify?rerender=true: %v", v)
+			}
+		}
+		res := env.Do(tu.Request{Method: get, Path: path + "?rerender=true", Key: pr.bia})
+		tu.Problem(t, res, 429, "")
+		if res.Header.Get("Retry-After") != "30" {
+			t.Fatalf("Retry-After %q", res.Header.Get("Retry-After"))
+		}
+		env.Call(get, path, pr.bia, nil, 200) // checking without rendering is not throttled
+		env.Call(get, path+"?rerender=true", pr.fin, nil, 200)
+		env.Clock.Advance(30 * time.Second)
+		env.Call(get, path+"?rerender=true", pr.bia, nil, 200)
+		if n := rn.count(); n != rendered+4 {
+			t.Fatalf("%d renderings, want 4", n-rendered)
+		}
+
+		// A rendering beyond the limits is refused naming rerender (here the
+		// template's version was edited in the database past the characters).
+		env.RawExec(`UPDATE contract_template_versions SET body = ? WHERE template_id = ?`, strings.Repeat("texto ", 40000), pr.template["id"])
+		env.Clock.Advance(time.Minute)
+		p := tu.Problem(t, env.Do(tu.Request{Method: get, Path: path + "?rerender=true", Key: pr.bia}), 422, "rerender")
+		if !strings.Contains(fmt.Sprint(p["errors"]), "would print 239999 characters") {
+			t.Fatalf("problem: %v", p)
+		}
+
+		// The stored SHA-256 is checked too.
+		env.RawExec(`UPDATE documents SET sha256 = ? WHERE id = ?`, strings.Repeat("0", 64), id)
+		v := env.Call(get, path, pr.bia, nil, 200).JSON()
+		if v["ok"] != false || v["stored"] != strings.Repeat("0", 64) || v["sha256"] != v["recorded"] ||
+			fmt.Sprint(v["reasons"]) != "[the stored bytes do not have the SHA-256 stored with them]" {
+			t.Fatalf("verify with its stored SHA-256 changed: %v", v)
 		}
 	})
 }

@@ -685,7 +685,7 @@ func (s *Service) DocumentContent(ctx context.Context, p *Principal, id string) 
 
 // DocumentCheck is the answer of a document's verification.
 type DocumentCheck struct {
-	OK         bool   `json:"ok" doc:"The stored bytes are the ones the ledger recorded, the ledger entry is intact, and they render again the same"`
+	OK         bool   `json:"ok" doc:"The stored bytes have the SHA-256 stored with them and the one the ledger recorded, the ledger entry is intact, and (when asked for) they render again the same"`
 	DocumentID string `json:"documentId"`
 	SHA256     string `json:"sha256" doc:"SHA-256 of the stored bytes, computed now"`
 	Recorded   string `json:"recorded" doc:"The SHA-256 the ledger recorded: in the document's leaf (or, for a document of the hash chain's time, in the data of the action that completed the consensus)"`
@@ -697,21 +697,30 @@ type DocumentCheck struct {
 	// LedgerIntact: the entry that records the document still hashes to
 	// its leaf hash.
 	LedgerIntact bool     `json:"ledgerIntact" doc:"The ledger entry that records the SHA-256 still hashes to its leaf hash"`
-	Rerendered   *bool    `json:"rerendered" doc:"Rendering the template's version again with the document's inputs gives the stored bytes; null when the document came from another renderer version"`
+	Rerendered   *bool    `json:"rerendered" doc:"With rerender=true: rendering the template's version again with the document's inputs gives the stored bytes. Null when not asked for, or when the document came from another renderer version or its template version is gone"`
 	Reasons      []string `json:"reasons" doc:"What failed, when ok is false"`
 }
 
-// VerifyDocument recomputes a document's SHA-256 from its stored bytes and
-// checks it against the ledger's record, the record's ledger link, and a
-// fresh rendering. Errors: CodeNotFound, CodeForbidden.
-func (s *Service) VerifyDocument(ctx context.Context, p *Principal, id string) (DocumentCheck, error) {
+// VerifyDocument checks a document's stored bytes: their SHA-256,
+// computed now, against the one stored with them and the one the ledger
+// recorded, and that ledger entry against its leaf hash. With rerender,
+// it also renders the template's version again with the document's
+// inputs and compares the bytes: outside any transaction, within the
+// limits of a rendering, and at most DocumentConfig.RerendersPerMinute
+// times a minute per user. Errors: CodeNotFound, CodeForbidden,
+// CodeRateLimited (with RetryAfter), CodeInvalid naming rerender when the
+// rendering goes beyond a limit.
+func (s *Service) VerifyDocument(ctx context.Context, p *Principal, id string, rerender bool) (DocumentCheck, error) {
 	if err := p.Require(FnMeasurementRead); err != nil {
 		return DocumentCheck{}, err
 	}
 	var out DocumentCheck
+	var d Document
+	var body string // the template version's, when it renders again
 	err := s.store.Read(ctx, func(tx Tx) error {
-		d, r, err := s.readDocument(tx, p, id, true)
-		if err != nil {
+		var r *run
+		var err error
+		if d, r, err = s.readDocument(tx, p, id, true); err != nil {
 			return err
 		}
 		sum := sha256.Sum256(d.Content)
@@ -733,31 +742,53 @@ func (s *Service) VerifyDocument(ctx context.Context, p *Principal, id string) (
 				out.LeafIndex = &e.Index
 			}
 		}
+		if !rerender || d.Inputs.Renderer != contract.Renderer {
+			return nil
+		}
 		tp, err := tx.GetTemplate(p.OrgID, d.TemplateID, d.TemplateVersion, true)
-		if err != nil && !IsCode(err, CodeNotFound) {
-			return err
+		if IsCode(err, CodeNotFound) {
+			return nil
 		}
-		if err == nil && d.Inputs.Renderer == contract.Renderer {
-			again, err := contract.Render(tp.Body, d.Inputs)
-			same := err == nil && bytes.Equal(again, d.Content)
-			out.Rerendered = &same
-		}
-		switch {
-		case out.Recorded == "":
-			out.Reasons = append(out.Reasons, "the ledger holds no record of this document")
-		case out.SHA256 != out.Recorded:
-			out.Reasons = append(out.Reasons, "the stored bytes are not the ones the ledger recorded")
-		}
-		if out.Recorded != "" && !out.LedgerIntact {
-			out.Reasons = append(out.Reasons, "the ledger entry that records the document was altered")
-		}
-		if out.Rerendered != nil && !*out.Rerendered {
-			out.Reasons = append(out.Reasons, "rendering the template again with the document's inputs gives other bytes")
-		}
-		out.OK = len(out.Reasons) == 0
-		return nil
+		body = tp.Body
+		return err
 	})
-	return out, err
+	if err != nil {
+		return out, err
+	}
+	if body != "" {
+		if wait := s.rerenders.take(p.UserID, s.Now().Time); wait > 0 {
+			return out, &Error{Code: CodeRateLimited, RetryAfter: wait,
+				Message: fmt.Sprintf("documents are rendered again at most %d times a minute per user (WPS_CONTRACT_RERENDERS_PER_MINUTE); verify without rerender checks the stored bytes and the ledger", s.docs.RerendersPerMinute)}
+		}
+		again, err := s.docs.Render(ctx, body, d.Inputs, s.docs.Limits)
+		var le *contract.LimitError
+		switch {
+		case errors.As(err, &le):
+			_, msg := beyond(renderJob{template: d.Inputs.Title}, le)
+			return out, Invalid("rerender", "%s", msg)
+		case err != nil && ctx.Err() != nil:
+			return out, ctx.Err()
+		}
+		same := err == nil && bytes.Equal(again, d.Content)
+		out.Rerendered = &same
+	}
+	switch {
+	case out.Recorded == "":
+		out.Reasons = append(out.Reasons, "the ledger holds no record of this document")
+	case out.SHA256 != out.Recorded:
+		out.Reasons = append(out.Reasons, "the stored bytes are not the ones the ledger recorded")
+	}
+	if out.SHA256 != out.Stored {
+		out.Reasons = append(out.Reasons, "the stored bytes do not have the SHA-256 stored with them")
+	}
+	if out.Recorded != "" && !out.LedgerIntact {
+		out.Reasons = append(out.Reasons, "the ledger entry that records the document was altered")
+	}
+	if out.Rerendered != nil && !*out.Rerendered {
+		out.Reasons = append(out.Reasons, "rendering the template again with the document's inputs gives other bytes")
+	}
+	out.OK = len(out.Reasons) == 0
+	return out, nil
 }
 
 // refuseDocuments refuses values sent for generated documents: their value
