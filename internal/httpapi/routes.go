@@ -98,7 +98,7 @@ func (s *Server) routes() {
 	register(s, op(get, "/v1/measurements/{id}/documents", "listMeasurementDocuments", "List a measurement's documents (contracts rendered at consensus)", 200, needs(wps.FnMeasurementRead)), s.listDocuments)
 	register(s, op(get, "/v1/documents/{id}", "getDocument", "Get a document with the inputs it was rendered from", 200, needs(wps.FnMeasurementRead)), s.getDocument)
 	register(s, withPDF(op(get, "/v1/documents/{id}/content", "downloadDocument", "Download a document (application/pdf)", 200, needs(wps.FnMeasurementRead))), s.documentContent)
-	register(s, op(get, "/v1/documents/{id}/verify", "verifyDocument", "Check a document's bytes against the SHA-256 the ledger recorded", 200, needs(wps.FnMeasurementRead)), s.verifyDocument)
+	register(s, op(get, "/v1/documents/{id}/verify", "verifyDocument", "Check a document's bytes against the SHA-256 stored with them and the one the ledger recorded (rerender=true: and render it again)", 200, needs(wps.FnMeasurementRead)), s.verifyDocument)
 
 	register(s, withSecrets(op(post, "/v1/webhooks", "createWebhook", "Subscribe a URL to events", 201, needs(wps.FnWebhooksManage)), "secret"), s.createWebhook)
 	register(s, op(get, "/v1/webhooks", "listWebhooks", "List webhook subscriptions", 200, needs(wps.FnWebhooksManage)), s.listWebhooks)

@@ -244,7 +244,9 @@ type run struct {
 	answers     map[string]apiAnswer // API call answers fetched for this run
 	hiddenIDs   map[string]bool      // parameters hidden from the reader (hidden())
 	filled      []MeasurementSheet   // workbooks this run recalculated
-	docs        []pendingDoc         // documents of steps this run consensed, rendered in save
+	docs        []pendingDoc         // documents of steps this run consensed, stored in save
+	at          *attempt             // what earlier tries of its write kept (writePrepared), nil outside one
+	ids         map[string]string    // the ids this try gave (id)
 }
 
 func (s *Service) loadRun(tx Tx, p *Principal, measurementID string) (*run, error) {
@@ -273,15 +275,14 @@ func actor(tx Tx, p *Principal) (User, error) {
 }
 
 // newMeasurement creates a measurement of proc (its latest version) with
-// the given id.
-func (s *Service) newMeasurement(tx Tx, p *Principal, proc Process, id string) (*run, error) {
+// the given id, at now.
+func (s *Service) newMeasurement(tx Tx, p *Principal, proc Process, id string, now Time) (*run, error) {
 	if !proc.Locked {
 		if err := tx.LockProcessVersion(p.OrgID, proc.ID, proc.Version); err != nil {
 			return nil, err
 		}
 	}
 	var err error
-	now := s.Now()
 	r := &run{s: s, tx: tx, p: p, proc: proc, def: engineDef(proc.Steps), now: now}
 	if r.user, err = actor(tx, p); err != nil {
 		return nil, err
@@ -503,7 +504,7 @@ func (r *run) act(in ActInput) (Action, engine.Result, error) {
 			holds, roleFor = seatHolder(*st, r.user.Roles, r.p.Policies)
 		}
 	}
-	a := Action{ID: NewID(), OrgID: r.m.OrgID, MeasurementID: r.m.ID, StepID: st.ID, Type: in.Type, UserID: r.user.ID,
+	a := Action{ID: r.id("action"), OrgID: r.m.OrgID, MeasurementID: r.m.ID, StepID: st.ID, Type: in.Type, UserID: r.user.ID,
 		Username: displayName(r.user), UserRoles: r.user.Roles, Observation: in.Observation, Data: data, CreatedAt: r.now}
 	res, err := engine.Apply(r.def, r.m.State, engine.Action{ID: a.ID, Type: in.Type, StepID: st.ID, UserID: r.user.ID, Holds: holds,
 		Policy: in.PolicyName, Provided: func(id string) bool { return cur[id] != nil }, RouteValue: route, Now: r.now.Time})
@@ -869,8 +870,9 @@ func (r *run) save() error {
 		}
 		r.isNew, r.savedStatus = false, r.m.Status
 	}
-	// Before the status counters: nothing they lock waits for the rendering.
-	if err := r.renderDocuments(); err != nil {
+	// Before the status counters: a try that gives up to render its
+	// documents has not locked them.
+	if err := r.renderDocuments(created); err != nil {
 		return err
 	}
 	if !created {
@@ -990,7 +992,7 @@ func (s *Service) CreateMeasurement(ctx context.Context, p *Principal, processID
 		if err != nil {
 			return err
 		}
-		if r, err = s.newMeasurement(tx, p, proc, NewID()); err != nil {
+		if r, err = s.newMeasurement(tx, p, proc, NewID(), s.Now()); err != nil {
 			return err
 		}
 		return r.save()
@@ -1046,8 +1048,8 @@ func (s *Service) CreateSimplified(ctx context.Context, p *Principal, in Simplif
 	if err := p.Require(FnActionWrite); err != nil {
 		return out, err
 	}
-	id := NewID() // the same in every attempt: API calls are told it
-	err := s.writeWithCalls(ctx, func(tx Tx, answers map[string]apiAnswer) error {
+	id := NewID() // the same in every try: API calls are told it
+	err := s.writePrepared(ctx, func(tx Tx, at *attempt) error {
 		proc, err := findProcess(tx, p.OrgID, in.ProcessUUID, in.ProcessLabel)
 		if err != nil {
 			return err
@@ -1071,10 +1073,14 @@ func (s *Service) CreateSimplified(ctx context.Context, p *Principal, in Simplif
 		if st == nil {
 			return Invalid("stepId", "no such step in process %q", proc.Label)
 		}
-		if r, err = s.newMeasurement(tx, p, proc, id); err != nil {
+		now := at.now // its documents' time, once rendered
+		if now.IsZero() {
+			now = s.Now()
+		}
+		if r, err = s.newMeasurement(tx, p, proc, id, now); err != nil {
 			return err
 		}
-		r.answers = answers
+		r.resume(at)
 		var res engine.Result
 		if a, res, err = r.act(ActInput{StepID: st.ID, Type: engine.WriteData, Parameters: in.Parameters}); err != nil {
 			return err
@@ -1115,11 +1121,11 @@ func (s *Service) Act(ctx context.Context, p *Principal, measurementID string, i
 	var out ActionView
 	var r *run
 	var a Action
-	err := s.writeWithCalls(ctx, func(tx Tx, answers map[string]apiAnswer) (err error) {
+	err := s.writePrepared(ctx, func(tx Tx, at *attempt) (err error) {
 		if r, err = s.loadRun(tx, p, measurementID); err != nil {
 			return err
 		}
-		r.answers = answers
+		r.resume(at)
 		if a, _, err = r.act(in); err != nil {
 			return err
 		}
