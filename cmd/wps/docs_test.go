@@ -220,8 +220,12 @@ func runDoc(t *testing.T, engine sqlstore.Engine, name string, blocks []docBlock
 		}
 	}()
 
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	// No limit of its own: a slow machine makes a document take longer, and
+	// only the test binary's deadline (go test -timeout) ends one, with what
+	// its last block printed.
+	ctx, cancel := context.WithDeadline(context.Background(), tu.Deadline(t))
 	defer cancel()
+	began := time.Now()
 	cmd := exec.CommandContext(ctx, "bash", "-c", script.String())
 	cmd.Dir = dir
 	cmd.WaitDelay = 5 * time.Second
@@ -255,8 +259,12 @@ func runDoc(t *testing.T, engine sqlstore.Engine, name string, blocks []docBlock
 			code = b.code
 		}
 	}
-	t.Errorf("%s: the block at line %d failed (%v):\n%s\n--- its output:\n%s\n--- the server's log (end):\n%s",
-		name, line, err, code, tail(blockOut, 6000), tail(requests(log.String()), 3000))
+	failed := fmt.Sprintf("failed (%v)", err)
+	if ctx.Err() != nil {
+		failed = fmt.Sprintf("was still running %s after the document began, when the test's deadline (go test -timeout) neared", time.Since(began).Round(time.Second))
+	}
+	t.Errorf("%s: the block at line %d %s:\n%s\n--- its output:\n%s\n--- the server's log (end):\n%s",
+		name, line, failed, code, tail(blockOut, 6000), tail(requests(log.String()), 3000))
 }
 
 // checked puts a proxy in front of the server at addr that checks every

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -12,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"wps/internal/sqlstore"
 	tu "wps/internal/testutil"
@@ -61,15 +61,12 @@ func TestLedgerCommands(t *testing.T) {
 
 		// The integrator takes the action in, a checkpoint follows.
 		var cp []byte
-		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-			cp = call("GET", "/v1/ledger/checkpoint", nil)
-			if field(cp, "treeSize").(float64) >= 1 {
-				break
+		tu.Await(t, "a checkpoint of the action", func() error {
+			if cp = call("GET", "/v1/ledger/checkpoint", nil); field(cp, "treeSize").(float64) >= 1 {
+				return nil
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("no checkpoint of the action: %s", cp)
-			}
-		}
+			return fmt.Errorf("checkpoint %s", cp)
+		})
 		size := strconv.Itoa(int(field(cp, "treeSize").(float64)))
 		dir := t.TempDir()
 		files := map[string][]byte{"key": call("GET", "/v1/ledger/key", nil), "checkpoint": cp,

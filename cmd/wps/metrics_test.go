@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -10,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"wps/internal/sqlstore"
 	tu "wps/internal/testutil"
@@ -73,14 +73,16 @@ func TestMetrics(t *testing.T) {
 			return -1
 		}
 		// The worker tries the receiver (503: retried later) and the
-		// scheduler runs, within a few seconds.
+		// scheduler runs, within a few seconds (longer on a busy machine).
 		var text string
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		tu.Await(t, "a webhook attempt retried and a scheduler run", func() error {
 			text = scrape()
-			if value(text, `wps_webhook_delivery_attempts_total{outcome="retry"}`) >= 1 && value(text, "wps_scheduler_last_run_timestamp_seconds") > 0 {
-				break
+			retried, ran := value(text, `wps_webhook_delivery_attempts_total{outcome="retry"}`), value(text, "wps_scheduler_last_run_timestamp_seconds")
+			if retried >= 1 && ran > 0 {
+				return nil
 			}
-		}
+			return fmt.Errorf("retried attempts %v, scheduler's last run %v", retried, ran)
+		})
 		for series, want := range map[string]func(float64) bool{
 			`wps_http_request_duration_seconds_count{route="GET /v1/users/me",status="200"}`:                 func(v float64) bool { return v == 2 },
 			`wps_http_request_duration_seconds_count{route="GET /v1/process/{id}",status="404"}`:             func(v float64) bool { return v == 1 },

@@ -8,10 +8,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -113,11 +115,17 @@ func TestGracefulShutdownFinishesInFlightRequests(t *testing.T) {
 	key := "wps_" + strings.Repeat("g", 40)
 	addr, _, stop := start(t, map[string]string{"WPS_DATABASE_URL": tu.DatabaseURL(t, sqlstore.SQLite), "WPS_BOOTSTRAP_API_KEY": key})
 
-	// A request whose body is still arriving when shutdown begins.
+	// A request whose body is still arriving when shutdown begins. It asks
+	// to be told to go on (Expect: 100-continue), which the server does
+	// when its handler first reads the body, so the client sends none of
+	// the body before the request is in the handler.
 	pr, pw := io.Pipe()
 	req, _ := http.NewRequest("POST", "http://"+addr+"/v1/users/policies", pr)
 	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Expect", "100-continue")
+	client := &http.Client{Transport: &http.Transport{ExpectContinueTimeout: time.Until(tu.Deadline(t))}}
+	defer client.CloseIdleConnections()
 	type result struct {
 		status int
 		body   map[string]any
@@ -125,7 +133,7 @@ func TestGracefulShutdownFinishesInFlightRequests(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		res, err := http.DefaultClient.Do(req)
+		res, err := client.Do(req)
 		if err != nil {
 			done <- result{err: err}
 			return
@@ -135,11 +143,17 @@ func TestGracefulShutdownFinishesInFlightRequests(t *testing.T) {
 		_ = json.NewDecoder(res.Body).Decode(&m)
 		done <- result{status: res.StatusCode, body: m}
 	}()
-	_, _ = pw.Write([]byte(`{"name":`))
-	time.Sleep(100 * time.Millisecond) // the request is in the handler now
+	_, _ = pw.Write([]byte(`{"name":`)) // returns once the handler reads the body
 	stopped := make(chan error, 1)
 	go func() { stopped <- stop() }()
-	time.Sleep(100 * time.Millisecond) // shutdown has begun
+	tu.Await(t, "the server to stop taking connections (shutdown has begun)", func() error {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+			return errors.New("a connection was accepted")
+		}
+		return nil
+	})
 	_, _ = pw.Write([]byte(`"Late"}`))
 	_ = pw.Close()
 	r := <-done
@@ -289,32 +303,35 @@ func TestBackupAndRestore(t *testing.T) {
 	if st, _ := call(addr, "POST", "/v1/users/policies", map[string]any{"name": "Before", "roles": []string{"AUDITOR"}}); st != 201 {
 		t.Fatalf("policy: %d", st)
 	}
-	// Writes go on while the backup runs.
-	done, written := make(chan struct{}), make(chan int)
+	// Writes go on while the backup runs: it starts once they have begun.
+	done, finished := make(chan struct{}), make(chan struct{})
+	var n atomic.Int64
 	go func() {
-		n := 0
+		defer close(finished)
 		for {
 			select {
 			case <-done:
-				written <- n
 				return
 			default:
 			}
-			if st, _ := call(addr, "POST", "/v1/users/policies", map[string]any{"name": fmt.Sprintf("Busy %d", n)}); st == 201 {
-				n++
+			if st, _ := call(addr, "POST", "/v1/users/policies", map[string]any{"name": fmt.Sprintf("Busy %d", n.Load())}); st == 201 {
+				n.Add(1)
 			}
 		}
 	}()
-	time.Sleep(50 * time.Millisecond)
+	tu.Await(t, "the first of the writes beside the backup", func() error {
+		if n.Load() == 0 {
+			return errors.New("none yet")
+		}
+		return nil
+	})
 	copyPath := filepath.Join(dir, "copy.db")
 	var out bytes.Buffer
 	if err := run(context.Background(), []string{"backup", "--out", copyPath}, getenv, &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	close(done)
-	if n := <-written; n == 0 {
-		t.Fatal("no write ran alongside the backup")
-	}
+	<-finished
 	if !strings.Contains(out.String(), copyPath) {
 		t.Fatalf("backup printed %q", out.String())
 	}

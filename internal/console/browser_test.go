@@ -18,6 +18,8 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	tu "wps/internal/testutil"
 )
 
 // browser is one headless Chromium for a test; each person in the test
@@ -81,8 +83,12 @@ func (b *browser) person(base string) *tab {
 	return &tab{t: b.t, ctx: ctx, base: base}
 }
 
+// timeout bounds a step in the browser by the test binary's deadline: a
+// busy machine only makes pages slower, and a step that never ends fails
+// when go test's -timeout nears, naming what it waited for (a shorter
+// -timeout fails such a test sooner).
 func (tb *tab) timeout() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(tb.ctx, 30*time.Second)
+	return context.WithDeadline(tb.ctx, tu.Deadline(tb.t))
 }
 
 // open navigates to a path of the server.
@@ -100,7 +106,7 @@ func (tb *tab) open(path string) {
 // when role is not "".
 func (tb *tab) find(ctx context.Context, role, name string) (runtime.RemoteObjectID, error) {
 	var last error
-	for range 50 { // the page may still be loading
+	for { // the page may still be loading
 		doc, err := chromedp.Call(ctx, dom.GetDocument, dom.GetDocumentParams{Depth: ptr(int64(0))})
 		if err == nil {
 			var res accessibility.QueryAXTreeResult
@@ -130,9 +136,12 @@ func (tb *tab) find(ctx context.Context, role, name string) (runtime.RemoteObjec
 			}
 		}
 		last = err
-		time.Sleep(100 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			return "", fmt.Errorf("%w (still looking when the test's deadline neared)", last)
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
-	return "", last
 }
 
 // notControl are the roles of what shares a control's name without being
@@ -276,11 +285,12 @@ func (tb *tab) sees(want string) {
 // script makes without loading a page.
 func (tb *tab) waitsToSee(want string) {
 	tb.t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(tb.text("main"), want); time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			tb.t.Fatalf("%s does not come to show %q:\n%s", tb.location(), want, tb.text("main"))
+	tu.Await(tb.t, fmt.Sprintf("the page to show %q", want), func() error {
+		if got := tb.text("main"); !strings.Contains(got, want) {
+			return fmt.Errorf("%s shows:\n%s", tb.location(), got)
 		}
-	}
+		return nil
+	})
 }
 
 // screenshot saves the page as PNG into $WPS_SCREENSHOTS (when set), for docs/console.md.

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,6 +15,12 @@ import (
 	tu "wps/internal/testutil"
 )
 
+// apiCalls lets the API call the test's servers and wait for them however
+// long a busy machine takes: only a hung call times out.
+func apiCalls(t *testing.T) *apicall.Config {
+	return &apicall.Config{Hosts: []string{"127.0.0.1"}, AllowPrivate: true, Timeout: time.Until(tu.Deadline(t))}
+}
+
 // rateServer answers exchange rates the way an operator's service might,
 // and remembers what it was sent.
 type rateServer struct {
@@ -25,6 +32,7 @@ type rateServer struct {
 
 func newRateServer(t *testing.T) *rateServer {
 	rs := &rateServer{}
+	ended := make(chan struct{})
 	rates := map[string]any{"USD": 5.25, "EUR": "6.1"}
 	rs.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
@@ -44,13 +52,18 @@ func newRateServer(t *testing.T) *rateServer {
 			_ = json.NewEncoder(w).Encode(map[string]any{"value": rates[r.URL.Query().Get("currency")]})
 		case "/down":
 			w.WriteHeader(http.StatusServiceUnavailable)
-		case "/slow":
-			time.Sleep(time.Second)
+		case "/slow": // answers only once the caller has given up (or the test ended)
+			_, _ = io.Copy(io.Discard, r.Body) // the server watches the connection from then on
+			select {
+			case <-r.Context().Done():
+			case <-ended:
+			}
 		case "/text":
 			_, _ = w.Write([]byte(`"not a number"`))
 		}
 	}))
 	t.Cleanup(rs.Close)
+	t.Cleanup(func() { close(ended) }) // first
 	return rs
 }
 
@@ -84,7 +97,7 @@ func call(url string, extra ...string) map[string]any {
 func TestAPICallsFillParameters(t *testing.T) {
 	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
 		rs := newRateServer(t)
-		env := tu.NewEnv(t, engine, tu.Options{APICalls: &apicall.Config{Hosts: []string{"127.0.0.1"}, AllowPrivate: true, Timeout: 300 * time.Millisecond}})
+		env := tu.NewEnv(t, engine, tu.Options{APICalls: apiCalls(t)})
 		env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": "Admins", "roles": []string{"ADMIN"}}, 201)
 		p := env.Call(post, "/v1/process", env.AdminKey, quoteProcess("Quote", call(rs.URL+"/rate", "resultPath", "data.rate", "description", "FX desk")), 201).JSON()
 		link := p["steps"].([]any)[0].(map[string]any)["parameters"].([]any)[2].(map[string]any)["apiCalls"].([]any)[0].(map[string]any)
@@ -148,8 +161,16 @@ func TestAPICallsFillParameters(t *testing.T) {
 			t.Fatalf("GET fallback: %v, query %q", got, rs.gets)
 		}
 
-		// Failures answer 502 naming the parameter, and nothing is written.
+		// Failures answer 502 naming the parameter, and nothing is written. A
+		// call that takes longer than WPS_API_CALL_TIMEOUT fails: on a server
+		// whose timeout is short (the endpoint never answers in time).
+		impatient := tu.NewEnv(t, engine, tu.Options{APICalls: &apicall.Config{Hosts: []string{"127.0.0.1"}, AllowPrivate: true, Timeout: 100 * time.Millisecond}})
+		impatient.Call(post, "/v1/users/policies", impatient.AdminKey, map[string]any{"name": "Admins", "roles": []string{"ADMIN"}}, 201)
 		for path, detail := range map[string]string{"/down": "answered 503", "/slow": "timeout", "/text": "not a valid NUMBER"} {
+			env := env
+			if path == "/slow" {
+				env = impatient
+			}
 			pf := env.Call(post, "/v1/process", env.AdminKey, quoteProcess("Quote "+path, call(rs.URL+path)), 201).JSON()
 			res := env.Do(tu.Request{Method: post, Path: "/v1/measurements/simplified", Key: env.AdminKey,
 				Body: map[string]any{"processUuid": pf["id"], "parameters": map[string]any{"currency": "USD", "amount": 1}}})

@@ -244,14 +244,13 @@ func waitForALockWait(t *testing.T, env *tu.Env) {
 		time.Sleep(100 * time.Millisecond)
 		return
 	}
-	for range 500 {
+	tu.Await(t, "a session waiting for the measurement's lock", func() error {
 		// The statement's start: pg_stat_activity keeps its first 1 KB.
-		if env.RawInt(`SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'SELECT m.id, m.org_id%'`) > 0 {
-			return
+		if env.RawInt(`SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'SELECT m.id, m.org_id%'`) == 0 {
+			return errors.New("no session waits for a lock")
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatal("no session waits for a lock")
+		return nil
+	})
 }
 
 // checkProcess creates the Admins policy and a one-step process (a BOOLEAN

@@ -6,11 +6,9 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/xuri/excelize/v2"
 
-	"wps/internal/apicall"
 	"wps/internal/sqlstore"
 	tu "wps/internal/testutil"
 )
@@ -229,7 +227,7 @@ func (c *conformance) measurementSteps(path string, proc map[string]any) {
 func TestConformance(t *testing.T) {
 	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
 		rs := newRateServer(t)
-		env := tu.NewEnv(t, engine, tu.Options{APICalls: &apicall.Config{Hosts: []string{"127.0.0.1"}, AllowPrivate: true, Timeout: 2 * time.Second}})
+		env := tu.NewEnv(t, engine, tu.Options{APICalls: apiCalls(t)})
 		for _, pol := range []map[string]any{
 			{"name": "Admins", "roles": []string{"ADMIN"}},
 			{"name": "Inspector", "roles": []string{"INSPECTOR"}, "functions": []string{"action:write", "measurement:read"}},

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -12,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"wps/internal/apicall"
 	"wps/internal/httpapi"
 	"wps/internal/sqlstore"
 	tu "wps/internal/testutil"
@@ -207,7 +207,8 @@ func TestIdempotencyLease(t *testing.T) {
 		t.Cleanup(func() { close(gate) })
 		env := tu.NewEnv(t, engine, tu.Options{
 			API:      httpapi.Options{IdempotencyLease: lease},
-			APICalls: &apicall.Config{Hosts: []string{"127.0.0.1"}, AllowPrivate: true, Timeout: 3 * time.Second},
+			APICalls: apiCalls(t), // each call waits for the test
+
 		})
 		admin, err := env.Service.Authenticate(t.Context(), env.AdminKey)
 		if err != nil {
@@ -228,7 +229,14 @@ func TestIdempotencyLease(t *testing.T) {
 				time.Sleep(time.Millisecond)
 			}
 			env.Clock.Advance(time.Hour) // far past the lease it was given
-			time.Sleep(3 * lease)        // several renewals
+			tu.Await(t, "the running request to renew its lease", func() error {
+				var rec wps.Idempotent
+				err := env.Service.Store().Read(t.Context(), func(tx wps.Tx) (err error) { rec, err = tx.GetIdempotent(admin.KeyID, "slow"); return err })
+				if err == nil && !rec.LeaseUntil.After(env.Clock.Now()) {
+					err = fmt.Errorf("leased until %v, now %v", rec.LeaseUntil, env.Clock.Now())
+				}
+				return err
+			})
 			tu.Problem(t, send(), 409, "")
 			gate <- struct{}{}
 			r := <-first

@@ -73,7 +73,7 @@ func BenchmarkWriteDuringImports(b *testing.B) {
 				switch r.Status {
 				case 200:
 				case 202:
-					waitJob(b, env, r.Header.Get("Location"), 10*time.Minute)
+					waitJob(b, env, r.Header.Get("Location"))
 				default:
 					b.Errorf("import: %d %s", r.Status, r.Body)
 				}

@@ -163,7 +163,7 @@ func TestImportJobs(t *testing.T) {
 				t.Fatalf("answer %d %v %s", r.Status, r.Header, r.Body)
 			}
 			startImportWorker(t, env)
-			if j := waitJob(t, env, r.Header.Get("Location"), 20*time.Second); j["status"] != "SUCCEEDED" {
+			if j := waitJob(t, env, r.Header.Get("Location")); j["status"] != "SUCCEEDED" {
 				t.Fatalf("job %v", j)
 			}
 			if n := seen(t, env, entity); n != 3 {
@@ -175,7 +175,7 @@ func TestImportJobs(t *testing.T) {
 			env, entity := importSetup(t, engine)
 			r := importCSV(t, env, env.AdminKey, entity, "tag,pressure\nA,1\nB,x\nC,3\nD,y\nE,5\n", nil)
 			startImportWorker(t, env)
-			j := waitJob(t, env, r.Header.Get("Location"), 20*time.Second)
+			j := waitJob(t, env, r.Header.Get("Location"))
 			errs := fmt.Sprint(j["errors"])
 			if j["status"] != "FAILED" || j["error"].(map[string]any)["code"] != "invalid" || j["processed"] != 0.0 ||
 				!strings.Contains(errs, "rows[1].pressure") || !strings.Contains(errs, "rows[3].pressure") || len(j["errors"].([]any)) != 2 {
@@ -190,7 +190,7 @@ func TestImportJobs(t *testing.T) {
 			env, entity := importSetup(t, engine)
 			r := importCSV(t, env, env.AdminKey, entity, "tag,pressure\nA,1\nB,2\nC,3\nD,4\nP-1,5\n", nil)
 			startImportWorker(t, env)
-			j := waitJob(t, env, r.Header.Get("Location"), 20*time.Second)
+			j := waitJob(t, env, r.Header.Get("Location"))
 			if j["status"] != "FAILED" || j["error"].(map[string]any)["code"] != "conflict" || !strings.Contains(fmt.Sprint(j["errors"]), "rows[4].values.tag") {
 				t.Fatalf("job %v", j)
 			}
@@ -307,7 +307,7 @@ func TestImportJobs(t *testing.T) {
 			loc := r.Header.Get("Location")
 			env.Call(patch, "/v1/users/"+clerkID, env.AdminKey, map[string]any{"status": "DEACTIVATED"}, 200)
 			startImportWorker(t, env)
-			j := waitJob(t, env, loc, 20*time.Second)
+			j := waitJob(t, env, loc)
 			if j["status"] != "FAILED" || j["error"].(map[string]any)["code"] != "forbidden" {
 				t.Fatalf("job %v", j)
 			}
@@ -341,14 +341,12 @@ func TestImportJobs(t *testing.T) {
 				t.Fatalf("%d jobs", n)
 			}
 			startImportWorker(t, env)
-			for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-				if r := importCSV(t, env, env.AdminKey, entity, csvRows(0, 5), nil); r.Status == 202 {
-					break
+			tu.Await(t, "room for a job once the others ended", func() error {
+				if r := importCSV(t, env, env.AdminKey, entity, csvRows(0, 5), nil); r.Status != 202 {
+					return fmt.Errorf("import: %d %s", r.Status, r.Body)
 				}
-				if time.Now().After(deadline) {
-					t.Fatal("no room after the jobs ended")
-				}
-			}
+				return nil
+			})
 		})
 
 		t.Run("bad bodies are problems, not jobs", func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -528,10 +529,12 @@ func TestLedgerTwoReplicas(t *testing.T) {
 	env.RawExec(`SELECT pg_terminate_backend(?)`, pid)
 	_ = conn.Close()
 	n := 0
-	for try := 0; n == 0 && try < 100; try++ { // the next pass once PostgreSQL has ended the holder's session
-		time.Sleep(10 * time.Millisecond)
-		n = integrate(t, other)
-	}
+	tu.Await(t, "a pass once PostgreSQL has ended the holder's session", func() error {
+		if n = integrate(t, other); n == 0 {
+			return errors.New("nothing integrated")
+		}
+		return nil
+	})
 	if n != 5 {
 		t.Fatalf("after the holder died: %d integrated", n)
 	}

@@ -195,6 +195,17 @@ func TestResponseCheck(t *testing.T) {
 	me.Decode(t, &user)
 	delete(user, "email")
 	noEmail, _ := json.Marshal(user)
+	// A page of users: a schema that refers to another (User), which the
+	// check validates without compiling it anew (tu.Contract's legacy).
+	list := env.Call(get, "/v1/users", env.AdminKey, nil, 200)
+	listReq := httptest.NewRequest(get, "/v1/users", nil)
+	if err := c.Check(listReq, 200, list.Header, list.Body); err != nil {
+		t.Fatalf("a real page fails: %v", err)
+	}
+	var page map[string]any
+	list.Decode(t, &page)
+	delete(page["data"].([]any)[0].(map[string]any), "email")
+	pageNoEmail, _ := json.Marshal(page)
 	problem := http.Header{"Content-Type": {"application/problem+json"}}
 	wrong := []struct {
 		name   string
@@ -207,6 +218,9 @@ func TestResponseCheck(t *testing.T) {
 		{"unknown field", req, 200, me.Header, strings.Replace(string(me.Body), `{`, `{"nickname":"x",`, 1), "nickname"},
 		{"missing field", req, 200, me.Header, string(noEmail), "email"},
 		{"wrong type", req, 200, me.Header, strings.Replace(string(me.Body), `"roles":[`, `"roles":7,"x":[`, 1), "roles"},
+		{"missing field of an item", listReq, 200, list.Header, string(pageNoEmail), "email"},
+		{"unknown field of an item", listReq, 200, list.Header, strings.Replace(string(list.Body), `"email":`, `"nickname":"x","email":`, 1), "nickname"},
+		{"wrong type of an item", listReq, 200, list.Header, strings.Replace(string(list.Body), `"roles":[`, `"roles":7,"x":[`, 1), "roles"},
 		{"undeclared status", req, 418, me.Header, string(me.Body), "418"},
 		{"undeclared media type", req, 200, http.Header{"Content-Type": {"text/plain"}}, "hi", "text/plain"},
 		{"error not a problem", req, 404, http.Header{"Content-Type": {"application/json"}}, `{"error":"x"}`, "404"},

@@ -50,14 +50,6 @@ func TestUsers(t *testing.T) {
 			tu.Problem(t, env.Do(tu.Request{Method: get, Path: "/v1/users/me", Key: second["key"].(string)}), 401, "")
 			env.Call(get, "/v1/users/me", anaKey, nil, 200)
 		})
-		t.Run("a user without policies gets no key", func(t *testing.T) {
-			_, bare := member(t, env, "bare@example.com")
-			tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/users/me/api-keys", Key: bare, Body: map[string]any{"name": "x"}}), 403, "")
-			env.Call(get, "/v1/users/me", bare, nil, 200)
-			own := env.Call(get, "/v1/users/me/api-keys", bare, nil, 200).JSON()["data"].([]any)
-			env.Call(del, "/v1/users/me/api-keys/"+own[0].(map[string]any)["id"].(string), bare, nil, 204)
-			tu.Problem(t, env.Do(tu.Request{Method: get, Path: "/v1/users/me", Key: bare}), 401, "")
-		})
 		t.Run("another org's user, an unknown user, another user's key: 404, nothing changed", func(t *testing.T) {
 			initechKey := env.NewOrg("Initech")
 			initechAdmin := env.Call(get, "/v1/users/me", initechKey, nil, 200).JSON()["id"].(string)
@@ -95,6 +87,65 @@ func TestUsers(t *testing.T) {
 			// The deactivated admin's role can go: the active one stays.
 			env.Call(post, "/v1/roles/revoke", env.AdminKey, map[string]any{"userId": otherID, "role": "ADMIN"}, 200)
 		})
+	})
+}
+
+// Every active user may make keys for themselves, with or without a policy,
+// and a key allows what its user's roles allow at each request: a change of
+// roles or policies shows at once, a deactivation stops it (semantics
+// sections 1, 8 and 14).
+func TestKeysFollowTheirUser(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := tu.NewEnv(t, engine)
+		readers := env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": "Readers", "roles": []string{"READER"}, "functions": []string{"users:read"}}, 201).JSON()["id"].(string)
+		bareID, invited := member(t, env, "bare@example.com") // no role, no policy
+		allowed := func(key string, want int) {
+			t.Helper()
+			if want == 200 {
+				env.Call(get, "/v1/users", key, nil, 200)
+			} else {
+				tu.Problem(t, env.Do(tu.Request{Method: get, Path: "/v1/users", Key: key}), want, "")
+			}
+		}
+
+		// The key the invite gave and a key made with it are alike.
+		made := env.Call(post, "/v1/users/me/api-keys", invited, map[string]any{"name": "laptop"}, 201).JSON()
+		key := made["key"].(string)
+		if !strings.HasPrefix(key, "wps_") {
+			t.Fatalf("key: %v", made)
+		}
+		if me := env.Call(get, "/v1/users/me", key, nil, 200).JSON(); me["id"] != bareID {
+			t.Fatalf("the new key is another user's: %v", me)
+		}
+		own := env.Call(get, "/v1/users/me/api-keys", key, nil, 200).JSON()["data"].([]any)
+		if len(own) != 2 {
+			t.Fatalf("own keys: %v", own)
+		}
+		allowed(key, 403) // and now cached
+
+		// Roles and policies change what the key allows at once.
+		env.Call(post, "/v1/roles/assign", env.AdminKey, map[string]any{"userId": bareID, "role": "READER"}, 200)
+		allowed(key, 200)
+		env.Call(patch, "/v1/users/policies/"+readers, env.AdminKey, map[string]any{"name": "Readers", "roles": []string{"READER"}, "functions": []string{"measurement:read"}}, 200)
+		allowed(key, 403)
+		env.Call(patch, "/v1/users/policies/"+readers, env.AdminKey, map[string]any{"name": "Readers", "roles": []string{"READER"}, "functions": []string{"users:read"}}, 200)
+		allowed(key, 200)
+		env.Call(post, "/v1/roles/revoke", env.AdminKey, map[string]any{"userId": bareID, "role": "READER"}, 200)
+		allowed(key, 403)
+
+		// The user revokes their own keys: the invite's, with the new one.
+		for _, k := range own {
+			if id := k.(map[string]any)["id"].(string); id != made["id"] {
+				env.Call(del, "/v1/users/me/api-keys/"+id, key, nil, 204)
+			}
+		}
+		tu.Problem(t, env.Do(tu.Request{Method: get, Path: "/v1/users/me", Key: invited}), 401, "")
+		env.Call(get, "/v1/users/me", key, nil, 200)
+
+		// A deactivated user's key stops at once, and makes no other.
+		env.Call(patch, "/v1/users/"+bareID, env.AdminKey, map[string]any{"status": "DEACTIVATED"}, 200)
+		tu.Problem(t, env.Do(tu.Request{Method: get, Path: "/v1/users/me", Key: key}), 401, "")
+		tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/users/me/api-keys", Key: key, Body: map[string]any{"name": "x"}}), 401, "")
 	})
 }
 

@@ -2,6 +2,7 @@ package ledger_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -23,15 +24,16 @@ func TestIntegratorLoop(t *testing.T) {
 		p := env.Call("POST", "/v1/process", env.AdminKey, map[string]any{"name": "Check", "steps": []map[string]any{
 			{"label": "Check", "policyNames": []string{"Admins"}}}}, 201).JSON()
 		m := env.Call("POST", "/v1/measurements/simplified", env.AdminKey, map[string]any{"processUuid": p["id"]}, 201).JSON()
-		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		tu.Await(t, "the action's proof", func() error {
 			res := env.Do(tu.Request{Method: "GET", Path: "/v1/actions/" + m["actionId"].(string) + "/proof", Key: env.AdminKey})
-			if res.Status == 200 {
-				break
+			if res.Status == 409 {
+				return fmt.Errorf("proof: %d %s", res.Status, res.Body)
 			}
-			if res.Status != 409 || time.Now().After(deadline) {
+			if res.Status != 200 {
 				t.Fatalf("proof: %d %s", res.Status, res.Body)
 			}
-		}
+			return nil
+		})
 		in.Stop()
 		if rep := env.Call("GET", "/v1/ledger/verify", env.AdminKey, nil, 200).JSON(); rep["ok"] != true || rep["pending"] != 0.0 || rep["treeSize"] != 1.0 {
 			t.Fatalf("verify: %v", rep)

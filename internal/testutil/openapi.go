@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -39,6 +40,14 @@ type Contract struct {
 	doc     *openapi3.T
 	routes  []docRoute
 	problem *openapi3.SchemaRef
+	// legacy is doc read as OpenAPI 3.0. Validating against a 3.1 document,
+	// kin-openapi compiles each schema into a JSON Schema 2020-12 validator
+	// on every answer (most of a test's time under -race), and then, for a
+	// schema that refers to components and uses no 2020-12 keyword, drops
+	// it and validates the 3.0 way. Such a schema is checked against legacy
+	// directly (refersOnly): the same validation, without the compiling.
+	legacy     *openapi3.T
+	refersOnly sync.Map // *openapi3.Schema → bool
 }
 
 type docRoute struct {
@@ -80,7 +89,9 @@ func NewContract(document []byte) (*Contract, error) {
 	if err := doc.Validate(loader.Context); err != nil {
 		return nil, fmt.Errorf("the OpenAPI document is invalid: %w", err)
 	}
-	c := &Contract{doc: doc, problem: doc.Components.Schemas["Problem"]}
+	legacy := *doc
+	legacy.OpenAPI = "3.0.3"
+	c := &Contract{doc: doc, legacy: &legacy, problem: doc.Components.Schemas["Problem"]}
 	if c.problem == nil {
 		return nil, fmt.Errorf("the OpenAPI document has no Problem schema")
 	}
@@ -162,6 +173,9 @@ func (c *Contract) Check(req *http.Request, status int, header http.Header, body
 	if !structured(base) {
 		return nil // a file or CSV: its status and media type are what the document says of it
 	}
+	if mt.Schema != nil && c.validatedAs30(mt.Schema.Value) {
+		route.Spec = c.legacy
+	}
 	in := &openapi3filter.ResponseValidationInput{
 		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route},
 		Status:                 status,
@@ -173,6 +187,63 @@ func (c *Contract) Check(req *http.Request, status int, header http.Header, body
 		return fmt.Errorf("%s answered %d: %v\nbody: %s", name, status, err, clip(body))
 	}
 	return nil
+}
+
+// validatedAs30 reports whether kin-openapi validates a value against
+// schema the OpenAPI 3.0 way even in a 3.1 document (see Contract.legacy):
+// the schema refers to a component, and neither it nor a schema it reaches
+// uses a keyword that only JSON Schema 2020-12 validates (the keywords
+// kin-openapi's fallback looks for) or 3.0's nullable (which 3.1 ignores).
+func (c *Contract) validatedAs30(schema *openapi3.Schema) bool {
+	if schema == nil {
+		return false
+	}
+	if v, ok := c.refersOnly.Load(schema); ok {
+		return v.(bool)
+	}
+	only2020 := errors.New("a JSON Schema 2020-12 keyword")
+	walked := openapi3.NewSchemaRef("", schema).WalkSubtree(func(_ string, ref *openapi3.SchemaRef) error {
+		if s := ref.Value; s != nil && (s.Const != nil || len(s.PrefixItems) != 0 || s.Contains != nil ||
+			len(s.PatternProperties) != 0 || len(s.DependentSchemas) != 0 || s.PropertyNames != nil ||
+			s.UnevaluatedItems.Has != nil || s.UnevaluatedItems.Schema != nil ||
+			s.UnevaluatedProperties.Has != nil || s.UnevaluatedProperties.Schema != nil ||
+			s.If != nil || s.Then != nil || s.Else != nil || len(s.DependentRequired) != 0 ||
+			len(s.Defs) != 0 || s.ContentSchema != nil || s.Nullable) {
+			return only2020
+		}
+		return nil
+	})
+	as30 := false
+	if walked == nil {
+		b, err := json.Marshal(schema)
+		var tree any
+		as30 = err == nil && json.Unmarshal(b, &tree) == nil && refersToComponent(tree)
+	}
+	c.refersOnly.Store(schema, as30)
+	return as30
+}
+
+// refersToComponent reports a "$ref" to one of the document's schemas in a
+// schema (as JSON).
+func refersToComponent(node any) bool {
+	switch node := node.(type) {
+	case map[string]any:
+		if ref, ok := node["$ref"].(string); ok && strings.HasPrefix(ref, "#/components/schemas/") {
+			return true
+		}
+		for _, v := range node {
+			if refersToComponent(v) {
+				return true
+			}
+		}
+	case []any:
+		for _, v := range node {
+			if refersToComponent(v) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // checkOutside checks an answer to an API path or method the document does

@@ -2,6 +2,7 @@ package webhook_test
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"testing"
 	"time"
@@ -59,11 +60,13 @@ func TestDeletingWebhookCancelsItsDeliveries(t *testing.T) {
 			return out
 		}
 		close(release)
-		got := deliveries()
-		for deadline := time.Now().Add(10 * time.Second); len(got) == 2 && len(got[1]["attemptLog"].([]any)) == 0 && time.Now().Before(deadline); {
-			time.Sleep(10 * time.Millisecond)
-			got = deliveries()
-		}
+		var got []map[string]any
+		tu.Await(t, "the attempt in flight to be logged", func() error {
+			if got = deliveries(); len(got) == 2 && len(got[1]["attemptLog"].([]any)) == 0 {
+				return fmt.Errorf("deliveries %v", got)
+			}
+			return nil
+		})
 		w.Stop()
 		if len(got) != 2 {
 			t.Fatalf("deliveries of the webhook: %v", got)

@@ -120,7 +120,9 @@ func fixture(t *testing.T, env *tu.Env, rcv *receiver) (processID string) {
 }
 
 func worker(env *tu.Env) *webhook.Worker {
-	return webhook.New(env.DB, webhook.Config{Now: env.Clock.Now, AllowPrivate: true, BaseDelay: time.Second, Lease: time.Minute})
+	// An attempt waits for the test's receiver however busy the machine.
+	return webhook.New(env.DB, webhook.Config{Now: env.Clock.Now, AllowPrivate: true, BaseDelay: time.Second, Lease: time.Minute,
+		Timeout: time.Until(tu.Deadline(env.T))})
 }
 
 func drain(t *testing.T, env *tu.Env, w *webhook.Worker) {
