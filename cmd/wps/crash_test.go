@@ -38,15 +38,14 @@ func (s *server) startProcess() {
 		s.t.Fatal(err)
 	}
 	s.t.Cleanup(func() { _ = s.cmd.Process.Kill(); _ = s.cmd.Wait() })
-	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(20 * time.Millisecond) {
-		if res, err := http.Get("http://" + s.addr + "/v1/health"); err == nil {
-			res.Body.Close()
-			return
+	tu.Await(s.t, "the server to answer", func() error {
+		res, err := http.Get("http://" + s.addr + "/v1/health")
+		if err != nil {
+			return fmt.Errorf("%v; its output:\n%s", err, s.log.String())
 		}
-		if time.Now().After(deadline) { // only a server that never starts gets here
-			s.t.Fatalf("the server did not start:\n%s", s.log.String())
-		}
-	}
+		res.Body.Close()
+		return nil
+	})
 }
 
 // kill ends the process at once (SIGKILL: no shutdown, nothing flushed by it).
