@@ -288,11 +288,23 @@ type Tx interface {
 	// (status CANCELLED, lastError reason), in flight or not.
 	CancelDeliveries(orgID, webhookID, reason string, now Time) error
 	ListDeliveries(orgID string, q DeliveryQuery) ([]Delivery, int, error)
-	// ClaimDeliveries leases up to limit due deliveries (of any org) to one
-	// worker until leaseUntil, skipping those another worker holds and those
+	// DueDeliveries lists, in the order to claim them, up to limit due
+	// deliveries (of any org) that no worker holds, leaving out those
 	// behind an earlier pending delivery to the same URL for the same
 	// measurement (so each receiver sees a measurement's events in order).
-	ClaimDeliveries(now, leaseUntil Time, limit int) ([]Delivery, error)
+	// Orgs take turns: each org's oldest due delivery comes before any
+	// org's second, counting the deliveries an org has leased already (an
+	// org with 8 in flight waits behind one with none). At most
+	// perDestination deliveries of one org to one destination
+	// (DestinationOf their URL) are leased at once, those leased before
+	// included (orgs that share a receiver's host do not share its places).
+	// It locks nothing: ClaimDeliveries leases them.
+	DueDeliveries(now Time, limit, perDestination int) ([]string, error)
+	// ClaimDeliveries leases to one worker until leaseUntil those of ids
+	// (from DueDeliveries) that are still due, free and not waiting behind
+	// an earlier delivery, in the order given, skipping those another
+	// worker holds or is claiming.
+	ClaimDeliveries(ids []string, now, leaseUntil Time) ([]Delivery, error)
 	AddAttempt(a Attempt) error
 
 	// ClaimOverdue marks up to limit open steps past their deadline as
