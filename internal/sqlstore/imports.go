@@ -56,13 +56,24 @@ func (t *tx) CountOpenImportJobs(orgID string) (int, error) {
 	return n, t.err(err, "", "")
 }
 
-func (t *tx) ClaimImportJob(now, leaseUntil wps.Time, owner string) (wps.ImportJob, error) {
+// ClaimImportJob counts each org's leased jobs among the open ones
+// (import_jobs_open, which SQLite is told: it would read every job ever
+// run) and finds when it last started one through import_jobs_org_started
+// (migration 29).
+func (t *tx) ClaimImportJob(now, leaseUntil wps.Time, owner string, perOrg int) (wps.ImportJob, error) {
 	skip := ""
 	if t.db.engine == Postgres {
-		skip = ` FOR UPDATE SKIP LOCKED`
+		skip = ` FOR UPDATE OF j SKIP LOCKED`
 	}
-	j, err := scanImportJob(t.queryRow(`SELECT `+importJobCols+` FROM import_jobs WHERE NOT settled AND lease_until <= ?
-		ORDER BY created_at, id`+limitN(1)+skip, now.Millis()))
+	j, err := scanImportJob(t.queryRow(`SELECT `+importJobCols+` FROM import_jobs j
+		LEFT JOIN (SELECT org_id AS busy_org, count(*) AS running FROM import_jobs`+t.indexedBy("import_jobs_open")+`
+			WHERE NOT settled AND lease_until > ? GROUP BY org_id) b
+			ON b.busy_org = j.org_id
+		WHERE NOT j.settled AND j.lease_until <= ? AND COALESCE(b.running, 0) < ?
+		ORDER BY COALESCE(b.running, 0),
+			COALESCE((SELECT s.started_at FROM import_jobs s WHERE s.org_id = j.org_id AND s.started_at IS NOT NULL
+				ORDER BY s.started_at DESC`+limitN(1)+`), 0),
+			j.created_at, j.id`+limitN(1)+skip, now.Millis(), now.Millis(), perOrg))
 	if err != nil {
 		return j, t.err(err, "import job", "")
 	}

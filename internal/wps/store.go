@@ -112,12 +112,14 @@ type Tx interface {
 	GetImportJob(orgID, id string) (ImportJob, error)
 	// CountOpenImportJobs counts the org's jobs not yet SUCCEEDED or FAILED.
 	CountOpenImportJobs(orgID string) (int, error)
-	// ClaimImportJob leases to owner, until leaseUntil, the oldest job (of
-	// any org) that is not settled and whose lease ended (a PENDING job
-	// has none), skipping one that another transaction holds: PENDING
-	// becomes RUNNING and Attempts counts the claims. CodeNotFound when
-	// there is none.
-	ClaimImportJob(now, leaseUntil Time, owner string) (ImportJob, error)
+	// ClaimImportJob leases to owner, until leaseUntil, a job that is not
+	// settled and whose lease ended (a PENDING job has none), skipping one
+	// that another transaction holds and those of an org that holds
+	// perOrg leased jobs already: of the org with the fewest leased jobs,
+	// then of the org that started a job least recently, its oldest.
+	// PENDING becomes RUNNING and Attempts counts the claims. CodeNotFound
+	// when there is none.
+	ClaimImportJob(now, leaseUntil Time, owner string, perOrg int) (ImportJob, error)
 	// UpdateImportJob saves a job's status, progress, outcome, lease and
 	// digest while j.LeaseOwner holds it; CodeNotFound when it does not.
 	UpdateImportJob(j ImportJob) error
