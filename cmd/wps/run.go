@@ -159,7 +159,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		Sessions:         wps.SessionConfig{Idle: cfg.SessionIdle, MaxAge: cfg.SessionMaxAge, AccountBurst: cfg.SignInPerAccount, AddressBurst: cfg.SignInPerAddress},
 		Sheets:           sheets.New(sheets.Limits{MaxUnzippedBytes: cfg.SheetUnzipped, MaxPages: cfg.SheetPages, MaxCells: cfg.SheetCells, CalcTimeout: cfg.SheetCalcTimeout}),
 		MaxTemplateBytes: cfg.MaxTemplateBytes,
-		Imports:          wps.ImportConfig{SyncMaxRows: cfg.ImportSyncMax, ChunkRows: cfg.ImportChunk, ChunkTime: importChunkTime(cfg, db), Lease: cfg.ImportLease, MaxOpen: cfg.ImportMaxOpen}})
+		Imports:          wps.ImportConfig{SyncMaxRows: cfg.ImportSyncMax, ChunkRows: cfg.ImportChunk, ChunkTime: importChunkTime(cfg, db), Lease: cfg.ImportLease, MaxOpen: cfg.ImportMaxOpen, PerOrg: cfg.ImportJobsPerOrg}})
 
 	boot, err := svc.Bootstrap(ctx, cfg.BootstrapOrgName, cfg.BootstrapAPIKey)
 	if err != nil {
@@ -216,7 +216,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	if cfg.Background {
 		bg := context.WithoutCancel(ctx)
-		worker := webhook.New(db, webhook.Config{AllowPrivate: cfg.AllowPrivate, Logger: log, OnAttempt: hooks.attempt})
+		worker := webhook.New(db, webhook.Config{AllowPrivate: cfg.AllowPrivate, Concurrency: cfg.WebhookWorkers, PerDestination: cfg.WebhookPerDest,
+			Logger: log, OnAttempt: hooks.attempt})
 		sched := schedule.New(svc, schedule.Config{Logger: log, OnRun: hooks.run})
 		integrator := ledger.New(svc, ledger.Config{Logger: log, CheckpointEvery: cfg.CheckpointEvery})
 		importer := imports.New(svc, blobs, imports.Config{Jobs: cfg.ImportJobs, Logger: log})
