@@ -59,7 +59,7 @@ func (t *tx) CountOpenImportJobs(orgID string) (int, error) {
 // ClaimImportJob counts each org's leased jobs among the open ones
 // (import_jobs_open, which SQLite is told: it would read every job ever
 // run) and finds when it last started one through import_jobs_org_started
-// (migration 29).
+// (migration 30).
 func (t *tx) ClaimImportJob(now, leaseUntil wps.Time, owner string, perOrg int) (wps.ImportJob, error) {
 	skip := ""
 	if t.db.engine == Postgres {

@@ -272,7 +272,7 @@ func (t *tx) attempts(orgID string, deliveryIDs []string) ([]wps.Attempt, error)
 	return list, t.err(err, "", "")
 }
 
-// queue is a delivery's claim queue (migration 29): its org and
+// queue is a delivery's claim queue (migration 30): its org and
 // destination.
 func queue(d wps.Delivery) string { return d.OrgID + " " + wps.DestinationOf(d.URL) }
 
