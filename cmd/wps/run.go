@@ -22,6 +22,7 @@ import (
 	"wps/internal/blob"
 	"wps/internal/config"
 	"wps/internal/console"
+	"wps/internal/contract"
 	"wps/internal/httpapi"
 	"wps/internal/imports"
 	"wps/internal/ledger"
@@ -159,7 +160,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		Sessions:         wps.SessionConfig{Idle: cfg.SessionIdle, MaxAge: cfg.SessionMaxAge, AccountBurst: cfg.SignInPerAccount, AddressBurst: cfg.SignInPerAddress},
 		Sheets:           sheets.New(sheets.Limits{MaxUnzippedBytes: cfg.SheetUnzipped, MaxPages: cfg.SheetPages, MaxCells: cfg.SheetCells, CalcTimeout: cfg.SheetCalcTimeout}),
 		MaxTemplateBytes: cfg.MaxTemplateBytes,
-		Imports:          wps.ImportConfig{SyncMaxRows: cfg.ImportSyncMax, ChunkRows: cfg.ImportChunk, ChunkTime: importChunkTime(cfg, db), Lease: cfg.ImportLease, MaxOpen: cfg.ImportMaxOpen, PerOrg: cfg.ImportJobsPerOrg}})
+		Documents: wps.DocumentConfig{Limits: contract.Limits{MaxChars: cfg.ContractChars, MaxBytes: cfg.ContractBytes, Timeout: cfg.ContractTimeout},
+			RerendersPerMinute: cfg.Rerenders},
+		Imports: wps.ImportConfig{SyncMaxRows: cfg.ImportSyncMax, ChunkRows: cfg.ImportChunk, ChunkTime: importChunkTime(cfg, db), Lease: cfg.ImportLease, MaxOpen: cfg.ImportMaxOpen,
+			PerOrg: cfg.ImportJobsPerOrg}})
 
 	boot, err := svc.Bootstrap(ctx, cfg.BootstrapOrgName, cfg.BootstrapAPIKey)
 	if err != nil {

@@ -49,6 +49,10 @@ type Config struct {
 	SheetCalcTimeout time.Duration                // WPS_SHEET_CALC_TIMEOUT: one recalculation
 	CORSOrigins      []string                     // WPS_CORS_ORIGINS: origins whose pages may call the API ("*": any); none: off
 	MaxTemplateBytes int                          // WPS_CONTRACT_TEMPLATE_MAX_BYTES: the largest contract template body
+	ContractChars    int                          // WPS_CONTRACT_MAX_CHARS: characters of a document's filled body
+	ContractBytes    int                          // WPS_CONTRACT_MAX_BYTES: a document's PDF
+	ContractTimeout  time.Duration                // WPS_CONTRACT_RENDER_TIMEOUT: one rendering
+	Rerenders        int                          // WPS_CONTRACT_RERENDERS_PER_MINUTE: documents a user may have rendered again
 	ImportSyncMax    int                          // WPS_IMPORT_SYNC_MAX_ROWS: larger records imports run as jobs
 	ImportChunk      int                          // WPS_IMPORT_CHUNK_ROWS: rows per transaction of an import job
 	ImportLease      time.Duration                // WPS_IMPORT_LEASE: a crashed worker's job is resumed this long after
@@ -148,6 +152,18 @@ func Load(getenv func(string) string, args []string, stderr io.Writer) (Config, 
 	if c.MaxTemplateBytes, err = strconv.Atoi(env("WPS_CONTRACT_TEMPLATE_MAX_BYTES", "65536")); err != nil {
 		return c, fmt.Errorf("WPS_CONTRACT_TEMPLATE_MAX_BYTES: %w", err)
 	}
+	if c.ContractChars, err = strconv.Atoi(env("WPS_CONTRACT_MAX_CHARS", "200000")); err != nil {
+		return c, fmt.Errorf("WPS_CONTRACT_MAX_CHARS: %w", err)
+	}
+	if c.ContractBytes, err = strconv.Atoi(env("WPS_CONTRACT_MAX_BYTES", "4194304")); err != nil {
+		return c, fmt.Errorf("WPS_CONTRACT_MAX_BYTES: %w", err)
+	}
+	if c.ContractTimeout, err = time.ParseDuration(env("WPS_CONTRACT_RENDER_TIMEOUT", "10s")); err != nil {
+		return c, fmt.Errorf("WPS_CONTRACT_RENDER_TIMEOUT: %w", err)
+	}
+	if c.Rerenders, err = strconv.Atoi(env("WPS_CONTRACT_RERENDERS_PER_MINUTE", "6")); err != nil {
+		return c, fmt.Errorf("WPS_CONTRACT_RERENDERS_PER_MINUTE: %w", err)
+	}
 	if c.ImportSyncMax, err = strconv.Atoi(env("WPS_IMPORT_SYNC_MAX_ROWS", "1000")); err != nil {
 		return c, fmt.Errorf("WPS_IMPORT_SYNC_MAX_ROWS: %w", err)
 	}
@@ -195,6 +211,10 @@ func Load(getenv func(string) string, args []string, stderr io.Writer) (Config, 
 	fs.IntVar(&c.SheetCells, "sheet-max-cells", c.SheetCells, "cells over a workbook's used ranges, at most (WPS_SHEET_MAX_CELLS)")
 	fs.DurationVar(&c.SheetCalcTimeout, "sheet-calc-timeout", c.SheetCalcTimeout, "time limit of one workbook recalculation (WPS_SHEET_CALC_TIMEOUT)")
 	fs.IntVar(&c.MaxTemplateBytes, "contract-template-max-bytes", c.MaxTemplateBytes, "the largest contract template body, in bytes (WPS_CONTRACT_TEMPLATE_MAX_BYTES)")
+	fs.IntVar(&c.ContractChars, "contract-max-chars", c.ContractChars, "characters of a contract document's filled body (its text and every value it prints), at most (WPS_CONTRACT_MAX_CHARS)")
+	fs.IntVar(&c.ContractBytes, "contract-max-bytes", c.ContractBytes, "a contract document's PDF, in bytes, at most (WPS_CONTRACT_MAX_BYTES)")
+	fs.DurationVar(&c.ContractTimeout, "contract-render-timeout", c.ContractTimeout, "time limit of rendering one contract document (WPS_CONTRACT_RENDER_TIMEOUT)")
+	fs.IntVar(&c.Rerenders, "contract-rerenders-per-minute", c.Rerenders, "documents one user may have rendered again by a verification per minute (WPS_CONTRACT_RERENDERS_PER_MINUTE)")
 	fs.IntVar(&c.ImportSyncMax, "import-sync-max-rows", c.ImportSyncMax, "a records import of more rows runs as a job, answered 202 (WPS_IMPORT_SYNC_MAX_ROWS)")
 	fs.IntVar(&c.ImportChunk, "import-chunk-rows", c.ImportChunk, "rows an import job writes per transaction (WPS_IMPORT_CHUNK_ROWS)")
 	fs.DurationVar(&c.ImportLease, "import-lease", c.ImportLease, "an import job whose worker stopped is resumed this long after (WPS_IMPORT_LEASE)")
@@ -239,6 +259,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("sheet limits must be positive (unzipped bytes at least 1 MiB)")
 	case c.MaxTemplateBytes < 1024 || c.MaxTemplateBytes > 1<<20:
 		return fmt.Errorf("contract template max bytes must be from 1024 to 1048576 (a request body's default limit)")
+	case c.ContractChars < 1000 || c.ContractBytes < 64<<10 || c.ContractTimeout <= 0 || c.Rerenders < 1:
+		return fmt.Errorf("contract limits: max chars at least 1000, max bytes at least 65536, a positive render timeout, at least 1 re-rendering per minute")
 	case c.ImportSyncMax < 1 || c.ImportChunk < 1 || c.ImportChunk > 10000 || c.ImportJobs < 1 || c.ImportMaxOpen < 1 || c.ImportJobsPerOrg < 1:
 		return fmt.Errorf("import sync max rows, import jobs, import jobs per org and import max open jobs must be at least 1, import chunk rows from 1 to 10000")
 	case c.WebhookWorkers < 1 || c.WebhookWorkers > 1000 || c.WebhookPerDest < 1:

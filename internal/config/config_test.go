@@ -26,6 +26,11 @@ func TestLoad(t *testing.T) {
 	}, nil, io.Discard); err != nil || len(o.CORSOrigins) != 2 || o.CORSOrigins[1] != "http://localhost:3000" || c.CORSOrigins != nil {
 		t.Fatalf("cors origins: %q, default %q (%v)", o.CORSOrigins, c.CORSOrigins, err)
 	}
+	if d, err := Load(func(k string) string { return map[string]string{"WPS_CONTRACT_RENDER_TIMEOUT": "3s"}[k] }, []string{"--contract-max-chars", "5000"}, io.Discard); err != nil ||
+		d.ContractChars != 5000 || d.ContractTimeout != 3*time.Second || c.ContractChars != 200000 || c.ContractBytes != 4<<20 ||
+		c.ContractTimeout != 10*time.Second || c.Rerenders != 6 {
+		t.Fatalf("contract limits: %+v, defaults %+v (%v)", d, c, err)
+	}
 	if c.Addr != "0.0.0.0:9000" || c.RateLimit != 7 || c.ShutdownTimeout != 3*time.Second || c.DatabaseURL != "" || c.MaxBodyBytes != 1<<20 {
 		t.Fatalf("config: %+v", c)
 	}
@@ -52,6 +57,10 @@ func TestLoad(t *testing.T) {
 		{"WPS_CORS_ORIGINS": "https://app.example.com/"},
 		{"WPS_CORS_ORIGINS": "app.example.com"},
 		{"WPS_CORS_ORIGINS": "https://App.example.com"},
+		{"WPS_CONTRACT_MAX_CHARS": "999"},
+		{"WPS_CONTRACT_MAX_BYTES": "1000"},
+		{"WPS_CONTRACT_RENDER_TIMEOUT": "0s"},
+		{"WPS_CONTRACT_RERENDERS_PER_MINUTE": "0"},
 	} {
 		if _, err := Load(func(k string) string { return bad[k] }, nil, io.Discard); err == nil {
 			t.Errorf("%v was accepted", bad)

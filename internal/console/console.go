@@ -262,6 +262,7 @@ var notices = map[string]string{
 	"welcome":     "Your account is ready: sign in with your email and password.",
 	"deactivated": "The user is deactivated: their keys and sessions have stopped.",
 	"retried":     "The delivery is queued again.",
+	"restored":    "Restored: it is back, with its data.",
 }
 
 func (c *Console) render(q *req, status int, name, title string, data any) {

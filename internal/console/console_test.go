@@ -70,7 +70,7 @@ func newOrg(t *testing.T, engine sqlstore.Engine) *org {
 		{"name": "contact", "label": "Contact", "type": "EMAIL"},
 		{"name": "notes", "label": "Notes", "type": "LONG_TEXT"},
 		{"name": "since", "label": "Since", "type": "DATE"},
-		{"name": "rating", "label": "Rating", "type": "SELECT", "advancedOptions": map[string]any{"rightFreeze": true},
+		{"name": "rating", "label": "Rating", "type": "SELECT", "advancedOptions": map[string]any{"rightFreeze": true, "hasCustomColor": true},
 			"optionItems": []map[string]any{{"value": "A", "label": "Preferred", "color": "#067647"}, {"value": "C", "label": "On watch", "color": "#b42318"}}},
 	}}, 201).JSON()["id"].(string)
 	for i, s := range []map[string]any{
@@ -89,7 +89,7 @@ func newOrg(t *testing.T, engine sqlstore.Engine) *org {
 				{"name": "temperature", "label": "Outlet temperature (°C)", "type": "NUMBER", "isRequired": true, "decimals": 1,
 					"advancedOptions": map[string]any{"min": -20, "max": 120, "tooltip": "Read it after 5 minutes of running", "placeholder": "e.g. 64.5"}},
 				{"name": "supplier", "label": "Supplier", "type": "ENTITY", "entityId": o.supplier, "showColumns": []string{"code", "name"}},
-				{"name": "condition", "label": "Condition", "type": "SELECT", "isRequired": true,
+				{"name": "condition", "label": "Condition", "type": "SELECT", "isRequired": true, "advancedOptions": map[string]any{"hasCustomColor": true},
 					"optionItems": []map[string]any{{"value": "good", "label": "Good", "color": "#067647"}, {"value": "worn", "label": "Worn", "color": "#b54708"}}},
 				{"name": "checks", "label": "Checks done", "type": "MULTI_SELECT", "optionItems": []map[string]any{{"value": "seal"}, {"value": "bearing"}, {"value": "vibration"}}},
 				{"name": "notes", "label": "<script>alert('x')</script> notes", "type": "LONG_TEXT", "description": "What you saw, in your words."},
@@ -359,6 +359,21 @@ func TestConsoleAdmin(t *testing.T) {
 		root.open("/processes/" + o.process)
 		root.screenshot("process")
 
+		// Deleted is recoverable: a process and an entity deleted through the API come back from the console.
+		gone := o.env.Call(post, "/v1/process", o.env.AdminKey, map[string]any{"name": "Old audit", "iconName": "clipboard",
+			"steps": []map[string]any{{"label": "Look", "policyNames": []string{"Inspector"}}}}, 201).JSON()["id"].(string)
+		o.env.Call(http.MethodDelete, "/v1/process/"+gone, o.env.AdminKey, nil, 204)
+		tools := o.env.Call(post, "/v1/entities", o.env.AdminKey, map[string]any{"name": "tool", "label": "Tools", "parameters": []map[string]any{
+			{"name": "code", "type": "TEXT"}}}, 201).JSON()["id"].(string)
+		o.env.Call(post, "/v1/entities/"+tools+"/records", o.env.AdminKey, map[string]any{"values": map[string]any{"code": "T-1"}}, 201)
+		o.env.Call(http.MethodDelete, "/v1/entities/"+tools, o.env.AdminKey, nil, 204)
+		root.open("/processes")
+		root.press("button", "Restore Old audit")
+		root.sees("Restored")
+		root.open("/entities")
+		root.press("button", "Restore Tools")
+		root.sees("Restored")
+		root.sees("T-1")
 		// A colour that is not one: what was typed stays, the error is said once, by the field.
 		root.open("/admin/org")
 		root.fill("Theme colour", "#12345")

@@ -3,21 +3,40 @@ package console
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
 	"wps/internal/wps"
 )
 
-type entitiesData struct{ Items []wps.Entity }
+type entitiesData struct {
+	Items   []wps.Entity
+	Deleted []wps.Entity // to a user who may restore them
+}
 
 func (c *Console) entities(q *req) error {
 	list, _, err := c.svc.ListEntities(q.ctx(), q.p, wps.Page{Page: 1, PerPage: 200}, q.r.URL.Query().Get("q"))
 	if err != nil {
 		return err
 	}
-	c.render(q, http.StatusOK, "entities", "Entities", entitiesData{Items: list})
+	d := entitiesData{Items: list}
+	if q.p.Can(wps.FnEntityWrite) {
+		if d.Deleted, _, err = c.svc.ListDeletedEntities(q.ctx(), q.p, wps.Page{Page: 1, PerPage: 200}, ""); err != nil {
+			return err
+		}
+	}
+	c.render(q, http.StatusOK, "entities", "Entities", d)
 	return nil
+}
+
+// restoreEntity brings a deleted entity back, with its records.
+func (c *Console) restoreEntity(q *req) error {
+	e, err := c.svc.RestoreEntity(q.ctx(), q.p, q.r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	return q.redirect("/entities/"+url.PathEscape(e.ID), "restored")
 }
 
 // recordsData is an entity's records grid.

@@ -1,7 +1,6 @@
 package console
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -224,23 +223,10 @@ func (c *Console) readRecordOptions(q *req, p wps.Parameter) ([]option, bool) {
 	if err != nil {
 		return nil, false
 	}
-	cols := p.ShowColumns
-	if len(cols) == 0 {
-		for i, ep := range e.Parameters {
-			if i < 2 {
-				cols = append(cols, ep.Name)
-			}
-		}
-	}
+	cols := labelColumns(e, p.ShowColumns)
 	var out []option
 	for _, r := range list {
-		var parts []string
-		for _, col := range cols {
-			if v, ok := r.Values[col]; ok && v != nil {
-				parts = append(parts, fmt.Sprint(v))
-			}
-		}
-		label := strings.Join(parts, " · ")
+		label := recordText(e, r, cols)
 		if label == "" {
 			label = r.ID
 		}

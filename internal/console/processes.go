@@ -2,6 +2,7 @@ package console
 
 import (
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -10,6 +11,7 @@ import (
 
 type processesData struct {
 	Items    []wps.Process
+	Deleted  []wps.Process // to a user who may restore them
 	CanStart bool
 }
 
@@ -18,8 +20,24 @@ func (c *Console) processes(q *req) error {
 	if err != nil {
 		return err
 	}
-	c.render(q, http.StatusOK, "processes", "Processes", processesData{Items: list, CanStart: q.p.Can(wps.FnMeasurementCreate)})
+	d := processesData{Items: list, CanStart: q.p.Can(wps.FnMeasurementCreate)}
+	if q.p.Can(wps.FnProcessWrite) {
+		if d.Deleted, _, err = c.svc.ListDeletedProcesses(q.ctx(), q.p, wps.Page{Page: 1, PerPage: 200}, ""); err != nil {
+			return err
+		}
+	}
+	c.render(q, http.StatusOK, "processes", "Processes", d)
 	return nil
+}
+
+// restoreProcess brings a deleted process back (the service says when it
+// cannot: its code or label taken meanwhile).
+func (c *Console) restoreProcess(q *req) error {
+	p, err := c.svc.RestoreProcess(q.ctx(), q.p, q.r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	return q.redirect("/processes/"+url.PathEscape(p.ID), "restored")
 }
 
 type processData struct {

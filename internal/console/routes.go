@@ -36,9 +36,11 @@ func (c *Console) routes() {
 
 	m.HandleFunc("GET /processes", c.signedIn(c.processes))
 	m.HandleFunc("GET /processes/{id}", c.signedIn(c.process))
+	m.HandleFunc("POST /processes/{id}/restore", c.signedIn(c.restoreProcess))
 
 	m.HandleFunc("GET /entities", c.signedIn(c.entities))
 	m.HandleFunc("GET /entities/{id}", c.signedIn(c.records))
+	m.HandleFunc("POST /entities/{id}/restore", c.signedIn(c.restoreEntity))
 
 	m.HandleFunc("GET /admin", c.signedIn(c.admin))
 	m.HandleFunc("GET /admin/users", c.signedIn(c.users))

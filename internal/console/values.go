@@ -125,28 +125,41 @@ func (c *Console) recordLabel(q *req, p wps.Parameter, id string) (string, bool)
 	if err != nil {
 		return "", false
 	}
-	cols := p.ViewColumns
-	if len(cols) == 0 {
-		cols = p.ShowColumns
-	}
-	if len(cols) == 0 {
-		for i, ep := range e.Parameters {
-			if i < 2 {
-				cols = append(cols, ep.Name)
-			}
-		}
-	}
-	var parts []string
-	for _, col := range cols {
-		ep, ok := e.ParamByName(col)
-		if v, has := rec.Values[col]; ok && has && v != nil {
-			parts = append(parts, valueText(ep, fmt.Sprint(v)))
-		}
-	}
-	l := strings.Join(parts, " · ")
+	l := recordText(e, rec, labelColumns(e, p.ViewColumns, p.ShowColumns))
 	if l == "" {
 		l = id
 	}
 	q.labels[key] = l
 	return l, true
+}
+
+// labelColumns are the columns that name a linked record: the first of
+// lists that is not empty (a parameter's viewColumns, showColumns), else
+// the entity's first two parameters.
+func labelColumns(e wps.Entity, lists ...[]string) []string {
+	for _, l := range lists {
+		if len(l) > 0 {
+			return l
+		}
+	}
+	var cols []string
+	for i, ep := range e.Parameters {
+		if i < 2 {
+			cols = append(cols, ep.Name)
+		}
+	}
+	return cols
+}
+
+// recordText names record r by the values of cols, as people read them,
+// joined by " · "; "" when it has none of them.
+func recordText(e wps.Entity, r wps.Record, cols []string) string {
+	var parts []string
+	for _, col := range cols {
+		ep, ok := e.ParamByName(col)
+		if v, has := r.Values[col]; ok && has && v != nil {
+			parts = append(parts, valueText(ep, fmt.Sprint(v)))
+		}
+	}
+	return strings.Join(parts, " · ")
 }

@@ -2,6 +2,7 @@ package contract_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -148,5 +149,66 @@ func BenchmarkRender(b *testing.B) {
 		if _, err := contract.Render(body, in); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// Limits: a document within them is the same document; one beyond them is
+// refused before it is drawn (characters), stopped mid-paragraph (time), or
+// refused once made (bytes).
+func TestRenderWithinLimits(t *testing.T) {
+	ctx := context.Background()
+	plain, err := contract.Render(body, inputs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	within, err := contract.RenderWithin(ctx, body, inputs(), contract.Limits{MaxChars: 1000, MaxBytes: 1 << 20, Timeout: time.Minute})
+	if err != nil || !bytes.Equal(plain, within) {
+		t.Fatalf("within the limits: other bytes (%v)", err)
+	}
+
+	// 200 placeholders of a 999,000-character value (issue 32 item 4): refused
+	// at once, naming the placeholder.
+	in := inputs()
+	in.Values["param preço"] = strings.Repeat("lorem ipsum ", 999000/12)
+	huge := "# Title\n\n" + strings.Repeat("{{param preço}} {{date}}\n\n", 200)
+	start := time.Now()
+	_, err = contract.RenderWithin(ctx, huge, in, contract.Limits{MaxChars: 200000})
+	var le *contract.LimitError
+	if !errors.As(err, &le) || le.Limit != contract.LimitChars || le.Placeholder != "param preço" || le.Uses != 200 ||
+		le.Share != 200*999000 || le.Got != le.Share+200*int64(len("2026-01-05"))+5+200 || le.Max != 200000 {
+		t.Fatalf("%#v (%v)", le, err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("refusing took %v", d)
+	}
+	// The template's own text, when it is the most: no placeholder named.
+	_, err = contract.RenderWithin(ctx, strings.Repeat("words ", 400)+"{{date}}", inputs(), contract.Limits{MaxChars: 1000})
+	if !errors.As(err, &le) || le.Limit != contract.LimitChars || le.Placeholder != "" {
+		t.Fatalf("%#v (%v)", le, err)
+	}
+
+	// Time: one paragraph of 1,000,000 lines (seconds of work) is stopped at
+	// a page break.
+	in = inputs()
+	in.Values["param preço"] = strings.Repeat("a\n", 1000000)
+	start = time.Now()
+	_, err = contract.RenderWithin(ctx, "{{param preço}}", in, contract.Limits{Timeout: 50 * time.Millisecond})
+	if !errors.As(err, &le) || le.Limit != contract.LimitTime || le.Max != int64(50*time.Millisecond) {
+		t.Fatalf("%#v (%v)", le, err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("stopping took %v", d)
+	}
+	// The caller's context ends it too, with the context's error.
+	gone, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := contract.RenderWithin(gone, body, inputs(), contract.Limits{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a cancelled rendering: %v", err)
+	}
+
+	// Bytes: measured on the PDF.
+	_, err = contract.RenderWithin(ctx, body, inputs(), contract.Limits{MaxBytes: len(plain) - 1})
+	if !errors.As(err, &le) || le.Limit != contract.LimitBytes || le.Got != int64(len(plain)) {
+		t.Fatalf("%#v (%v)", le, err)
 	}
 }

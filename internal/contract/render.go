@@ -2,11 +2,14 @@ package contract
 
 import (
 	"bytes"
+	"context"
 	_ "embed"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/go-pdf/fpdf"
 )
@@ -65,12 +68,122 @@ const (
 
 var headingSizes = map[int]float64{1: 16, 2: 13, 3: 11.5}
 
+// Limits bound one rendering; a zero field bounds nothing. None of them
+// changes the bytes of a document rendered within them.
+type Limits struct {
+	// MaxChars bounds the characters of the filled body: the template's
+	// text and each placeholder's value, as many times as it appears.
+	// Checked before anything is drawn.
+	MaxChars int
+	// MaxBytes bounds the PDF's size.
+	MaxBytes int
+	// Timeout bounds the rendering's time, checked before each paragraph
+	// and at each new page.
+	Timeout time.Duration
+}
+
+// The limits a LimitError names.
+const (
+	LimitChars = "chars"
+	LimitBytes = "bytes"
+	LimitTime  = "time"
+)
+
+// LimitError is a rendering refused or stopped at one of its Limits.
+type LimitError struct {
+	Limit string // LimitChars, LimitBytes or LimitTime
+	// Max is the bound and Got what the document came to (characters or
+	// bytes; for LimitTime, Max is the timeout in nanoseconds and Got 0).
+	Max, Got int64
+	// For LimitChars: the key of the placeholder whose values fill most
+	// of the characters (Placeholder.Key), when they outnumber the
+	// template's own text; its characters and how many times it appears.
+	Placeholder string
+	Share       int64
+	Uses        int
+}
+
+func (e *LimitError) Error() string {
+	switch e.Limit {
+	case LimitChars:
+		return fmt.Sprintf("the document would hold %d characters, more than %d", e.Got, e.Max)
+	case LimitBytes:
+		return fmt.Sprintf("the document takes %d bytes, more than %d", e.Got, e.Max)
+	}
+	return fmt.Sprintf("rendering took longer than %v", time.Duration(e.Max))
+}
+
+// Count is the number of characters of body filled with values (the
+// bound of Limits.MaxChars), with the placeholder that fills the most of
+// them (its key, its characters and its uses; "" when the template's own
+// text outnumbers every placeholder's).
+func Count(t Template, values map[string]string) (total int64, key string, share int64, uses int) {
+	text := int64(0)
+	per := map[string]int64{}
+	n := map[string]int{}
+	for _, b := range t.Blocks {
+		for _, p := range b.Parts {
+			if p.Ph == nil {
+				text += int64(utf8.RuneCountInString(p.Text))
+				continue
+			}
+			k := p.Ph.Key()
+			per[k] += int64(utf8.RuneCountInString(values[k]))
+			n[k]++
+		}
+	}
+	total = text
+	for _, ph := range t.Placeholders { // in order of first use: the first of equals wins
+		k := ph.Key()
+		total += per[k]
+		if per[k] > share && per[k] > text {
+			key, share, uses = k, per[k], n[k]
+		}
+	}
+	return total, key, share, uses
+}
+
+// errStopped stops the PDF library when the rendering runs out of time.
+var errStopped = errors.New("rendering stopped")
+
 // Render makes the PDF of a body filled with in, followed by a signature
-// page. Errors: a body that does not parse (*Error), or a failure of the
-// PDF library (a bug).
+// page, with no limits. Errors: as RenderWithin.
 func Render(body string, in Inputs) ([]byte, error) {
+	return RenderWithin(context.Background(), body, in, Limits{})
+}
+
+// RenderWithin makes the PDF of a body filled with in, followed by a
+// signature page, within lim. A document within lim has the same bytes as
+// Render gives. Errors: a body that does not parse (*Error), a limit
+// reached (*LimitError), ctx's error when it ends first, or a failure of
+// the PDF library (a bug).
+func RenderWithin(ctx context.Context, body string, in Inputs, lim Limits) ([]byte, error) {
+	start := time.Now()
 	t, err := Parse(body)
 	if err != nil {
+		return nil, err
+	}
+	if lim.MaxChars > 0 {
+		total, key, share, uses := Count(t, in.Values)
+		if total > int64(lim.MaxChars) {
+			return nil, &LimitError{Limit: LimitChars, Max: int64(lim.MaxChars), Got: total, Placeholder: key, Share: share, Uses: uses}
+		}
+	}
+	if lim.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, lim.Timeout)
+		defer cancel()
+	}
+	stopped := func() error { // why the rendering must stop, or nil
+		if ctx.Err() == nil {
+			return nil
+		}
+		if lim.Timeout > 0 && time.Since(start) >= lim.Timeout {
+			return &LimitError{Limit: LimitTime, Max: int64(lim.Timeout)}
+		}
+		return ctx.Err()
+	}
+	if err := stopped(); err != nil {
 		return nil, err
 	}
 	at := in.At.UTC()
@@ -87,6 +200,10 @@ func Render(body string, in Inputs) ([]byte, error) {
 	pdf.SetMargins(margin, margin+4, margin)
 	pdf.SetAutoPageBreak(true, margin)
 	pdf.SetHeaderFunc(func() {
+		if stopped() != nil { // a new page: a long paragraph is stopped here
+			pdf.SetError(errStopped)
+			return
+		}
 		regular(pdf, 8)
 		pdf.SetTextColor(110, 110, 110)
 		pdf.SetXY(margin, margin-8)
@@ -106,6 +223,9 @@ func Render(body string, in Inputs) ([]byte, error) {
 
 	pdf.AddPage()
 	for i, b := range t.Blocks {
+		if err := stopped(); err != nil {
+			return nil, err
+		}
 		text := fill(b, in.Values)
 		if b.Level > 0 {
 			if i > 0 {
@@ -123,8 +243,13 @@ func Render(body string, in Inputs) ([]byte, error) {
 	signaturePage(pdf, in)
 
 	var out bytes.Buffer
-	if err := pdf.Output(&out); err != nil {
+	if err := pdf.Output(&out); errors.Is(err, errStopped) {
+		return nil, stopped()
+	} else if err != nil {
 		return nil, fmt.Errorf("render the contract: %w", err)
+	}
+	if lim.MaxBytes > 0 && out.Len() > lim.MaxBytes {
+		return nil, &LimitError{Limit: LimitBytes, Max: int64(lim.MaxBytes), Got: int64(out.Len())}
 	}
 	return out.Bytes(), nil
 }

@@ -271,7 +271,7 @@ func TestConformance(t *testing.T) {
 					{"name": "contract", "type": "TEXT", "contractTemplateId": "ct-1", "contractTemplate": map[string]any{"templateEntityId": "Asset", "templateEntityName": "Asset"}},
 					{"name": "site", "type": "SELECT", "autoFillEntityRelation": "asset", "optionItems": []map[string]any{{"value": "north", "color": "#00AA00", "meta": map[string]any{"r": 1}}}},
 					{"name": "tagText", "type": "TEXT", "readFromEntity": map[string]any{"entityId": "Asset", "readParameterId": "tag", "targetParameterIds": []string{"rating"}},
-						"sheetData": map[string]any{"sheetApiId": sheetID, "cell": "B2", "page": "Sheet1", "inputType": "INPUT", "entityId": "e", "entityParameterId": "ep"}},
+						"sheetData": map[string]any{"sheetApiId": sheetID, "cell": "B2", "page": "Sheet1", "inputType": "INPUT", "entityParameterId": "ep"}},
 					{"name": "rating", "type": "TEXT"},
 					{"name": "vendor", "type": "TEXT", "readFromOtherMeasurementData": map[string]any{"processId": "Vendor", "searchFieldId": "taxId", "readParameterId": "bank",
 						"selectedFields": []map[string]any{{"readParameterId": "bank", "writeParameterId": "note"}}}},

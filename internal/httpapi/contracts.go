@@ -97,8 +97,13 @@ func (s *Server) documentContent(ctx context.Context, in *idPath) (*huma.StreamR
 	}}, nil
 }
 
-func (s *Server) verifyDocument(ctx context.Context, in *idPath) (*body[wps.DocumentCheck], error) {
-	c, err := s.svc.VerifyDocument(ctx, principal(ctx), in.ID)
+type verifyIn struct {
+	ID       string `path:"id" maxLength:"100"`
+	Rerender bool   `query:"rerender" doc:"Also render the template's version again with the document's inputs and compare the bytes (rerendered): within the server's rendering limits, a few times a minute per user (429 beyond)"`
+}
+
+func (s *Server) verifyDocument(ctx context.Context, in *verifyIn) (*body[wps.DocumentCheck], error) {
+	c, err := s.svc.VerifyDocument(ctx, principal(ctx), in.ID, in.Rerender)
 	return &body[wps.DocumentCheck]{c}, err
 }
 

@@ -136,9 +136,10 @@ func (pr *procurement) content(t *testing.T, key, id string) []byte {
 	return res.Body
 }
 
+// verify verifies a document, rendering it again.
 func (pr *procurement) verify(t *testing.T, id string) map[string]any {
 	t.Helper()
-	return pr.env.Call(get, "/v1/documents/"+id+"/verify", pr.bia, nil, 200).JSON()
+	return pr.env.Call(get, "/v1/documents/"+id+"/verify?rerender=true", pr.bia, nil, 200).JSON()
 }
 
 // flat is text with its lines joined and its spaces collapsed: what a

@@ -62,6 +62,13 @@ type listQuery struct {
 	Search string `query:"search" maxLength:"200" doc:"Name or label contains (case-insensitive)"`
 }
 
+// trashQuery is the query of a list that also shows what was deleted.
+type trashQuery struct {
+	PageQuery
+	Search  string `query:"search" maxLength:"200" doc:"Name or label contains (case-insensitive)"`
+	Deleted bool   `query:"deleted" doc:"List the deleted ones instead (deletedAt set), which :restore brings back"`
+}
+
 func entityCreated(e wps.Entity, err error) (*created[wps.Entity], error) {
 	return &created[wps.Entity]{Location: "/v1/entities/" + e.ID, Body: e}, err
 }
@@ -79,9 +86,13 @@ func (s *Server) createSimplifiedEntity(ctx context.Context, in *simplifiedEntit
 	return entityCreated(s.svc.CreateEntity(ctx, principal(ctx), wps.FromSimplified(in.Body.N, in.Body.VP, ps)))
 }
 
-func (s *Server) listEntities(ctx context.Context, in *listQuery) (*paged[wps.Entity], error) {
-	list, total, err := s.svc.ListEntities(ctx, principal(ctx), in.page(), in.Search)
-	return pagedOf(list, in.page(), total), err
+func (s *Server) listEntities(ctx context.Context, in *trashQuery) (*paged[wps.Entity], error) {
+	list := s.svc.ListEntities
+	if in.Deleted {
+		list = s.svc.ListDeletedEntities
+	}
+	entities, total, err := list(ctx, principal(ctx), in.page(), in.Search)
+	return pagedOf(entities, in.page(), total), err
 }
 
 func (s *Server) getEntity(ctx context.Context, in *idPath) (*body[wps.Entity], error) {
@@ -97,6 +108,11 @@ func (s *Server) updateEntity(ctx context.Context, in *entityUpdateIn) (*body[wp
 
 func (s *Server) deleteEntity(ctx context.Context, in *idPath) (*empty, error) {
 	return nil, s.svc.DeleteEntity(ctx, principal(ctx), in.ID)
+}
+
+func (s *Server) restoreEntity(ctx context.Context, in *idPath) (*body[wps.Entity], error) {
+	e, err := s.svc.RestoreEntity(ctx, principal(ctx), in.ID)
+	return &body[wps.Entity]{e}, err
 }
 
 // Records.

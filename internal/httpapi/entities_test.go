@@ -292,7 +292,7 @@ func TestEntityChanges(t *testing.T) {
 				t.Fatalf("a refused change was kept: %v", after)
 			}
 		})
-		t.Run("removing a parameter drops its values; renaming keeps them", func(t *testing.T) {
+		t.Run("removing a parameter hides its values; renaming keeps them", func(t *testing.T) {
 			env.Call(patch, path, env.AdminKey, map[string]any{"name": "Component", "parameters": []map[string]any{{"id": codeID, "name": "partCode", "type": "TEXT"}}}, 200)
 			recs := env.Call(get, path+"/records?filter[partCode]=A", env.AdminKey, nil, 200).JSON()["data"].([]any)
 			if len(recs) != 2 || fmt.Sprint(recs[0].(map[string]any)["values"]) != "map[partCode:A]" {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"wps/internal/httpapi"
@@ -199,6 +200,75 @@ func TestPolicyRenamedMidConsensus(t *testing.T) {
 		}
 		if rep := env.Call(get, "/v1/ledger/verify", env.AdminKey, nil, 200).JSON(); rep["ok"] != true {
 			t.Fatalf("verify after the rename: %v", rep)
+		}
+	})
+}
+
+// TestPolicyRenamedDuringApprovals: renames of a policy while its holders
+// approve many measurements at once give no spurious 403, no seat left
+// under an old name (the Inbox and the ledger's verification agree), on
+// both engines.
+func TestPolicyRenamedDuringApprovals(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := tu.NewEnv(t, engine)
+		fns := []string{"measurement:create", "measurement:read", "action:write", "action:approve"}
+		quality := env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": "Quality", "roles": []string{"QA"}, "functions": fns}, 201).JSON()
+		env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": "Inspector", "roles": []string{"INSPECTOR"}, "functions": fns}, 201)
+		var qa []string
+		for i := range 4 {
+			_, k := member(t, env, fmt.Sprintf("qa%d@example.com", i), "QA")
+			qa = append(qa, k)
+		}
+		_, ian := member(t, env, "ian@example.com", "INSPECTOR")
+		proc := env.Call(post, "/v1/process", env.AdminKey, map[string]any{"name": "Audit", "code": "AUDIT", "steps": []map[string]any{
+			{"label": "Review", "policyNames": []string{"Quality", "Inspector"}},
+			{"label": "Close", "policyNames": []string{"Inspector"}},
+		}}, 201).JSON()
+		review := steps(proc)[0]["id"].(string)
+		const n = 48
+		ids := make([]string, n)
+		for i := range ids {
+			ids[i] = env.Call(post, "/v1/measurements", ian, map[string]any{"processId": proc["id"]}, 201).JSON()["id"].(string)
+		}
+		var wg sync.WaitGroup
+		var refused atomic.Int64
+		for w := range qa {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := w; i < n; i += len(qa) {
+					r := env.Do(tu.Request{Method: post, Path: "/v1/measurements/" + ids[i] + "/actions", Key: qa[w], Body: map[string]any{"stepId": review, "type": "APPROVAL"}})
+					if r.Status != 201 {
+						refused.Add(1)
+						t.Errorf("approval of %d during the renames: %d %s", i, r.Status, r.Body)
+					}
+				}
+			}()
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 12 {
+				env.Call(patch, "/v1/users/policies/"+quality["id"].(string), env.AdminKey, map[string]any{"name": fmt.Sprintf("Quality %d", i)}, 200)
+			}
+		}()
+		wg.Wait()
+		if refused.Load() > 0 {
+			t.FailNow()
+		}
+		// Each Review waits on the inspector alone: his Inbox lists every measurement there.
+		inbox := env.Call(get, "/v1/measurements?actionable=me&perPage=100", ian, nil, 200).JSON()
+		if total := inbox["meta"].(map[string]any)["total"]; total != float64(n) {
+			t.Fatalf("the inspector's Inbox lists %v measurements, want %d", total, n)
+		}
+		for _, id := range ids {
+			m := env.Call(get, "/v1/measurements/"+id, ian, nil, 200).JSON()
+			if u := fmt.Sprint(m["unfilledPolicies"]); !strings.Contains(u, "Inspector") || strings.Contains(u, "Quality") {
+				t.Fatalf("measurement %s: unfilled %s", id, u)
+			}
+		}
+		if rep := env.Call(get, "/v1/ledger/verify", env.AdminKey, nil, 200).JSON(); rep["ok"] != true {
+			t.Fatalf("verify after the renames: %v", rep)
 		}
 	})
 }

@@ -43,8 +43,12 @@ func (s *Server) createProcess(ctx context.Context, in *processIn) (*created[wps
 }
 
 // listProcesses answers the list form: steps without their parameters.
-func (s *Server) listProcesses(ctx context.Context, in *listQuery) (*paged[wps.Process], error) {
-	list, total, err := s.svc.ListProcesses(ctx, principal(ctx), in.page(), in.Search)
+func (s *Server) listProcesses(ctx context.Context, in *trashQuery) (*paged[wps.Process], error) {
+	listFn := s.svc.ListProcesses
+	if in.Deleted {
+		listFn = s.svc.ListDeletedProcesses
+	}
+	list, total, err := listFn(ctx, principal(ctx), in.page(), in.Search)
 	for i := range list {
 		for j := range list[i].Steps {
 			list[i].Steps[j].Parameters = nil
@@ -66,6 +70,11 @@ func (s *Server) updateProcess(ctx context.Context, in *processUpdateIn) (*body[
 
 func (s *Server) deleteProcess(ctx context.Context, in *idPath) (*empty, error) {
 	return nil, s.svc.DeleteProcess(ctx, principal(ctx), in.ID)
+}
+
+func (s *Server) restoreProcess(ctx context.Context, in *idPath) (*body[wps.Process], error) {
+	p, err := s.svc.RestoreProcess(ctx, principal(ctx), in.ID)
+	return &body[wps.Process]{p}, err
 }
 
 func (s *Server) listProcessVersions(ctx context.Context, in *idPath) (*list[wps.ProcessVersion], error) {

@@ -7,32 +7,51 @@ import (
 	"wps/internal/wps"
 )
 
-const entityCols = `id, org_id, name, label, view_policy_names, parameters, created_at, updated_at, deleted_at`
+const entityCols = `id, org_id, name, label, view_policy_names, parameters, created_at, updated_at, deleted_at, retired_parameters`
 
 func scanEntity(s interface{ Scan(...any) error }) (wps.Entity, error) {
 	var e wps.Entity
-	var vpn, params string
+	var vpn, params, retired string
 	var created, updated int64
 	var deleted sql.NullInt64
-	if err := s.Scan(&e.ID, &e.OrgID, &e.Name, &e.Label, &vpn, &params, &created, &updated, &deleted); err != nil {
+	if err := s.Scan(&e.ID, &e.OrgID, &e.Name, &e.Label, &vpn, &params, &created, &updated, &deleted, &retired); err != nil {
 		return e, err
 	}
 	fromJSON(vpn, &e.ViewPolicyNames)
 	fromJSON(params, &e.Parameters)
+	fromJSON(retired, &e.Retired)
 	e.CreatedAt, e.UpdatedAt = wps.FromMillis(created), wps.FromMillis(updated)
 	e.DeletedAt = optTime(deleted)
 	return e, nil
 }
 
 func (t *tx) CreateEntity(e wps.Entity) error {
-	_, err := t.exec(`INSERT INTO entities (`+entityCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL)`,
-		e.ID, e.OrgID, e.Name, e.Label, jsonText(e.ViewPolicyNames), jsonText(e.Parameters), e.CreatedAt.Millis(), e.UpdatedAt.Millis())
+	_, err := t.exec(`INSERT INTO entities (`+entityCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)`,
+		e.ID, e.OrgID, e.Name, e.Label, jsonText(e.ViewPolicyNames), jsonText(e.Parameters), e.CreatedAt.Millis(), e.UpdatedAt.Millis(), retiredText(e.Retired))
 	return t.err(err, "entity", "an entity named "+e.Name+" exists")
 }
 
 func (t *tx) GetEntity(orgID, id string) (wps.Entity, error) {
 	e, err := scanEntity(t.queryRow(`SELECT `+entityCols+` FROM entities WHERE org_id = ? AND id = ? AND deleted_at IS NULL`+t.forUpdate(), orgID, id))
 	return e, t.err(err, "entity", "")
+}
+
+// retiredText is an entity's removed parameters as stored: [] for none.
+func retiredText(r []wps.RetiredParam) string {
+	if len(r) == 0 {
+		return "[]"
+	}
+	return jsonText(r)
+}
+
+func (t *tx) GetDeletedEntity(orgID, id string) (wps.Entity, error) {
+	e, err := scanEntity(t.queryRow(`SELECT `+entityCols+` FROM entities WHERE org_id = ? AND id = ? AND deleted_at IS NOT NULL`+t.forUpdate(), orgID, id))
+	return e, t.err(err, "deleted entity", "")
+}
+
+func (t *tx) RestoreEntity(orgID, id string, at wps.Time) error {
+	res, err := t.exec(`UPDATE entities SET deleted_at = NULL, updated_at = ? WHERE org_id = ? AND id = ? AND deleted_at IS NOT NULL`, at.Millis(), orgID, id)
+	return t.err(affected(res, err, "deleted entity"), "deleted entity", "a live entity has its name")
 }
 
 func (t *tx) FindEntityByName(orgID, name string) (wps.Entity, error) {
@@ -49,8 +68,11 @@ func likePrefix(s string) string { return likeEscaper.Replace(s) + "%" }
 
 var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 
-func (t *tx) ListEntities(orgID string, p wps.Page, search string) ([]wps.Entity, int, error) {
+func (t *tx) ListEntities(orgID string, p wps.Page, search string, deleted bool) ([]wps.Entity, int, error) {
 	where := `org_id = ? AND deleted_at IS NULL`
+	if deleted {
+		where = `org_id = ? AND deleted_at IS NOT NULL`
+	}
 	args := []any{orgID}
 	if search != "" {
 		where += ` AND (lower(name) LIKE ` + asText + ` ESCAPE '\' OR lower(label) LIKE ` + asText + ` ESCAPE '\')`
@@ -70,9 +92,9 @@ func (t *tx) ListEntities(orgID string, p wps.Page, search string) ([]wps.Entity
 }
 
 func (t *tx) UpdateEntity(e wps.Entity) error {
-	res, err := t.exec(`UPDATE entities SET name = ?, label = ?, view_policy_names = ?, parameters = ?, updated_at = ?
-		WHERE org_id = ? AND id = ? AND deleted_at IS NULL`,
-		e.Name, e.Label, jsonText(e.ViewPolicyNames), jsonText(e.Parameters), e.UpdatedAt.Millis(), e.OrgID, e.ID)
+	res, err := t.exec(`UPDATE entities SET name = ?, label = ?, view_policy_names = ?, parameters = ?, retired_parameters = ?, updated_at = ?
+		WHERE org_id = ? AND id = ?`,
+		e.Name, e.Label, jsonText(e.ViewPolicyNames), jsonText(e.Parameters), retiredText(e.Retired), e.UpdatedAt.Millis(), e.OrgID, e.ID)
 	return t.err(affected(res, err, "entity"), "entity", "an entity named "+e.Name+" exists")
 }
 
@@ -82,7 +104,7 @@ func (t *tx) SoftDeleteEntity(orgID, id string, at wps.Time) error {
 }
 
 func (t *tx) EntitiesMentioning(orgID, text string) ([]wps.Entity, error) {
-	rows, err := t.query(`SELECT `+entityCols+` FROM entities WHERE org_id = ? AND deleted_at IS NULL
+	rows, err := t.query(`SELECT `+entityCols+` FROM entities WHERE org_id = ?
 		AND (parameters LIKE `+asText+` ESCAPE '\' OR view_policy_names LIKE `+asText+` ESCAPE '\') ORDER BY id`, orgID, likePattern(text), likePattern(text))
 	if err != nil {
 		return nil, t.err(err, "", "")
@@ -212,6 +234,17 @@ func (t *tx) InsertRecordIndex(r wps.IndexRow) error {
 	_, err := t.exec(`INSERT INTO record_index (org_id, entity_id, record_id, param_id, value, uniq) VALUES (?, ?, ?, ?, ?, ?)`,
 		r.OrgID, r.EntityID, r.RecordID, r.ParamID, r.Value, r.Unique)
 	return t.err(err, "", "value in use")
+}
+
+func (t *tx) DeleteHiddenRecord(orgID, id string) error {
+	_, err := t.exec(`DELETE FROM entity_records WHERE org_id = ? AND id = ? AND import_job_id IS NOT NULL`, orgID, id)
+	return t.err(err, "", "")
+}
+
+func (t *tx) DeleteRecordIndexValue(r wps.IndexRow) error {
+	_, err := t.exec(`DELETE FROM record_index WHERE org_id = ? AND entity_id = ? AND param_id = ? AND value = ? AND record_id = ?`,
+		r.OrgID, r.EntityID, r.ParamID, r.Value, r.RecordID)
+	return t.err(err, "", "")
 }
 
 func (t *tx) DeleteRecordIndex(orgID, recordID string) error {

@@ -7,7 +7,7 @@ import (
 )
 
 const importJobCols = `id, org_id, entity_id, created_by, status, total, processed, error_code, error_detail, errors,
-	storage_key, entity_digest, lease_owner, lease_until, attempts, settled, created_at, started_at, finished_at`
+	storage_key, entity_digest, lease_owner, lease_until, attempts, settled, created_at, started_at, finished_at, reserved`
 
 func scanImportJob(s interface{ Scan(...any) error }) (wps.ImportJob, error) {
 	var j wps.ImportJob
@@ -15,7 +15,7 @@ func scanImportJob(s interface{ Scan(...any) error }) (wps.ImportJob, error) {
 	var leaseUntil, created int64
 	var started, finished sql.NullInt64
 	if err := s.Scan(&j.ID, &j.OrgID, &j.EntityID, &j.CreatedBy, &j.Status, &j.Total, &j.Processed, &code, &detail, &errs,
-		&j.StorageKey, &j.EntityDigest, &j.LeaseOwner, &leaseUntil, &j.Attempts, &j.Settled, &created, &started, &finished); err != nil {
+		&j.StorageKey, &j.EntityDigest, &j.LeaseOwner, &leaseUntil, &j.Attempts, &j.Settled, &created, &started, &finished, &j.Reserved); err != nil {
 		return j, err
 	}
 	if code != "" {
@@ -38,10 +38,10 @@ func jobError(j wps.ImportJob) (string, string) {
 
 func (t *tx) CreateImportJob(j wps.ImportJob) error {
 	code, detail := jobError(j)
-	_, err := t.exec(`INSERT INTO import_jobs (`+importJobCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err := t.exec(`INSERT INTO import_jobs (`+importJobCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		j.ID, j.OrgID, j.EntityID, j.CreatedBy, j.Status, j.Total, j.Processed, code, detail, jsonText(j.Errors),
 		j.StorageKey, j.EntityDigest, j.LeaseOwner, j.LeaseUntil.Millis(), j.Attempts, j.Settled, j.CreatedAt.Millis(),
-		nullTime(j.StartedAt), nullTime(j.FinishedAt))
+		nullTime(j.StartedAt), nullTime(j.FinishedAt), j.Reserved)
 	return t.err(err, "import job", "import job exists")
 }
 
@@ -93,9 +93,9 @@ func (t *tx) ClaimImportJob(now, leaseUntil wps.Time, owner string, perOrg int) 
 func (t *tx) UpdateImportJob(j wps.ImportJob) error {
 	code, detail := jobError(j)
 	res, err := t.exec(`UPDATE import_jobs SET status = ?, processed = ?, error_code = ?, error_detail = ?, errors = ?, entity_digest = ?,
-		lease_until = ?, settled = ?, finished_at = ? WHERE org_id = ? AND id = ? AND lease_owner = ?`,
+		lease_until = ?, settled = ?, finished_at = ?, reserved = ? WHERE org_id = ? AND id = ? AND lease_owner = ?`,
 		j.Status, j.Processed, code, detail, jsonText(j.Errors), j.EntityDigest, j.LeaseUntil.Millis(), j.Settled, nullTime(j.FinishedAt),
-		j.OrgID, j.ID, j.LeaseOwner)
+		j.Reserved, j.OrgID, j.ID, j.LeaseOwner)
 	return t.err(affected(res, err, "import job"), "import job", "")
 }
 

@@ -564,6 +564,18 @@ func valuesN(n int, row string) string {
 }
 
 // RenameSeatPolicy renames a policy in the seat keys of open steps.
+func (t *tx) HoldMeasurementWrites() error {
+	if t.db.engine == SQLite {
+		return nil
+	}
+	// EXCLUSIVE conflicts with the ROW SHARE of SELECT ... FOR UPDATE and
+	// the ROW EXCLUSIVE of writes, not with plain reads. A statement waits
+	// for it before it takes its snapshot, so it then sees this
+	// transaction's changes.
+	_, err := t.exec(`LOCK TABLE measurements IN EXCLUSIVE MODE`)
+	return t.err(err, "", "")
+}
+
 func (t *tx) RenameSeatPolicy(orgID, old, name string) error {
 	if _, err := t.exec(`UPDATE measurement_open_seats SET policy_name = ? WHERE org_id = ? AND policy_name = ?`, name, orgID, old); err != nil {
 		return t.err(err, "", "")

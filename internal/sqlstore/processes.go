@@ -225,8 +225,11 @@ func (t *tx) FindProcessByCode(orgID, code string) (wps.Process, error) {
 	return p, t.err(err, "process", "")
 }
 
-func (t *tx) ListProcesses(orgID string, pg wps.Page, search string) ([]wps.Process, int, error) {
+func (t *tx) ListProcesses(orgID string, pg wps.Page, search string, deleted bool) ([]wps.Process, int, error) {
 	where := `p.org_id = ? AND p.deleted_at IS NULL`
+	if deleted {
+		where = `p.org_id = ? AND p.deleted_at IS NOT NULL`
+	}
 	args := []any{orgID}
 	if search != "" {
 		where += ` AND (lower(p.name) LIKE ` + asText + ` ESCAPE '\' OR lower(p.label) LIKE ` + asText + ` ESCAPE '\')`
@@ -285,6 +288,40 @@ func (t *tx) SoftDeleteProcess(orgID, id string, at wps.Time) error {
 	}
 	res, err := t.exec(`UPDATE processes SET deleted_at = ? WHERE org_id = ? AND id = ? AND deleted_at IS NULL`, at.Millis(), orgID, id)
 	return t.err(affected(res, err, "process"), "process", "")
+}
+
+func (t *tx) GetDeletedProcess(orgID, id string) (wps.Process, error) {
+	p, err := t.oneProcess(`SELECT `+processOne+` `+processJoin+`p.version
+		WHERE p.org_id = ? AND p.id = ? AND p.deleted_at IS NOT NULL`, []any{orgID, id})
+	return p, t.err(err, "deleted process", "")
+}
+
+func (t *tx) RestoreProcess(orgID, id string, at wps.Time) error {
+	if err := t.hot(id); err != nil {
+		return err
+	}
+	res, err := t.exec(`UPDATE processes SET deleted_at = NULL, updated_at = ? WHERE org_id = ? AND id = ? AND deleted_at IS NOT NULL`, at.Millis(), orgID, id)
+	return t.err(affected(res, err, "deleted process"), "deleted process", "a live process has its code or label")
+}
+
+// ProcessActionsMentioning matches the data as text: ids are UUIDs, so a
+// quoted id is found only where it is a key (or a value) of the data.
+func (t *tx) ProcessActionsMentioning(orgID, processID, text, afterID string, limit int) ([]wps.Action, error) {
+	rows, err := t.query(`SELECT a.id, a.data FROM actions a JOIN measurements m ON m.id = a.measurement_id
+		WHERE m.org_id = ? AND m.process_id = ? AND a.org_id = ? AND a.id > ? AND a.data LIKE `+asText+` ESCAPE '\'
+		ORDER BY a.id`+limitN(limit), orgID, processID, orgID, afterID, likePattern(text))
+	if err != nil {
+		return nil, t.err(err, "", "")
+	}
+	list, err := collect(rows, func(s interface{ Scan(...any) error }) (wps.Action, error) {
+		var a wps.Action
+		var data string
+		if err := s.Scan(&a.ID, &data); err != nil {
+			return a, err
+		}
+		return a, fromJSONNumbers(data, &a.Data)
+	})
+	return list, t.err(err, "", "")
 }
 
 func (t *tx) CreateProcessVersion(v wps.ProcessVersion) error {

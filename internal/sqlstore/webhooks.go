@@ -458,6 +458,14 @@ func (t *tx) DuePending(now wps.Time, limit int) ([]wps.Occurrence, error) {
 	return list, t.err(err, "", "")
 }
 
+// SkipOccurrences records until as an occurrence without a measurement
+// (measurement_id empty): the occurrences up to it are settled.
+func (t *tx) SkipOccurrences(orgID, processID string, until wps.Time) error {
+	_, err := t.exec(`INSERT INTO occurrences (process_id, occurs_at, org_id, measurement_id) VALUES (?, ?, ?, '') ON CONFLICT DO NOTHING`,
+		processID, until.Millis(), orgID)
+	return t.err(err, "", "")
+}
+
 func (t *tx) LastOccurrence(orgID, processID string) (*wps.Time, error) {
 	var at sql.NullInt64
 	err := t.queryRow(`SELECT max(occurs_at) FROM occurrences WHERE org_id = ? AND process_id = ?`, orgID, processID).Scan(&at)

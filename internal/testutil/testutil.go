@@ -209,7 +209,7 @@ func (e *Env) Reopen() *Env {
 // and Blobs filled).
 func serve(t testing.TB, db *sqlstore.DB, clock *Clock, opt Options) (*wps.Service, *httptest.Server) {
 	sc := wps.ServiceConfig{Now: clock.Now, AllowPrivateWebhooks: !opt.RefusePrivateWebhooks, Sessions: opt.Sessions, Sheets: sheets.New(opt.Sheets),
-		Imports: opt.Imports}
+		Imports: opt.Imports, Documents: opt.Documents}
 	if opt.APICalls != nil {
 		sc.APICaller = apicall.New(*opt.APICalls)
 	}
@@ -287,6 +287,8 @@ type Options struct {
 	Sheets sheets.Limits
 	// Imports tunes records imports (zero: the defaults).
 	Imports wps.ImportConfig
+	// Documents bounds contract documents (zero: the defaults).
+	Documents wps.DocumentConfig
 	// RefusePrivateWebhooks refuses webhook and step webhookUrls that name
 	// loopback or private addresses, as a server does by default (tests'
 	// receivers listen on 127.0.0.1, so they are allowed unless this is set).

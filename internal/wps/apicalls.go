@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 )
@@ -262,33 +261,20 @@ func upstream(field, format string, args ...any) *Error {
 	return e
 }
 
-// writeWithCalls runs fn in a write transaction; when fn needs API
-// answers it has not got, they are fetched outside the transaction and fn
-// runs again with them (a few times at most, should the inputs keep
-// changing under concurrent writes).
-func (s *Service) writeWithCalls(ctx context.Context, fn func(tx Tx, answers map[string]apiAnswer) error) error {
-	answers := map[string]apiAnswer{}
-	for attempt := 0; ; attempt++ {
-		err := s.store.Write(ctx, func(tx Tx) error { return fn(tx, answers) })
-		var need *needCalls
-		if !errors.As(err, &need) {
-			return err
-		}
-		if attempt == 3 {
-			return Errorf(CodeConflict, "the values the API calls read kept changing; try again")
-		}
-		for _, chain := range need.chains {
-			for _, req := range chain {
-				var ans apiAnswer
-				if s.calls == nil {
-					ans.err = fmt.Errorf("API calls are off on this server")
-				} else {
-					ans.value, ans.err = s.calls.Call(ctx, req)
-				}
-				answers[req.key()] = ans
-				if ans.err == nil && ans.value != nil {
-					break
-				}
+// fetch makes the calls of need's chains, each chain until a call gives
+// a value, and keeps their answers in answers.
+func (s *Service) fetch(ctx context.Context, need *needCalls, answers map[string]apiAnswer) {
+	for _, chain := range need.chains {
+		for _, req := range chain {
+			var ans apiAnswer
+			if s.calls == nil {
+				ans.err = fmt.Errorf("API calls are off on this server")
+			} else {
+				ans.value, ans.err = s.calls.Call(ctx, req)
+			}
+			answers[req.key()] = ans
+			if ans.err == nil && ans.value != nil {
+				break
 			}
 		}
 	}

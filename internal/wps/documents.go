@@ -7,9 +7,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"golang.org/x/mod/sumdb/tlog"
 
@@ -19,10 +22,57 @@ import (
 
 // Documents (semantics section 11): when a step that names contract
 // templates (its legalContractId, its parameters' contractTemplateId)
-// reaches consensus, each is rendered to a PDF in the transaction of the
-// consensus, stored with its bytes, and its SHA-256 recorded in the ledger
-// (recordDocument, a leaf of its own). Rendering is pure (contract.Render), so a retried
-// transaction renders the same bytes and nothing outlives a rollback.
+// reaches consensus, each is rendered to a PDF, stored with its bytes in
+// the transaction of the consensus, and its SHA-256 recorded in the ledger
+// in that transaction (recordDocument, a leaf of its own). The rendering
+// itself runs outside any transaction: the consensus's write gives up
+// once it knows each document's template and inputs (needRenders), they
+// are rendered within DocumentConfig's limits, and the write runs again
+// with the bytes, storing them only for the same body and inputs
+// (writePrepared). Rendering is pure (contract.RenderWithin), so the same
+// inputs give the same bytes in any try.
+
+// DocumentConfig bounds contract documents (docs/contracts.md); zero
+// values take the defaults.
+type DocumentConfig struct {
+	// Limits bound each rendering, at a consensus and when a verification
+	// renders a document again.
+	Limits contract.Limits
+	// RerendersPerMinute is how many documents one user may have rendered
+	// again per minute (GET /v1/documents/{id}/verify?rerender=true), in
+	// bursts of as many.
+	RerendersPerMinute int
+	// Render renders a document: contract.RenderWithin unless a test
+	// wraps it (to hold a rendering).
+	Render func(ctx context.Context, body string, in contract.Inputs, lim contract.Limits) ([]byte, error)
+}
+
+// The defaults of DocumentConfig: at most, a document of 200,000
+// characters of lines took 0.7 s and 2 MB (docs/contracts.md).
+const (
+	DefaultContractMaxChars      = 200_000
+	DefaultContractMaxBytes      = 4 << 20
+	DefaultContractRenderTimeout = 10 * time.Second
+	DefaultRerendersPerMinute    = 6
+)
+
+func (c *DocumentConfig) defaults() {
+	if c.Limits.MaxChars <= 0 {
+		c.Limits.MaxChars = DefaultContractMaxChars
+	}
+	if c.Limits.MaxBytes <= 0 {
+		c.Limits.MaxBytes = DefaultContractMaxBytes
+	}
+	if c.Limits.Timeout <= 0 {
+		c.Limits.Timeout = DefaultContractRenderTimeout
+	}
+	if c.RerendersPerMinute <= 0 {
+		c.RerendersPerMinute = DefaultRerendersPerMinute
+	}
+	if c.Render == nil {
+		c.Render = contract.RenderWithin
+	}
+}
 
 // Document is a rendered contract.
 type Document struct {
@@ -103,11 +153,123 @@ func recordedDocument(entries []LedgerEntry, a Action, id string) (string, *Ledg
 }
 
 // pendingDoc is a document whose consensus this run reached: its inputs
-// are known, its bytes are rendered when the run is saved (once the
-// measurement has its name).
+// are known, its bytes come when the run is saved (once the measurement
+// has its name).
 type pendingDoc struct {
-	doc  Document
-	body string
+	doc      Document
+	body     string
+	template string // the template's name
+	field    string // what a document beyond the limits names: legalContractId or the parameter
+}
+
+// needRenders stops a write transaction whose documents are not rendered
+// yet (a *needRenders error): writePrepared renders them with no
+// transaction open and runs the write again with their bytes, at the same
+// time and with the same ids (the documents print them).
+type needRenders struct {
+	docs []renderJob // every document of the try, rendered or not
+	now  Time
+	ids  map[string]string
+	// orgID and process name the process of a measurement the write
+	// creates: the documents print its name, its process's next number,
+	// which a creation committed meanwhile changes.
+	orgID, process string
+}
+
+func (*needRenders) Error() string { return "documents to render" }
+
+// renderJob is one document to render.
+type renderJob struct {
+	key      string // renderKey(body, in)
+	body     string
+	in       contract.Inputs
+	template string
+	field    string
+}
+
+// renderKey names what a document is rendered from: the bytes are used
+// only for the same body and inputs.
+func renderKey(body string, in contract.Inputs) string {
+	b, _ := json.Marshal([]any{body, in})
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+// render renders the jobs that had has not, within the limits, and
+// returns the bytes of every job by key. Errors: CodeInvalid naming the
+// field of a document beyond a limit (refuse), ctx's error.
+func (s *Service) render(ctx context.Context, jobs []renderJob, had map[string][]byte) (map[string][]byte, error) {
+	out := make(map[string][]byte, len(jobs))
+	for _, j := range jobs {
+		if pdf, ok := had[j.key]; ok {
+			out[j.key] = pdf
+			continue
+		}
+		pdf, err := s.docs.Render(ctx, j.body, j.in, s.docs.Limits)
+		if err != nil {
+			return nil, s.refuse(j, err)
+		}
+		out[j.key] = pdf
+	}
+	return out, nil
+}
+
+// refuse is the answer to a document that could not be rendered: a
+// limit reached is CodeInvalid (beyond).
+func (s *Service) refuse(j renderJob, err error) error {
+	var le *contract.LimitError
+	switch {
+	case errors.As(err, &le):
+		field, msg := beyond(j, le)
+		return Invalid(field, "%s", msg)
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded): // the request's
+		return err
+	}
+	return Internal(fmt.Errorf("render document %s: %w", j.in.DocumentID, err))
+}
+
+// beyond says which limit a document reached, and names the field to
+// change: the parameter whose value fills most of it, else the
+// template's field (j.field).
+func beyond(j renderJob, le *contract.LimitError) (field, msg string) {
+	switch le.Limit {
+	case contract.LimitChars:
+		field, what := j.field, ""
+		if name, ok := strings.CutPrefix(le.Placeholder, contract.KindParam+" "); ok {
+			field = "parameters." + name
+		}
+		if le.Placeholder != "" {
+			what = fmt.Sprintf(": {{%s}} prints %d of them (%d times)", le.Placeholder, le.Share, le.Uses)
+		}
+		return field, fmt.Sprintf("the contract %q would print %d characters, more than a document may hold (%d, WPS_CONTRACT_MAX_CHARS)%s", j.template, le.Got, le.Max, what)
+	case contract.LimitBytes:
+		return j.field, fmt.Sprintf("the contract %q renders to %d bytes, more than a document may take (%d, WPS_CONTRACT_MAX_BYTES)", j.template, le.Got, le.Max)
+	}
+	return j.field, fmt.Sprintf("rendering the contract %q took longer than %v (WPS_CONTRACT_RENDER_TIMEOUT)", j.template, time.Duration(le.Max))
+}
+
+// id is the id the run gives to what (the action, a document): one that
+// an earlier try of its write gave it, else a new one.
+func (r *run) id(what string) string {
+	if id, ok := r.ids[what]; ok {
+		return id
+	}
+	if r.ids == nil {
+		r.ids = map[string]string{}
+	}
+	r.ids[what] = NewID()
+	return r.ids[what]
+}
+
+// resume gives the run what the earlier tries of its write kept: the API
+// answers, the documents rendered, and the time and ids those print. The
+// time only while the measurement is as unchanged as that time: a change
+// recorded after it would come before it in time.
+func (r *run) resume(at *attempt) {
+	r.at, r.answers, r.ids = at, at.answers, maps.Clone(at.ids)
+	if !at.now.IsZero() && !r.m.UpdatedAt.After(at.now.Time) {
+		r.now = at.now
+	}
 }
 
 // signer is who filled one seat of a consensed step.
@@ -149,26 +311,34 @@ func (r *run) prepareDocuments(st Step, a *Action, cur map[string]any, state eng
 		if err != nil {
 			return err
 		}
-		d := Document{ID: NewID(), OrgID: r.m.OrgID, MeasurementID: r.m.ID, StepID: st.ID, Opening: state.Steps[st.ID].Opening,
+		d := Document{ID: r.id("document " + tp.ID + " " + j.param), OrgID: r.m.OrgID, MeasurementID: r.m.ID, StepID: st.ID, Opening: state.Steps[st.ID].Opening,
 			ParameterID: j.param, TemplateID: tp.ID, TemplateVersion: tp.Version, ActionID: a.ID, CreatedAt: r.now}
 		if d.Inputs, d.Shown, err = r.contractInputs(st, tp, d.ID, cur, signers); err != nil {
 			return err
 		}
-		r.docs = append(r.docs, pendingDoc{doc: d, body: tp.Body})
+		pd := pendingDoc{doc: d, body: tp.Body, template: tp.Name, field: "legalContractId"}
 		if j.param != "" {
 			a.Data[j.param] = d.ID
+			_, p := paramByID(st.Parameters, j.param)
+			pd.field = "parameters." + p.Name
 		}
+		r.docs = append(r.docs, pd)
 	}
 	return nil
 }
 
-// renderDocuments renders the run's pending documents, stores them and
-// records each in the ledger data of its action (which save links next).
-// A measurement created in this run is named first: on PostgreSQL its name
-// comes with its insert, which the read sends.
-func (r *run) renderDocuments() error {
+// renderDocuments stores the run's pending documents, rendered outside
+// the transaction by an earlier try of its write, and records each in the
+// ledger. When one is not rendered yet (or its inputs changed since), it
+// gives up with *needRenders. A measurement created in this run is named
+// first: on PostgreSQL its name comes with its insert, which the read
+// sends (created: this try inserted it).
+func (r *run) renderDocuments(created bool) error {
 	if len(r.docs) == 0 {
 		return nil
+	}
+	if r.at == nil {
+		return Internal(errors.New("a consensus with documents in a write that cannot render them (use writePrepared)"))
 	}
 	if r.m.Name == "" {
 		m, err := r.tx.GetMeasurement(r.m.OrgID, r.m.ID)
@@ -177,16 +347,29 @@ func (r *run) renderDocuments() error {
 		}
 		r.m.Name = m.Name
 	}
-	for _, pd := range r.docs {
+	jobs := make([]renderJob, len(r.docs))
+	missing := false
+	for i := range r.docs {
+		pd := &r.docs[i]
+		pd.doc.Inputs.Measurement = r.m.Name
+		if _, ok := pd.doc.Inputs.Values["measurement.name"]; ok {
+			pd.doc.Inputs.Values["measurement.name"] = r.m.Name
+		}
+		jobs[i] = renderJob{key: renderKey(pd.body, pd.doc.Inputs), body: pd.body, in: pd.doc.Inputs, template: pd.template, field: pd.field}
+		if r.at.renders[jobs[i].key] == nil {
+			missing = true
+		}
+	}
+	if missing {
+		need := &needRenders{docs: jobs, now: r.now, ids: r.ids}
+		if created {
+			need.orgID, need.process = r.m.OrgID, r.m.ProcessID
+		}
+		return need
+	}
+	for i, pd := range r.docs {
 		d := pd.doc
-		d.Inputs.Measurement = r.m.Name
-		if _, ok := d.Inputs.Values["measurement.name"]; ok {
-			d.Inputs.Values["measurement.name"] = r.m.Name
-		}
-		pdf, err := contract.Render(pd.body, d.Inputs)
-		if err != nil {
-			return Internal(fmt.Errorf("render document %s: %w", d.ID, err))
-		}
+		pdf := r.at.renders[jobs[i].key]
 		sum := sha256.Sum256(pdf)
 		d.Content, d.SHA256, d.Size = pdf, hex.EncodeToString(sum[:]), int64(len(pdf))
 		if err := r.tx.CreateDocument(d); err != nil {
@@ -502,7 +685,7 @@ func (s *Service) DocumentContent(ctx context.Context, p *Principal, id string) 
 
 // DocumentCheck is the answer of a document's verification.
 type DocumentCheck struct {
-	OK         bool   `json:"ok" doc:"The stored bytes are the ones the ledger recorded, the ledger entry is intact, and they render again the same"`
+	OK         bool   `json:"ok" doc:"The stored bytes have the SHA-256 stored with them and the one the ledger recorded, the ledger entry is intact, and (when asked for) they render again the same"`
 	DocumentID string `json:"documentId"`
 	SHA256     string `json:"sha256" doc:"SHA-256 of the stored bytes, computed now"`
 	Recorded   string `json:"recorded" doc:"The SHA-256 the ledger recorded: in the document's leaf (or, for a document of the hash chain's time, in the data of the action that completed the consensus)"`
@@ -514,21 +697,30 @@ type DocumentCheck struct {
 	// LedgerIntact: the entry that records the document still hashes to
 	// its leaf hash.
 	LedgerIntact bool     `json:"ledgerIntact" doc:"The ledger entry that records the SHA-256 still hashes to its leaf hash"`
-	Rerendered   *bool    `json:"rerendered" doc:"Rendering the template's version again with the document's inputs gives the stored bytes; null when the document came from another renderer version"`
+	Rerendered   *bool    `json:"rerendered" doc:"With rerender=true: rendering the template's version again with the document's inputs gives the stored bytes. Null when not asked for, or when the document came from another renderer version or its template version is gone"`
 	Reasons      []string `json:"reasons" doc:"What failed, when ok is false"`
 }
 
-// VerifyDocument recomputes a document's SHA-256 from its stored bytes and
-// checks it against the ledger's record, the record's ledger link, and a
-// fresh rendering. Errors: CodeNotFound, CodeForbidden.
-func (s *Service) VerifyDocument(ctx context.Context, p *Principal, id string) (DocumentCheck, error) {
+// VerifyDocument checks a document's stored bytes: their SHA-256,
+// computed now, against the one stored with them and the one the ledger
+// recorded, and that ledger entry against its leaf hash. With rerender,
+// it also renders the template's version again with the document's
+// inputs and compares the bytes: outside any transaction, within the
+// limits of a rendering, and at most DocumentConfig.RerendersPerMinute
+// times a minute per user. Errors: CodeNotFound, CodeForbidden,
+// CodeRateLimited (with RetryAfter), CodeInvalid naming rerender when the
+// rendering goes beyond a limit.
+func (s *Service) VerifyDocument(ctx context.Context, p *Principal, id string, rerender bool) (DocumentCheck, error) {
 	if err := p.Require(FnMeasurementRead); err != nil {
 		return DocumentCheck{}, err
 	}
 	var out DocumentCheck
+	var d Document
+	var body string // the template version's, when it renders again
 	err := s.store.Read(ctx, func(tx Tx) error {
-		d, r, err := s.readDocument(tx, p, id, true)
-		if err != nil {
+		var r *run
+		var err error
+		if d, r, err = s.readDocument(tx, p, id, true); err != nil {
 			return err
 		}
 		sum := sha256.Sum256(d.Content)
@@ -550,31 +742,53 @@ func (s *Service) VerifyDocument(ctx context.Context, p *Principal, id string) (
 				out.LeafIndex = &e.Index
 			}
 		}
+		if !rerender || d.Inputs.Renderer != contract.Renderer {
+			return nil
+		}
 		tp, err := tx.GetTemplate(p.OrgID, d.TemplateID, d.TemplateVersion, true)
-		if err != nil && !IsCode(err, CodeNotFound) {
-			return err
+		if IsCode(err, CodeNotFound) {
+			return nil
 		}
-		if err == nil && d.Inputs.Renderer == contract.Renderer {
-			again, err := contract.Render(tp.Body, d.Inputs)
-			same := err == nil && bytes.Equal(again, d.Content)
-			out.Rerendered = &same
-		}
-		switch {
-		case out.Recorded == "":
-			out.Reasons = append(out.Reasons, "the ledger holds no record of this document")
-		case out.SHA256 != out.Recorded:
-			out.Reasons = append(out.Reasons, "the stored bytes are not the ones the ledger recorded")
-		}
-		if out.Recorded != "" && !out.LedgerIntact {
-			out.Reasons = append(out.Reasons, "the ledger entry that records the document was altered")
-		}
-		if out.Rerendered != nil && !*out.Rerendered {
-			out.Reasons = append(out.Reasons, "rendering the template again with the document's inputs gives other bytes")
-		}
-		out.OK = len(out.Reasons) == 0
-		return nil
+		body = tp.Body
+		return err
 	})
-	return out, err
+	if err != nil {
+		return out, err
+	}
+	if body != "" {
+		if wait := s.rerenders.take(p.UserID, s.Now().Time); wait > 0 {
+			return out, &Error{Code: CodeRateLimited, RetryAfter: wait,
+				Message: fmt.Sprintf("documents are rendered again at most %d times a minute per user (WPS_CONTRACT_RERENDERS_PER_MINUTE); verify without rerender checks the stored bytes and the ledger", s.docs.RerendersPerMinute)}
+		}
+		again, err := s.docs.Render(ctx, body, d.Inputs, s.docs.Limits)
+		var le *contract.LimitError
+		switch {
+		case errors.As(err, &le):
+			_, msg := beyond(renderJob{template: d.Inputs.Title}, le)
+			return out, Invalid("rerender", "%s", msg)
+		case err != nil && ctx.Err() != nil:
+			return out, ctx.Err()
+		}
+		same := err == nil && bytes.Equal(again, d.Content)
+		out.Rerendered = &same
+	}
+	switch {
+	case out.Recorded == "":
+		out.Reasons = append(out.Reasons, "the ledger holds no record of this document")
+	case out.SHA256 != out.Recorded:
+		out.Reasons = append(out.Reasons, "the stored bytes are not the ones the ledger recorded")
+	}
+	if out.SHA256 != out.Stored {
+		out.Reasons = append(out.Reasons, "the stored bytes do not have the SHA-256 stored with them")
+	}
+	if out.Recorded != "" && !out.LedgerIntact {
+		out.Reasons = append(out.Reasons, "the ledger entry that records the document was altered")
+	}
+	if out.Rerendered != nil && !*out.Rerendered {
+		out.Reasons = append(out.Reasons, "rendering the template again with the document's inputs gives other bytes")
+	}
+	out.OK = len(out.Reasons) == 0
+	return out, nil
 }
 
 // refuseDocuments refuses values sent for generated documents: their value

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -20,6 +22,8 @@ type Entity struct {
 	CreatedAt       Time        `json:"createdAt"`
 	UpdatedAt       Time        `json:"updatedAt"`
 	DeletedAt       *Time       `json:"deletedAt" nullable:"true"`
+	// Retired are the parameters removed whose values records keep.
+	Retired []RetiredParam `json:"-"`
 }
 
 // Param finds a parameter by id.
@@ -111,8 +115,10 @@ type RecordQuery struct {
 	Filters []RecordFilter
 }
 
-// old holds the entity's current parameters (none for a new entity).
-func (s *Service) checkEntityInput(tx Tx, orgID, selfID string, in *EntityInput, old []Parameter) error {
+// old holds the entity's current parameters (none for a new entity) and
+// retired those it had before: a parameter added by the name of one of
+// them takes its id back (paramIDs).
+func (s *Service) checkEntityInput(tx Tx, orgID, selfID string, in *EntityInput, old []Parameter, retired []RetiredParam) error {
 	in.Name = strings.TrimSpace(in.Name)
 	if in.Label == "" {
 		in.Label = in.Name
@@ -121,7 +127,14 @@ func (s *Service) checkEntityInput(tx Tx, orgID, selfID string, in *EntityInput,
 	v.Check(validName(in.Name, 100), "name", "must be 1 to 100 printable characters")
 	v.Check(validName(in.Label, 200), "label", "must be 1 to 200 printable characters")
 	prev := paramsByID(old, nil)
-	normalizeParams(&v, "parameters", in.Parameters, prev, 0)
+	ids := newParamIDs(prev)
+	ids.names(old, "")
+	for _, r := range retired {
+		ids.name(r.Parent, r.Name, r.ID)
+	}
+	ids.keep(in.Parameters)
+	normalizeParams(&v, "parameters", in.Parameters, ids, []string{""}, 0)
+	checkSheetOwner(&v, "parameters", in.Parameters, selfID)
 	stamp(in.Parameters, prev, "", true, s.Now())
 	for j, p := range in.Parameters {
 		v.Check(len(p.APICalls) == 0, fieldIndex("parameters", j)+".apiCalls", "API calls fill step parameters only")
@@ -233,7 +246,7 @@ func (s *Service) CreateEntity(ctx context.Context, p *Principal, in EntityInput
 	err := s.store.Write(ctx, func(tx Tx) error {
 		in := in
 		in.Parameters = cloneParams(in.Parameters)
-		if err := s.checkEntityInput(tx, p.OrgID, e.ID, &in, nil); err != nil {
+		if err := s.checkEntityInput(tx, p.OrgID, e.ID, &in, nil, nil); err != nil {
 			return err
 		}
 		e.Name, e.Label, e.ViewPolicyNames, e.Parameters = in.Name, in.Label, in.ViewPolicyNames, in.Parameters
@@ -272,17 +285,82 @@ func (s *Service) ListEntities(ctx context.Context, p *Principal, page Page, sea
 	var list []Entity
 	var total int
 	err := s.store.Read(ctx, func(tx Tx) (err error) {
-		list, total, err = tx.ListEntities(p.OrgID, page, search)
+		list, total, err = tx.ListEntities(p.OrgID, page, search, false)
 		return err
 	})
 	return list, total, err
 }
 
-// UpdateEntity changes an entity. Records follow: values of removed
-// parameters are dropped, values of a parameter whose type changed are
-// converted. Errors: CodeInvalid, CodeNotFound, CodeConflict when the name
-// is taken, when existing records cannot take a new type, or when a
-// parameter made unique has duplicate values.
+// ListDeletedEntities pages the org's deleted entities (deletedAt set),
+// which RestoreEntity brings back; search matches name or label.
+func (s *Service) ListDeletedEntities(ctx context.Context, p *Principal, page Page, search string) ([]Entity, int, error) {
+	if err := p.Require(FnEntityRead); err != nil {
+		return nil, 0, err
+	}
+	var list []Entity
+	var total int
+	err := s.store.Read(ctx, func(tx Tx) (err error) {
+		list, total, err = tx.ListEntities(p.OrgID, page, search, true)
+		return err
+	})
+	return list, total, err
+}
+
+// RestoreEntity brings a deleted entity back as it was, with its records,
+// for those who may delete it. Errors: CodeNotFound; CodeConflict when it
+// is not deleted, when a live entity has its name (naming name), or when
+// its definition names what is gone meanwhile (an entity, a sheet, a
+// policy; naming the fields).
+func (s *Service) RestoreEntity(ctx context.Context, p *Principal, id string) (Entity, error) {
+	if err := p.Require(FnEntityWrite); err != nil {
+		return Entity{}, err
+	}
+	var e Entity
+	err := s.store.Write(ctx, func(tx Tx) (err error) {
+		if e, err = tx.GetDeletedEntity(p.OrgID, id); IsCode(err, CodeNotFound) {
+			if live, err := tx.GetEntity(p.OrgID, id); err == nil {
+				return Errorf(CodeConflict, "entity %q is not deleted", live.Name)
+			}
+			return err
+		} else if err != nil {
+			return err
+		}
+		if _, err := tx.FindEntityByName(p.OrgID, e.Name); err == nil {
+			return &Error{Code: CodeConflict, Message: fmt.Sprintf("name: a live entity is named %q", e.Name),
+				Fields: []FieldError{{Field: "name", Message: fmt.Sprintf("%q is the name of a live entity: rename or delete that one first", e.Name)}}}
+		} else if !IsCode(err, CodeNotFound) {
+			return err
+		}
+		e.DeletedAt, e.UpdatedAt = nil, s.Now()
+		if err := tx.RestoreEntity(p.OrgID, e.ID, e.UpdatedAt); IsCode(err, CodeNotFound) {
+			return Errorf(CodeConflict, "entity %q is not deleted", e.Name) // restored meanwhile
+		} else if err != nil {
+			return err // a conflict: an entity took the name meanwhile
+		}
+		in := EntityInput{Name: e.Name, Label: e.Label, ViewPolicyNames: e.ViewPolicyNames, Parameters: cloneParams(e.Parameters)}
+		return cannotRestore(s.checkEntityInput(tx, p.OrgID, e.ID, &in, e.Parameters, e.Retired))
+	})
+	return e, err
+}
+
+// cannotRestore turns the 422 of a definition checked again as it is
+// restored into a 409: nothing in the request is wrong, what it names is gone.
+func cannotRestore(err error) error {
+	var we *Error
+	if asError(err, &we) && we.Code == CodeInvalid {
+		return &Error{Code: CodeConflict, Message: "it cannot be restored as it is: " + we.Message, Fields: we.Fields}
+	}
+	return err
+}
+
+// UpdateEntity changes an entity. Records follow: values of a parameter
+// whose type changed are converted; values of removed parameters are kept,
+// hidden, and show again when a parameter of the same name is added back
+// (it takes the removed one's id). Errors: CodeInvalid, CodeNotFound,
+// CodeConflict when the name is taken, when existing records cannot take a
+// new type, when a parameter made unique has duplicate values, or when a
+// removed parameter is permanent and records hold values for it (naming
+// the list it was removed from).
 func (s *Service) UpdateEntity(ctx context.Context, p *Principal, id string, u EntityUpdate) (Entity, error) {
 	if err := p.Require(FnEntityWrite); err != nil {
 		return Entity{}, err
@@ -303,11 +381,14 @@ func (s *Service) UpdateEntity(ctx context.Context, p *Principal, id string, u E
 		if u.Label == nil && u.Name != nil && e.Label == e.Name {
 			in.Label = "" // the label followed the name; keep it so
 		}
-		if err := s.checkEntityInput(tx, p.OrgID, e.ID, &in, old.Parameters); err != nil {
+		if err := s.checkEntityInput(tx, p.OrgID, e.ID, &in, old.Parameters, old.Retired); err != nil {
 			return err
 		}
 		e.Name, e.Label, e.ViewPolicyNames, e.Parameters = in.Name, in.Label, in.ViewPolicyNames, in.Parameters
 		e.UpdatedAt = s.Now()
+		if u.Parameters != nil {
+			e.Retired = retire(old.Retired, old.Parameters, e.Parameters)
+		}
 		if err := tx.UpdateEntity(e); err != nil {
 			return err
 		}
@@ -319,26 +400,55 @@ func (s *Service) UpdateEntity(ctx context.Context, p *Principal, id string, u E
 	return e, err
 }
 
-// migrateRecords rewrites every record of an entity whose parameters changed.
+// retire is an entity's list of removed parameters once its parameters
+// change from old to params: those removed now come first (a name added
+// back takes the id of the latest parameter of that name), those back
+// leave it.
+func retire(retired []RetiredParam, old, params []Parameter) []RetiredParam {
+	live := paramsByID(params, nil)
+	out := removedParams(old, "", live)
+	for _, r := range retired {
+		if _, back := live[r.ID]; !back && !slices.ContainsFunc(out, func(o RetiredParam) bool { return o.ID == r.ID }) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// migrateRecords rewrites every record of an entity whose parameters
+// changed: a value of a parameter whose type changed (or that came back
+// with another type) is converted, values of removed parameters stay, and
+// the index follows the parameters. Errors: CodeConflict when a record
+// cannot take a new type, or holds a value for a permanent parameter
+// removed.
 func (s *Service) migrateRecords(tx Tx, old, e Entity) error {
 	ids, err := tx.ListRecordIDs(e.OrgID, e.ID)
 	if err != nil {
 		return err
 	}
+	was := map[string]string{} // the type each stored value was written for
+	for _, r := range old.Retired {
+		was[r.ID] = r.Type
+	}
+	oldParams := paramsByID(old.Parameters, nil)
+	for id, p := range oldParams {
+		was[id] = p.Type
+	}
+	removed := removedParams(old.Parameters, "", paramsByID(e.Parameters, nil))
+	held := map[string]bool{}
 	var bad []string
 	for _, rid := range ids {
 		r, err := tx.GetRecord(e.OrgID, e.ID, rid)
 		if err != nil {
 			return err
 		}
-		next := map[string]any{}
+		for _, rm := range removed {
+			held[rm.ID] = held[rm.ID] || holdsValue(r.Values, rm.ID)
+		}
+		next := maps.Clone(r.Values)
 		for _, np := range e.Parameters {
 			val, has := r.Values[np.ID]
-			if !has || val == nil {
-				continue
-			}
-			if op, ok := old.Param(np.ID); ok && op.Type == np.Type {
-				next[np.ID] = val
+			if !has || val == nil || was[np.ID] == np.Type {
 				continue
 			}
 			conv, ok := convertValue(np, val)
@@ -355,6 +465,12 @@ func (s *Service) migrateRecords(tx Tx, old, e Entity) error {
 		if err := s.saveRecord(tx, e, r, false); err != nil {
 			return err
 		}
+	}
+	lists := map[string]string{}
+	listFields(e.Parameters, "", "parameters", lists)
+	err = keptValues(removed, oldParams, lists, "parameters", "records", func(id string) (bool, error) { return held[id], nil })
+	if err != nil {
+		return err
 	}
 	if len(bad) > 0 {
 		return &Error{Code: CodeConflict, Message: "existing records cannot take the change: " + strings.Join(bad, "; ")}

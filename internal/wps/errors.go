@@ -108,4 +108,14 @@ func (v *Validator) Err() error {
 	return &Error{Code: CodeInvalid, Message: msg, Fields: v.fields}
 }
 
+// Conflict returns a 409 Error listing every recorded field, or nil: the
+// fields are valid, but the state of what they name refuses them.
+func (v *Validator) Conflict() error {
+	err := v.Err()
+	if err != nil {
+		err.(*Error).Code = CodeConflict
+	}
+	return err
+}
+
 func asError(err error, target **Error) bool { return errors.As(err, target) }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 )
 
@@ -54,6 +55,10 @@ type ImportJob struct {
 	LeaseUntil   Time   `json:"-"`
 	Attempts     int    `json:"-"` // claims by a worker
 	Settled      bool   `json:"-"` // no record refers to the job any more
+	// Reserved counts the rows whose unique values the job holds in the
+	// unique index (under claimID) before it writes them: a write of such a
+	// value meanwhile answers 409, as it would once the job's row is there.
+	Reserved int `json:"-"`
 }
 
 // ImportJobError is why a job failed: the code and detail a synchronous
@@ -288,16 +293,20 @@ func (s *Service) RunImportJob(ctx context.Context, blobs BlobStore, j *ImportJo
 		return s.failImport(ctx, blobs, j, string(CodeInvalid), msg, fields)
 	}
 	j.EntityDigest = digest
+	unique := slices.ContainsFunc(e.Parameters, func(p Parameter) bool { return p.IsUnique })
+	for unique && j.Reserved < len(recs) {
+		if err := s.reserveChunk(ctx, j, e, recs); err != nil {
+			return s.stopOn(ctx, blobs, j, err)
+		}
+	}
 	for j.Processed < len(recs) {
 		from := j.Processed
-		err := s.importChunk(ctx, j, e, recs[from:min(from+s.imports.ChunkRows, len(recs))], from)
-		var we *Error
-		switch {
-		case asError(err, &we) && (we.Code == CodeConflict || we.Code == CodeNotFound):
-			return s.failImport(ctx, blobs, j, string(we.Code), we.Message, we.Fields)
-		case err != nil:
-			return err
+		if err := s.importChunk(ctx, j, e, recs[from:min(from+s.imports.ChunkRows, len(recs))], from); err != nil {
+			return s.stopOn(ctx, blobs, j, err)
 		}
+	}
+	if err := s.releaseReserved(ctx, j); err != nil { // every value moved to its row
+		return err
 	}
 	err = s.importWrite(ctx, j, func(tx Tx, next *ImportJob) error {
 		e, err := sameEntity(tx, next)
@@ -319,6 +328,17 @@ func (s *Service) RunImportJob(ctx context.Context, blobs BlobStore, j *ImportJo
 		return err
 	}
 	return s.settleImport(ctx, blobs, j)
+}
+
+// stopOn ends a job's run on err from one of its writes: a conflict or a
+// deleted entity fails the job (as the synchronous import would answer);
+// any other error stops the run, for the job to be claimed again.
+func (s *Service) stopOn(ctx context.Context, blobs BlobStore, j *ImportJob, err error) error {
+	var we *Error
+	if asError(err, &we) && (we.Code == CodeConflict || we.Code == CodeNotFound) {
+		return s.failImport(ctx, blobs, j, string(we.Code), we.Message, we.Fields)
+	}
+	return err
 }
 
 // importRows reads a job's uploaded rows.
@@ -420,6 +440,78 @@ func (s *Service) checkImportRows(ctx context.Context, j *ImportJob, e Entity, r
 	return recs, fields, nil
 }
 
+// holderID is the hidden record under which a job holds the unique values
+// of the rows it has not written yet. Its import_job_id is holderJob: no
+// job has that id, so it is never shown, nor published with the job's rows.
+func holderID(j *ImportJob) string  { return derivedID(j.ID, "reserved") }
+func holderJob(j *ImportJob) string { return "reserved:" + j.ID }
+
+// uniqueRows are the unique index rows of record r of e, held under holder.
+func uniqueRows(e Entity, r Record, holder string) []IndexRow {
+	var out []IndexRow
+	for _, p := range e.Parameters {
+		if p.IsUnique {
+			for _, item := range itemStrings(r.Values[p.ID]) {
+				out = append(out, IndexRow{OrgID: e.OrgID, EntityID: e.ID, RecordID: holder, ParamID: p.ID, Value: indexKey(item), Unique: true})
+			}
+		}
+	}
+	return out
+}
+
+// reserveChunk puts the unique values of the rows from j.Reserved on into
+// the unique index, as many rows as it does in ChunkTime, in one
+// transaction that records the progress: before it writes a single record,
+// a job holds every unique value it will write, so a write of one of them
+// meanwhile answers 409 as it would once the row is there, and a value
+// taken before fails the job at once, not after the rows before it are
+// written.
+func (s *Service) reserveChunk(ctx context.Context, j *ImportJob, e Entity, recs []Record) error {
+	return s.importWrite(ctx, j, func(tx Tx, next *ImportJob) error {
+		start := time.Now()
+		if _, err := sameEntity(tx, next); err != nil {
+			return err
+		}
+		if next.Reserved == 0 {
+			now := s.Now()
+			holder := Record{ID: holderID(next), OrgID: e.OrgID, EntityID: e.ID, Values: map[string]any{}, CreatedAt: now, UpdatedAt: now, ImportJobID: holderJob(next)}
+			if err := tx.CreateRecord(holder); err != nil {
+				return err
+			}
+		}
+		i := next.Reserved
+		for ; i < len(recs) && i < next.Reserved+s.imports.ChunkRows && (i == next.Reserved || time.Since(start) <= s.imports.ChunkTime); i++ {
+			for _, row := range uniqueRows(e, recs[i], holderID(next)) {
+				if err := tx.InsertRecordIndex(row); IsCode(err, CodeConflict) {
+					p, _ := e.Param(row.ParamID)
+					return &Error{Code: CodeConflict, Message: fmt.Sprintf("rows[%d]: %s: %q is already used by another record", i, p.Name, row.Value),
+						Fields: []FieldError{{Field: fieldIndex("rows", i) + ".values." + p.Name, Message: "must be unique"}}, Err: err}
+				} else if err != nil {
+					return err
+				}
+			}
+		}
+		next.Reserved = i
+		return nil
+	})
+}
+
+// releaseReserved ends the hold of a job's unique values: the holder and
+// the values it still holds (none once every row is written; a failed
+// job's unwritten rows' otherwise, in one statement, on the failure's path).
+func (s *Service) releaseReserved(ctx context.Context, j *ImportJob) error {
+	if j.Reserved == 0 {
+		return nil
+	}
+	return s.importWrite(ctx, j, func(tx Tx, next *ImportJob) error {
+		next.Reserved = 0
+		if err := tx.DeleteRecordIndex(next.OrgID, holderID(next)); err != nil {
+			return err
+		}
+		return tx.DeleteHiddenRecord(next.OrgID, holderID(next))
+	})
+}
+
 // importChunk writes records (from index from on), hidden, in one
 // transaction that also records the job's progress: as many as it writes
 // in ChunkTime. A unique value in use fails with CodeConflict naming the
@@ -436,6 +528,13 @@ func (s *Service) importChunk(ctx context.Context, j *ImportJob, e Entity, recs 
 				break
 			}
 			n++
+			if from+i < next.Reserved { // its unique values move from the holder to the record
+				for _, row := range uniqueRows(e, r, holderID(next)) {
+					if err := tx.DeleteRecordIndexValue(row); err != nil {
+						return err
+					}
+				}
+			}
 			if err := s.saveRecord(tx, e, r, true); err != nil {
 				var we *Error
 				if asError(err, &we) && we.Code == CodeConflict {
@@ -487,6 +586,9 @@ func (s *Service) importWrite(ctx context.Context, j *ImportJob, fn func(tx Tx, 
 // (settleImport), and only then makes it FAILED: a client that sees it
 // failed finds its unique values free.
 func (s *Service) failImport(ctx context.Context, blobs BlobStore, j *ImportJob, code, detail string, fields []FieldError) error {
+	if err := s.releaseReserved(ctx, j); err != nil {
+		return err
+	}
 	err := s.importWrite(ctx, j, func(_ Tx, next *ImportJob) error {
 		next.Error = &ImportJobError{Code: code, Detail: detail}
 		next.Errors = fields

@@ -244,7 +244,9 @@ type run struct {
 	answers     map[string]apiAnswer // API call answers fetched for this run
 	hiddenIDs   map[string]bool      // parameters hidden from the reader (hidden())
 	filled      []MeasurementSheet   // workbooks this run recalculated
-	docs        []pendingDoc         // documents of steps this run consensed, rendered in save
+	docs        []pendingDoc         // documents of steps this run consensed, stored in save
+	at          *attempt             // what earlier tries of its write kept (writePrepared), nil outside one
+	ids         map[string]string    // the ids this try gave (id)
 }
 
 func (s *Service) loadRun(tx Tx, p *Principal, measurementID string) (*run, error) {
@@ -273,15 +275,14 @@ func actor(tx Tx, p *Principal) (User, error) {
 }
 
 // newMeasurement creates a measurement of proc (its latest version) with
-// the given id.
-func (s *Service) newMeasurement(tx Tx, p *Principal, proc Process, id string) (*run, error) {
+// the given id, at now.
+func (s *Service) newMeasurement(tx Tx, p *Principal, proc Process, id string, now Time) (*run, error) {
 	if !proc.Locked {
 		if err := tx.LockProcessVersion(p.OrgID, proc.ID, proc.Version); err != nil {
 			return nil, err
 		}
 	}
 	var err error
-	now := s.Now()
 	r := &run{s: s, tx: tx, p: p, proc: proc, def: engineDef(proc.Steps), now: now}
 	if r.user, err = actor(tx, p); err != nil {
 		return nil, err
@@ -496,7 +497,14 @@ func (r *run) act(in ActInput) (Action, engine.Result, error) {
 		return Action{}, zero, err
 	}
 	holds, roleFor := seatHolder(*st, r.user.Roles, r.p.Policies)
-	a := Action{ID: NewID(), OrgID: r.m.OrgID, MeasurementID: r.m.ID, StepID: st.ID, Type: in.Type, UserID: r.user.ID,
+	if len(holds) == 0 {
+		if fresh, err := r.refreshPolicies(); err != nil {
+			return Action{}, zero, err
+		} else if fresh {
+			holds, roleFor = seatHolder(*st, r.user.Roles, r.p.Policies)
+		}
+	}
+	a := Action{ID: r.id("action"), OrgID: r.m.OrgID, MeasurementID: r.m.ID, StepID: st.ID, Type: in.Type, UserID: r.user.ID,
 		Username: displayName(r.user), UserRoles: r.user.Roles, Observation: in.Observation, Data: data, CreatedAt: r.now}
 	res, err := engine.Apply(r.def, r.m.State, engine.Action{ID: a.ID, Type: in.Type, StepID: st.ID, UserID: r.user.ID, Holds: holds,
 		Policy: in.PolicyName, Provided: func(id string) bool { return cur[id] != nil }, RouteValue: route, Now: r.now.Time})
@@ -529,6 +537,37 @@ func (r *run) act(in ActInput) (Action, engine.Result, error) {
 		return Action{}, zero, err
 	}
 	return a, res, nil
+}
+
+// refreshPolicies reads the caller's roles and policies again in the
+// transaction, when they differ from those the caller was authenticated
+// with: a policy renamed meanwhile gives its seats under its new name,
+// which the definitions read in this transaction already use. It reports
+// whether anything changed.
+func (r *run) refreshPolicies() (bool, error) {
+	if r.p.UserID == SystemUserID {
+		return false, nil
+	}
+	fresh, err := principalOf(r.tx, r.p.OrgID, r.p.UserID)
+	if err != nil {
+		return false, err
+	}
+	same := slices.EqualFunc(fresh.Policies, r.p.Policies, func(a, b Policy) bool { return a.ID == b.ID && a.Name == b.Name }) &&
+		slices.Equal(fresh.Roles, r.user.Roles)
+	if same {
+		return false, nil
+	}
+	p := *r.p // the principal may be shared (a cached key): this run gets its own
+	p.Policies, p.OrgPolicies, p.Roles = fresh.Policies, fresh.OrgPolicies, fresh.Roles
+	r.p, r.user.Roles = &p, fresh.Roles
+	r.policies = nil
+	return true, nil
+}
+
+// refreshed is check(arg) again after refreshPolicies, when they changed.
+func (r *run) refreshed(check func(string) bool, arg string) bool {
+	fresh, err := r.refreshPolicies()
+	return err == nil && fresh && check(arg)
 }
 
 // mayReprove is the seat rule of Reprove: the caller holds a policy of the
@@ -831,8 +870,9 @@ func (r *run) save() error {
 		}
 		r.isNew, r.savedStatus = false, r.m.Status
 	}
-	// Before the status counters: nothing they lock waits for the rendering.
-	if err := r.renderDocuments(); err != nil {
+	// Before the status counters: a try that gives up to render its
+	// documents has not locked them.
+	if err := r.renderDocuments(created); err != nil {
 		return err
 	}
 	if !created {
@@ -952,7 +992,7 @@ func (s *Service) CreateMeasurement(ctx context.Context, p *Principal, processID
 		if err != nil {
 			return err
 		}
-		if r, err = s.newMeasurement(tx, p, proc, NewID()); err != nil {
+		if r, err = s.newMeasurement(tx, p, proc, NewID(), s.Now()); err != nil {
 			return err
 		}
 		return r.save()
@@ -1008,8 +1048,8 @@ func (s *Service) CreateSimplified(ctx context.Context, p *Principal, in Simplif
 	if err := p.Require(FnActionWrite); err != nil {
 		return out, err
 	}
-	id := NewID() // the same in every attempt: API calls are told it
-	err := s.writeWithCalls(ctx, func(tx Tx, answers map[string]apiAnswer) error {
+	id := NewID() // the same in every try: API calls are told it
+	err := s.writePrepared(ctx, func(tx Tx, at *attempt) error {
 		proc, err := findProcess(tx, p.OrgID, in.ProcessUUID, in.ProcessLabel)
 		if err != nil {
 			return err
@@ -1033,10 +1073,14 @@ func (s *Service) CreateSimplified(ctx context.Context, p *Principal, in Simplif
 		if st == nil {
 			return Invalid("stepId", "no such step in process %q", proc.Label)
 		}
-		if r, err = s.newMeasurement(tx, p, proc, id); err != nil {
+		now := at.now // its documents' time, once rendered
+		if now.IsZero() {
+			now = s.Now()
+		}
+		if r, err = s.newMeasurement(tx, p, proc, id, now); err != nil {
 			return err
 		}
-		r.answers = answers
+		r.resume(at)
 		var res engine.Result
 		if a, res, err = r.act(ActInput{StepID: st.ID, Type: engine.WriteData, Parameters: in.Parameters}); err != nil {
 			return err
@@ -1077,11 +1121,11 @@ func (s *Service) Act(ctx context.Context, p *Principal, measurementID string, i
 	var out ActionView
 	var r *run
 	var a Action
-	err := s.writeWithCalls(ctx, func(tx Tx, answers map[string]apiAnswer) (err error) {
+	err := s.writePrepared(ctx, func(tx Tx, at *attempt) (err error) {
 		if r, err = s.loadRun(tx, p, measurementID); err != nil {
 			return err
 		}
-		r.answers = answers
+		r.resume(at)
 		if a, _, err = r.act(in); err != nil {
 			return err
 		}
@@ -1126,7 +1170,7 @@ func (s *Service) Reprove(ctx context.Context, p *Principal, actionID, observati
 		case target.Superseded:
 			return Errorf(CodeConflict, "the action was superseded by a rejection")
 		}
-		if !r.mayReprove(target.StepID) {
+		if !r.mayReprove(target.StepID) && !r.refreshed(r.mayReprove, target.StepID) {
 			return Errorf(CodeForbidden, "only a holder of a policy of this step or a later one can reprove the action")
 		}
 		res, err := engine.Reprove(r.def, r.m.State, target.StepID, r.now.Time)

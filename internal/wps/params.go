@@ -206,12 +206,176 @@ const (
 	MaxTableDepth     = 1
 )
 
+// RetiredParam is a parameter removed from an entity: its records keep
+// its values (hidden), and a parameter of the same name added again in
+// its place takes its id back, so that they show again.
+type RetiredParam struct {
+	ID     string `json:"id"`
+	Name   string `json:"name"`
+	Type   string `json:"type"`
+	Parent string `json:"parent,omitempty"` // the TABLE it was a column of
+}
+
+// paramIDs gives the parameters of a definition being saved their ids.
+// Values are stored by parameter id, so a parameter keeps its id while it
+// is the same parameter: one sent with the id of a current parameter
+// keeps it; one sent without (or with an unknown id) takes the id of the
+// parameter of the same name in the same place (step, table) that the
+// definition has and the body does not keep, or had before it was removed;
+// any other gets a new id.
+type paramIDs struct {
+	current map[string]Parameter  // the definition's parameters and columns, by id
+	byName  map[string]string     // place and name → id: current ones first, then removed ones
+	kept    map[string]*Parameter // current ids the body sends, and the parameter that sends each first
+	used    map[string]bool
+}
+
+func newParamIDs(current map[string]Parameter) *paramIDs {
+	if current == nil {
+		current = map[string]Parameter{}
+	}
+	return &paramIDs{current: current, byName: map[string]string{}, kept: map[string]*Parameter{}, used: map[string]bool{}}
+}
+
+func placeKey(place, name string) string { return place + "\x00" + strings.TrimSpace(name) }
+
+// name makes id the one a new parameter called name in place takes back,
+// unless another one already is.
+func (ids *paramIDs) name(place, name, id string) {
+	if k := placeKey(place, name); ids.byName[k] == "" {
+		ids.byName[k] = id
+	}
+}
+
+// names records the names of params (in place) and of their columns.
+func (ids *paramIDs) names(params []Parameter, places ...string) {
+	for _, p := range params {
+		for _, place := range places {
+			ids.name(place, p.Name, p.ID)
+		}
+		ids.names(p.Parameters, p.ID)
+	}
+}
+
+// keep notes the current ids that params (and their columns) are sent
+// with, before any id is assigned: they stay with the parameter that
+// sends them.
+func (ids *paramIDs) keep(params []Parameter) {
+	for i := range params {
+		p := &params[i]
+		if _, ok := ids.current[p.ID]; ok && ids.kept[p.ID] == nil {
+			ids.kept[p.ID] = p
+		}
+		ids.keep(p.Parameters)
+	}
+}
+
+// missing reports whether some parameter of params will not keep the id
+// it is sent with.
+func (ids *paramIDs) missing(params []Parameter) bool {
+	for i := range params {
+		if ids.kept[params[i].ID] != &params[i] || ids.missing(params[i].Parameters) {
+			return true
+		}
+	}
+	return false
+}
+
+// assign gives p its id, looking for its name in places (in order).
+func (ids *paramIDs) assign(p *Parameter, places []string) {
+	if p.ID != "" && ids.kept[p.ID] == p {
+		ids.used[p.ID] = true
+		return
+	}
+	for _, place := range places {
+		id := ids.byName[placeKey(place, p.Name)]
+		if id != "" && !ids.used[id] && ids.kept[id] == nil {
+			p.ID, ids.used[id] = id, true
+			return
+		}
+	}
+	p.ID = NewID()
+}
+
+// removedParams lists the parameters of old and their columns that live
+// (the new definition's parameters and columns, by id) lacks; parent is the
+// id of old's place ("" for an entity's, the step's for a step's).
+func removedParams(old []Parameter, parent string, live map[string]Parameter) []RetiredParam {
+	var out []RetiredParam
+	for _, p := range old {
+		if _, ok := live[p.ID]; !ok {
+			out = append(out, RetiredParam{ID: p.ID, Name: p.Name, Type: p.Type, Parent: parent})
+		}
+		out = append(out, removedParams(p.Parameters, p.ID, live)...)
+	}
+	return out
+}
+
+// keptValues checks the removal of parameters whose values are kept: a
+// removed parameter that was permanent (in old, by id) and that holds says
+// holds a value is a conflict, named by the field of the list it was
+// removed from (lists: the new definition's lists by place id; fallback
+// for a list it no longer has).
+func keptValues(removed []RetiredParam, old map[string]Parameter, lists map[string]string, fallback, holders string, holds func(id string) (bool, error)) error {
+	var v Validator
+	for _, r := range removed {
+		if !old[r.ID].IsPermanent {
+			continue
+		}
+		held, err := holds(r.ID)
+		if err != nil {
+			return err
+		}
+		if held {
+			field, ok := lists[r.Parent]
+			if !ok {
+				field = fallback
+			}
+			v.Add(field, "%q is permanent and %s hold values for it: it cannot be removed", r.Name, holders)
+		}
+	}
+	return v.Conflict()
+}
+
+// listFields names the field of each parameter list of params (at field)
+// by the id of its place: place itself, and each TABLE's id for its columns.
+func listFields(params []Parameter, place, field string, into map[string]string) {
+	into[place] = field
+	for j, p := range params {
+		if p.Type == TypeTable {
+			listFields(p.Parameters, p.ID, fieldIndex(field, j)+".parameters", into)
+		}
+	}
+}
+
+// checkSheetOwner checks each sheetData.entityId of params: empty, or
+// owner (the id of the entity that owns the parameters; "" for a step's),
+// which an entity's parameters are given when they send none.
+func checkSheetOwner(v *Validator, field string, params []Parameter, owner string) {
+	for j := range params {
+		p := &params[j]
+		f := fieldIndex(field, j)
+		if sd := p.SheetData; sd != nil {
+			switch {
+			case sd.EntityID == owner:
+			case owner == "":
+				v.Add(f+".sheetData.entityId", "must be empty: a step's parameter belongs to no entity")
+			case sd.EntityID != "":
+				v.Add(f+".sheetData.entityId", "must be empty or %q, the id of the entity the parameter belongs to", owner)
+			default:
+				sd.EntityID = owner
+			}
+		}
+		checkSheetOwner(v, f+".parameters", p.Parameters, owner)
+	}
+}
+
 // normalizeParams checks a parameter list, fills defaults and assigns ids to
 // the parameters and sub-objects that have none. field is the path of the
-// list in the request ("parameters", "steps[0].parameters"). keep holds the
-// ids that may be kept (the definition's current ones); other ids are
-// replaced. depth counts TABLE nesting.
-func normalizeParams(v *Validator, field string, params []Parameter, keep map[string]Parameter, depth int) {
+// list in the request ("parameters", "steps[0].parameters"). ids gives the
+// parameters their ids (places: where the list is, for a parameter's name
+// to find its former id). depth counts TABLE nesting.
+func normalizeParams(v *Validator, field string, params []Parameter, ids *paramIDs, places []string, depth int) {
 	v.Check(len(params) <= MaxParamsPerOwner, field, "must have at most %d parameters", MaxParamsPerOwner)
 	seen := map[string]bool{}
 	for i := range params {
@@ -233,9 +397,7 @@ func normalizeParams(v *Validator, field string, params []Parameter, keep map[st
 		if p.IsUnique && !slices.Contains(uniqueTypes, p.Type) {
 			v.Add(f+".isUnique", "a %s parameter cannot be unique", p.Type)
 		}
-		if _, kept := keep[p.ID]; p.ID == "" || !kept {
-			p.ID = NewID()
-		}
+		ids.assign(p, places)
 		p.Index = i
 		if p.AdvancedOptions != nil {
 			a := p.AdvancedOptions
@@ -301,7 +463,7 @@ func normalizeParams(v *Validator, field string, params []Parameter, keep map[st
 			} else if len(p.Parameters) == 0 {
 				v.Add(f+".parameters", "a TABLE parameter needs at least one column")
 			}
-			normalizeParams(v, f+".parameters", p.Parameters, keep, depth+1)
+			normalizeParams(v, f+".parameters", p.Parameters, ids, []string{p.ID}, depth+1)
 		case TypeFormula:
 			if len(p.ComputedFormula) == 0 {
 				v.Add(f+".computedFormula", "a FORMULA parameter needs a formula")

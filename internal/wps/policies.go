@@ -81,6 +81,15 @@ func (s *Service) UpdatePolicy(ctx context.Context, p *Principal, id string, in 
 		if pol, err = tx.GetPolicy(p.OrgID, id); err != nil {
 			return err
 		}
+		if in.Name != pol.Name {
+			// Actions under way end first; later ones see the new name.
+			if err := tx.HoldMeasurementWrites(); err != nil {
+				return err
+			}
+			if pol, err = tx.GetPolicy(p.OrgID, id); err != nil { // as it is once they ended
+				return err
+			}
+		}
 		if in.OldName != nil && *in.OldName != pol.Name {
 			return Errorf(CodeConflict, "oldPolicyName %q is not the current name %q", *in.OldName, pol.Name)
 		}

@@ -146,11 +146,14 @@ func defaultCode(name string) string {
 
 // stepCheck validates and normalizes a list of steps in one transaction.
 type stepCheck struct {
-	tx       Tx
-	orgID    string
-	v        *Validator
-	steps    []Step
-	old      map[string]Step // the current steps, by id (edits)
+	tx    Tx
+	orgID string
+	v     *Validator
+	steps []Step
+	old   map[string]Step // the current steps, by id (edits)
+	// past reads the steps of the process's versions, newest first, for
+	// the ids of parameters removed (nil for a new process).
+	past     func() ([]Step, error)
 	policies map[string]bool
 	now      Time
 	calls    APICaller
@@ -159,10 +162,12 @@ type stepCheck struct {
 }
 
 // checkSteps validates steps, resolves every reference to an id, keeps the
-// ids (steps, parameters, seats) that old already had, and assigns the rest.
-func (s *Service) checkSteps(tx Tx, orgID, processID string, steps []Step, old []Step) ([]Step, error) {
+// ids (steps, parameters, seats) that old already had, and assigns the rest
+// (a parameter takes back the id of one of the same name that the process
+// had, now or in a past version: paramIDs).
+func (s *Service) checkSteps(tx Tx, orgID, processID string, steps []Step, old []Step, past func() ([]Step, error)) ([]Step, error) {
 	var v Validator
-	c := &stepCheck{tx: tx, orgID: orgID, v: &v, steps: cloneSteps(steps), old: map[string]Step{}, now: s.Now(), calls: s.calls,
+	c := &stepCheck{tx: tx, orgID: orgID, v: &v, steps: cloneSteps(steps), old: map[string]Step{}, past: past, now: s.Now(), calls: s.calls,
 		allowPrivate: s.allowPrivate}
 	for _, st := range old {
 		c.old[st.ID] = st
@@ -516,16 +521,41 @@ func (c *stepCheck) checkRouting() error {
 	return nil
 }
 
+// stepPlace is where a step's parameters are by the step's label, for a
+// parameter of a step removed and added back (paramIDs).
+func stepPlace(label string) string { return "step\x00" + label }
+
 // checkParams normalizes each step's parameters and resolves their links.
 func (c *stepCheck) checkParams() error {
 	keep := map[string]Parameter{} // the current parameters, by id
 	for _, st := range c.old {
 		paramsByID(st.Parameters, keep)
 	}
+	ids := newParamIDs(keep)
+	for _, st := range c.old {
+		ids.names(st.Parameters, st.ID, stepPlace(st.Label))
+	}
+	missing := false
+	for i := range c.steps {
+		ids.keep(c.steps[i].Parameters)
+	}
+	for i := range c.steps {
+		missing = missing || ids.missing(c.steps[i].Parameters)
+	}
+	if missing && c.past != nil {
+		past, err := c.past()
+		if err != nil {
+			return err
+		}
+		for _, st := range past {
+			pastNames(ids, st.Parameters, keep, st.ID, stepPlace(st.Label))
+		}
+	}
 	for i := range c.steps {
 		st := &c.steps[i]
 		f := fieldIndex("steps", i) + ".parameters"
-		normalizeParams(c.v, f, st.Parameters, keep, 0)
+		normalizeParams(c.v, f, st.Parameters, ids, []string{st.ID, stepPlace(st.Label)}, 0)
+		checkSheetOwner(c.v, f, st.Parameters, "")
 		for j := range st.Parameters {
 			st.Parameters[j].StepID = st.ID
 		}
@@ -546,6 +576,19 @@ func (c *stepCheck) checkParams() error {
 		}
 	}
 	return nil
+}
+
+// pastNames offers ids a past version's parameters that the process no
+// longer has (not in cur), so that one added back by name takes its id.
+func pastNames(ids *paramIDs, params []Parameter, cur map[string]Parameter, places ...string) {
+	for _, p := range params {
+		if _, ok := cur[p.ID]; !ok {
+			for _, place := range places {
+				ids.name(place, p.Name, p.ID)
+			}
+		}
+		pastNames(ids, p.Parameters, cur, p.ID)
+	}
 }
 
 // resolveLinks turns names into ids in a parameter's readFromEntity and
@@ -820,7 +863,7 @@ func (s *Service) CreateProcess(ctx context.Context, p *Principal, in ProcessInp
 		if err := v.Err(); err != nil {
 			return err
 		}
-		steps, err := s.checkSteps(tx, p.OrgID, proc.ID, in.Steps, nil)
+		steps, err := s.checkSteps(tx, p.OrgID, proc.ID, in.Steps, nil, nil)
 		if err != nil {
 			return err
 		}
@@ -881,7 +924,7 @@ func (s *Service) ListProcesses(ctx context.Context, p *Principal, page Page, se
 	var list []Process
 	var total int
 	err := s.store.View(ctx, func(tx Tx) (err error) {
-		list, total, err = tx.ListProcesses(p.OrgID, page, search)
+		list, total, err = tx.ListProcesses(p.OrgID, page, search, false)
 		return err
 	})
 	return list, total, err
@@ -904,7 +947,7 @@ func (s *Service) ProcessNames(ctx context.Context, p *Principal) ([]ProcessName
 	}
 	var out []ProcessName
 	err := s.store.View(ctx, func(tx Tx) error {
-		list, _, err := tx.ListProcesses(p.OrgID, Page{Page: 1, PerPage: 500}, "") // a list to choose from: the first 500 (oldest first)
+		list, _, err := tx.ListProcesses(p.OrgID, Page{Page: 1, PerPage: 500}, "", false) // a list to choose from: the first 500 (oldest first)
 		for _, pr := range list {
 			n := ProcessName{ID: pr.ID, Name: pr.Name, Label: pr.Label, IconName: pr.IconName, Steps: map[string]string{}}
 			for _, st := range pr.Steps {
@@ -915,6 +958,75 @@ func (s *Service) ProcessNames(ctx context.Context, p *Principal) ([]ProcessName
 		return err
 	})
 	return out, err
+}
+
+// ListDeletedProcesses pages the org's deleted processes (deletedAt set)
+// at their latest versions, which RestoreProcess brings back.
+func (s *Service) ListDeletedProcesses(ctx context.Context, p *Principal, page Page, search string) ([]Process, int, error) {
+	if err := p.Require(FnProcessRead); err != nil {
+		return nil, 0, err
+	}
+	var list []Process
+	var total int
+	err := s.store.View(ctx, func(tx Tx) (err error) {
+		list, total, err = tx.ListProcesses(p.OrgID, page, search, true)
+		return err
+	})
+	return list, total, err
+}
+
+// RestoreProcess brings a deleted process back at its latest version, for
+// those who may delete it. Its measurements never left (they run on their
+// versions whatever becomes of the process); a recurring one starts again
+// from now: the occurrences it missed while deleted are not made. Errors:
+// CodeNotFound; CodeConflict when it is not deleted, when a live process
+// has its code or label (naming them), or when its steps name what is gone
+// meanwhile (a policy, an entity, a sheet, a contract template; naming the
+// fields).
+func (s *Service) RestoreProcess(ctx context.Context, p *Principal, id string) (Process, error) {
+	if err := p.Require(FnProcessWrite); err != nil {
+		return Process{}, err
+	}
+	var proc Process
+	err := s.store.Write(ctx, func(tx Tx) (err error) {
+		if proc, err = tx.GetDeletedProcess(p.OrgID, id); IsCode(err, CodeNotFound) {
+			if live, err := tx.GetProcess(p.OrgID, id, 0); err == nil {
+				return Errorf(CodeConflict, "process %q is not deleted", live.Label)
+			}
+			return err
+		} else if err != nil {
+			return err
+		}
+		var v Validator
+		if _, err := tx.FindProcessByCode(p.OrgID, proc.Code); err == nil {
+			v.Add("code", "%q is the code of a live process: change or delete that one first", proc.Code)
+		} else if !IsCode(err, CodeNotFound) {
+			return err
+		}
+		if _, err := tx.FindProcessByLabel(p.OrgID, proc.Label); err == nil {
+			v.Add("label", "%q is the label of a live process: change or delete that one first", proc.Label)
+		} else if !IsCode(err, CodeNotFound) {
+			return err
+		}
+		if err := v.Conflict(); err != nil {
+			return err
+		}
+		proc.DeletedAt, proc.UpdatedAt = nil, s.Now()
+		if err := tx.RestoreProcess(p.OrgID, proc.ID, proc.UpdatedAt); IsCode(err, CodeNotFound) {
+			return Errorf(CodeConflict, "process %q is not deleted", proc.Label) // restored meanwhile
+		} else if err != nil {
+			return err // a conflict: a process took the code or label meanwhile
+		}
+		// Checked once live again: its steps may read from its own measurements.
+		if _, err := s.checkSteps(tx, p.OrgID, proc.ID, proc.Steps, proc.Steps, nil); err != nil {
+			return cannotRestore(err)
+		}
+		if len(proc.Steps) > 0 && proc.Steps[0].Frequency != "" {
+			return tx.SkipOccurrences(p.OrgID, proc.ID, proc.UpdatedAt)
+		}
+		return nil
+	})
+	return proc, err
 }
 
 // ListProcessVersions lists a process's versions, newest first.
@@ -989,8 +1101,11 @@ func (s *Service) editProcess(tx Tx, p *Principal, id string, change func(in *Pr
 	if err := v.Err(); err != nil {
 		return cur, err
 	}
-	steps, err := s.checkSteps(tx, p.OrgID, cur.ID, in.Steps, cur.Steps)
+	steps, err := s.checkSteps(tx, p.OrgID, cur.ID, in.Steps, cur.Steps, func() ([]Step, error) { return pastSteps(tx, cur) })
 	if err != nil {
+		return cur, err
+	}
+	if err := s.checkRemovedParams(tx, cur, steps); err != nil {
 		return cur, err
 	}
 	next := cur
@@ -1008,6 +1123,68 @@ func (s *Service) editProcess(tx Tx, p *Principal, id string, change func(in *Pr
 		}
 	}
 	return next, tx.UpdateProcess(next)
+}
+
+// pastSteps lists the steps of proc's earlier versions, newest first: a
+// new version is made once one is used, so they hold every parameter whose
+// values measurements may keep.
+func pastSteps(tx Tx, proc Process) ([]Step, error) {
+	if proc.Version <= 1 {
+		return nil, nil
+	}
+	versions, err := tx.ListProcessVersions(proc.OrgID, proc.ID)
+	var out []Step
+	for _, v := range versions {
+		if v.Version < proc.Version {
+			out = append(out, v.Steps...)
+		}
+	}
+	return out, err
+}
+
+// checkRemovedParams refuses to remove from cur a permanent parameter that
+// an action of one of the process's measurements (of any version) holds a
+// value for: CodeConflict naming the list it was removed from
+// (steps[i].parameters, or steps when its step went too). The values of
+// other parameters removed stay in the actions that hold them.
+func (s *Service) checkRemovedParams(tx Tx, cur Process, steps []Step) error {
+	live := map[string]Parameter{}
+	lists := map[string]string{}
+	for i, st := range steps {
+		paramsByID(st.Parameters, live)
+		listFields(st.Parameters, st.ID, fieldIndex("steps", i)+".parameters", lists)
+	}
+	old := map[string]Parameter{}
+	var removed []RetiredParam
+	for _, st := range cur.Steps {
+		paramsByID(st.Parameters, old)
+		removed = append(removed, removedParams(st.Parameters, st.ID, live)...)
+	}
+	return keptValues(removed, old, lists, "steps", "measurements", func(id string) (bool, error) {
+		return actionsHold(tx, cur.OrgID, cur.ID, id)
+	})
+}
+
+// actionsHold reports whether an action of a measurement of the process
+// holds a value for the parameter id (superseded and reproved ones too:
+// the ledger keeps them).
+func actionsHold(tx Tx, orgID, processID, id string) (bool, error) {
+	after := ""
+	for {
+		page, err := tx.ProcessActionsMentioning(orgID, processID, `"`+id+`"`, after, 100)
+		if err != nil {
+			return false, err
+		}
+		for _, a := range page {
+			if holdsValue(a.Data, id) {
+				return true, nil
+			}
+		}
+		if len(page) < 100 {
+			return false, nil
+		}
+		after = page[len(page)-1].ID
+	}
 }
 
 // sameSteps compares definitions, ignoring edit times.

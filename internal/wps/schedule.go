@@ -116,7 +116,7 @@ func (s *Service) createOccurrence(ctx context.Context, proc Process, at time.Ti
 			return err
 		}
 		sys := &Principal{OrgID: proc.OrgID, UserID: SystemUserID, Roles: []string{RoleAdmin}}
-		r, err := s.newMeasurement(tx, sys, cur, NewID())
+		r, err := s.newMeasurement(tx, sys, cur, NewID(), s.Now())
 		if err != nil {
 			return err
 		}

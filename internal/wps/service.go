@@ -28,6 +28,9 @@ type Service struct {
 	byAddress    *throttle // failed sign-ins per client address
 	// maxTemplateBytes bounds a contract template's body.
 	maxTemplateBytes int
+	docs             DocumentConfig
+	rerenders        *throttle                    // documents rendered again, per user
+	naming           *gates                       // writes that name a new measurement and render its documents, by process
 	lkey             atomic.Pointer[ledgerSigner] // the ledger's signing key, once loaded (ledgerKey)
 	lkeyMu           sync.Mutex
 	imports          ImportConfig
@@ -114,6 +117,8 @@ type ServiceConfig struct {
 	MaxTemplateBytes int
 	// Imports tunes records imports and their jobs.
 	Imports ImportConfig
+	// Documents bounds the rendering of contract documents.
+	Documents DocumentConfig
 }
 
 // NewService returns a Service over store.
@@ -129,6 +134,7 @@ func NewService(store Store, cfg ServiceConfig) *Service {
 	}
 	cfg.Sessions.defaults()
 	cfg.Imports.defaults()
+	cfg.Documents.defaults()
 	if cfg.Sheets == nil {
 		cfg.Sheets = noSheets{}
 	}
@@ -136,7 +142,8 @@ func NewService(store Store, cfg ServiceConfig) *Service {
 		sessions: cfg.Sessions, hasher: newHasher(cfg.Sessions.Hashes), maxTemplateBytes: cfg.MaxTemplateBytes,
 		byAccount: newThrottle(cfg.Sessions.AccountBurst, cfg.Sessions.AccountRefill),
 		byAddress: newThrottle(cfg.Sessions.AddressBurst, cfg.Sessions.AddressRefill),
-		imports:   cfg.Imports, importGate: make(chan struct{}, 1)}
+		imports:   cfg.Imports, importGate: make(chan struct{}, 1),
+		naming: newGates(), docs: cfg.Documents, rerenders: newThrottle(cfg.Documents.RerendersPerMinute, time.Minute/time.Duration(cfg.Documents.RerendersPerMinute))}
 }
 
 // Store returns the service's store, for the HTTP layer's idempotency records.

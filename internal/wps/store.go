@@ -87,10 +87,19 @@ type Tx interface {
 	// GetEntity and FindEntityByName find live (not deleted) entities only.
 	GetEntity(orgID, id string) (Entity, error)
 	FindEntityByName(orgID, name string) (Entity, error)
-	ListEntities(orgID string, p Page, search string) ([]Entity, int, error)
+	// ListEntities pages the org's live entities, or its deleted ones.
+	ListEntities(orgID string, p Page, search string, deleted bool) ([]Entity, int, error)
+	// UpdateEntity saves an entity read in the same write (deleted ones
+	// too: a policy renamed follows into them).
 	UpdateEntity(e Entity) error
 	SoftDeleteEntity(orgID, id string, at Time) error
-	// EntitiesMentioning lists the live entities whose stored definition contains text.
+	// GetDeletedEntity finds a deleted entity.
+	GetDeletedEntity(orgID, id string) (Entity, error)
+	// RestoreEntity makes a deleted entity live again: CodeNotFound when
+	// it is not deleted, CodeConflict when a live entity has its name.
+	RestoreEntity(orgID, id string, at Time) error
+	// EntitiesMentioning lists the entities (live and deleted) whose stored
+	// definition contains text.
 	EntitiesMentioning(orgID, text string) ([]Entity, error)
 	// EntityReferrers names the live entities and processes that refer to an entity.
 	EntityReferrers(orgID, entityID string) ([]string, error)
@@ -107,6 +116,11 @@ type Tx interface {
 	// InsertRecordIndex adds one indexed value; a unique one may conflict.
 	InsertRecordIndex(row IndexRow) error
 	DeleteRecordIndex(orgID, recordID string) error
+	// DeleteRecordIndexValue removes one indexed value of a record.
+	DeleteRecordIndexValue(row IndexRow) error
+	// DeleteHiddenRecord removes a record an import job hides (a job's
+	// holder of unique values); nothing when there is none.
+	DeleteHiddenRecord(orgID, id string) error
 
 	CreateImportJob(j ImportJob) error
 	GetImportJob(orgID, id string) (ImportJob, error)
@@ -137,9 +151,20 @@ type Tx interface {
 	// GetProcessVersion finds a version even of a deleted process (its
 	// measurements keep running).
 	GetProcessVersion(orgID, id string, version int) (Process, error)
-	ListProcesses(orgID string, p Page, search string) ([]Process, int, error)
+	// ListProcesses pages the org's live processes, or its deleted ones,
+	// at their latest versions.
+	ListProcesses(orgID string, p Page, search string, deleted bool) ([]Process, int, error)
 	UpdateProcess(p Process) error
 	SoftDeleteProcess(orgID, id string, at Time) error
+	// GetDeletedProcess finds a deleted process at its latest version.
+	GetDeletedProcess(orgID, id string) (Process, error)
+	// RestoreProcess makes a deleted process live again: CodeNotFound when
+	// it is not deleted, CodeConflict when a live process has its code or label.
+	RestoreProcess(orgID, id string, at Time) error
+	// ProcessActionsMentioning pages (by id, after afterID) the actions of
+	// the process's measurements whose stored data contains text, with
+	// their ids and data only.
+	ProcessActionsMentioning(orgID, processID, text, afterID string, limit int) ([]Action, error)
 	CreateProcessVersion(v ProcessVersion) error
 	UpdateProcessVersion(v ProcessVersion) error
 	ListProcessVersions(orgID, processID string) ([]ProcessVersion, error)
@@ -176,6 +201,13 @@ type Tx interface {
 	// RenameSeatPolicy makes the actionable index, and the seats filled in
 	// measurements' states, follow a renamed policy.
 	RenameSeatPolicy(orgID, old, name string) error
+	// HoldMeasurementWrites makes every other write of measurements wait
+	// until this transaction ends, once those under way have ended (on
+	// PostgreSQL a lock of the table; on SQLite nothing: its one writer
+	// runs one transaction at a time). A policy rename takes it first, so
+	// that no action fills a seat under the old name after the rename
+	// read the seats, nor reads the old name after it.
+	HoldMeasurementWrites() error
 
 	GetAction(orgID, id string) (Action, error)
 	ListActions(orgID, measurementID string) ([]Action, error)
@@ -317,6 +349,9 @@ type Tx interface {
 	// ClaimOccurrence records that the occurrence at of a process has its
 	// measurement; false when it was recorded before.
 	ClaimOccurrence(orgID, processID string, at Time, measurementID string) (bool, error)
+	// SkipOccurrences records that the occurrences of a process up to until
+	// are settled without measurements (LastOccurrence is then at least until).
+	SkipOccurrences(orgID, processID string, until Time) error
 	// LastOccurrence is the latest recorded occurrence of a process, or nil.
 	LastOccurrence(orgID, processID string) (*Time, error)
 	// DuePending lists PENDING measurements whose occurrence is at or

@@ -432,6 +432,25 @@ func convertValue(p Parameter, old any) (any, bool) {
 	return nil, false
 }
 
+// holdsValue reports whether vals (stored values, by parameter id) hold a
+// value for the parameter id: its own, or a cell of a TABLE's rows.
+func holdsValue(vals map[string]any, id string) bool {
+	for k, v := range vals {
+		if v == nil {
+			continue
+		}
+		if k == id {
+			return true
+		}
+		for _, row := range tableRows(v) {
+			if holdsValue(row, id) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // tableRows reads a TABLE value's rows (cells by column id) in either form
 // it takes: as validated ([]map[string]any) or as read back ([]any).
 func tableRows(v any) []map[string]any {

@@ -3,6 +3,7 @@ package wps
 import (
 	"encoding/json"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -57,12 +58,47 @@ func TestIndexKey(t *testing.T) {
 func TestNormalizeParams(t *testing.T) {
 	params := []Parameter{{ID: "keep", Name: " a ", Type: TypeText}, {ID: "forged", Name: "b", Type: TypeSelect, OptionItems: []OptionItem{{Value: "x"}}}}
 	var v Validator
-	normalizeParams(&v, "parameters", params, map[string]Parameter{"keep": {}}, 0)
+	ids := newParamIDs(map[string]Parameter{"keep": {}})
+	ids.keep(params)
+	normalizeParams(&v, "parameters", params, ids, []string{""}, 0)
 	if err := v.Err(); err != nil {
 		t.Fatal(err)
 	}
 	if params[0].ID != "keep" || params[0].Name != "a" || params[0].Label != "a" || params[1].ID == "forged" || params[1].Index != 1 || params[1].OptionItems[0].ID == "" {
 		t.Fatalf("normalized: %+v", params)
+	}
+}
+
+// A parameter keeps its id while it is the same parameter: sent with it,
+// or sent without it by the name of one the definition has (now, and not
+// kept by another, or before it was removed) in the same place.
+func TestParamIDs(t *testing.T) {
+	current := []Parameter{{ID: "a", Name: "a", Type: TypeText}, {ID: "t", Name: "t", Type: TypeTable, Parameters: []Parameter{{ID: "c", Name: "c", Type: TypeText}}}}
+	ids := newParamIDs(paramsByID(current, nil))
+	ids.names(current, "")
+	ids.name("", "gone", "g")       // removed earlier
+	ids.name("t", "col", "tc")      // a column removed earlier
+	ids.name("", "a", "older")      // a name taken by a current one first
+	ids.name("other", "x", "other") // another place
+	params := []Parameter{
+		{Name: "a", Type: TypeText},          // a's name, but a is kept below: a new id
+		{ID: "a", Name: "b", Type: TypeText}, // a, renamed
+		{ID: "forged", Name: "gone", Type: TypeText},
+		{Name: "x", Type: TypeText},
+		{Name: "t", Type: TypeTable, Parameters: []Parameter{{Name: "c", Type: TypeText}, {Name: "col", Type: TypeText}}},
+		{Name: "gone", Type: TypeText}, // the name twice: the id once
+	}
+	ids.keep(params)
+	var v Validator
+	normalizeParams(&v, "parameters", params, ids, []string{""}, 0)
+	got := []string{params[1].ID, params[2].ID, params[4].ID, params[4].Parameters[0].ID, params[4].Parameters[1].ID}
+	if !slices.Equal(got, []string{"a", "g", "t", "c", "tc"}) {
+		t.Fatalf("ids: %v", got)
+	}
+	for _, i := range []int{0, 3, 5} {
+		if slices.Contains([]string{"a", "g", "t", "c", "tc", "older", "other", "forged", ""}, params[i].ID) {
+			t.Fatalf("parameters[%d] took %q", i, params[i].ID)
+		}
 	}
 }
 
