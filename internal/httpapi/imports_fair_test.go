@@ -2,6 +2,9 @@ package httpapi_test
 
 import (
 	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -122,6 +125,42 @@ func TestImportFloodDoesNotStarveAnotherOrg(t *testing.T) {
 			engine, waited.Milliseconds(), doneBefore, done, jobs, writtenBefore, written, jobs*rows)
 		if done-doneBefore >= jobs/2 {
 			t.Fatalf("org B's job waited for %d of org A's %d jobs", done-doneBefore, jobs)
+		}
+	})
+}
+
+// Workers claiming at once (two replicas on PostgreSQL) never run two of
+// one org's jobs: each claim counts the org's running jobs again under the
+// org's row lock.
+func TestImportJobsPerOrgHoldsUnderRacingClaims(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env, a := importSetup(t, engine)
+		for i := range 4 {
+			importCSV(t, env, env.AdminKey, a, csvRows(100*(i+1), 5), nil)
+		}
+		services := []*wps.Service{env.Service, env.Service}
+		if engine == sqlstore.Postgres {
+			services[1] = env.Replica().Service
+		}
+		for round := range 5 {
+			var claimed atomic.Int32
+			var wg sync.WaitGroup
+			for i := range 6 {
+				wg.Go(func() {
+					j, err := services[i%2].ClaimImportJob(context.Background(), fmt.Sprint("worker", i))
+					if err != nil {
+						t.Error(err)
+					}
+					if j != nil {
+						claimed.Add(1)
+					}
+				})
+			}
+			wg.Wait()
+			if n := claimed.Load(); n != 1 {
+				t.Fatalf("round %d: %d of the org's jobs claimed at once, want 1", round, n)
+			}
+			env.Clock.Advance(jobConfig.Lease) // the claim's lease ends: the next round claims again
 		}
 	})
 }
