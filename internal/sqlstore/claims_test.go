@@ -2,6 +2,7 @@ package sqlstore_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"sync"
@@ -163,7 +164,9 @@ func TestClaimDeliveriesOnce(t *testing.T) {
 // BenchmarkClaimDeliveries claims 8 deliveries as the worker does, a read
 // then a write (rolled back, so each claim sees the same database): from a backlog of 10,000 due deliveries
 // of 10 orgs to 3 receivers each, and from 1,000 due beside 2,000 queues
-// (orgs' receivers) whose deliveries wait for their retry.
+// (orgs' receivers) whose deliveries wait for their retry. PostgreSQL's
+// tables are analyzed first: without statistics it leases the ids found by
+// scanning (7 ms instead of 0.5).
 //
 //	go test -run X -bench ClaimDeliveries ./internal/sqlstore
 func BenchmarkClaimDeliveries(b *testing.B) {
@@ -176,13 +179,28 @@ func BenchmarkClaimDeliveries(b *testing.B) {
 	} {
 		for _, engine := range tu.Engines {
 			b.Run(c.name+"/"+string(engine), func(b *testing.B) {
-				db := tu.OpenDB(b, engine)
+				u := tu.DatabaseURL(b, engine)
+				db, err := sqlstore.Open(context.Background(), u, sqlstore.Options{MaxConns: 8})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer db.Close()
 				now := wps.At(tu.NewClock().Now())
 				for i := range c.orgs {
 					due(b, db, org(b, db, fmt.Sprint("O", i)), now, c.due, "https://a.example.com/", "https://b.example.com/", "https://c.example.com/")
 				}
 				for i := range c.idle {
 					due(b, db, org(b, db, fmt.Sprint("I", i)), wps.At(now.Add(time.Hour)), 2, fmt.Sprintf("https://r%d.example.com/", i))
+				}
+				if engine == sqlstore.Postgres { // the statistics autovacuum would have gathered
+					raw, err := sql.Open("pgx", u)
+					if err == nil {
+						_, err = raw.Exec(`ANALYZE`)
+						raw.Close()
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
 				}
 				undo := errors.New("undo")
 				for b.Loop() {
