@@ -162,7 +162,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		MaxTemplateBytes: cfg.MaxTemplateBytes,
 		Documents: wps.DocumentConfig{Limits: contract.Limits{MaxChars: cfg.ContractChars, MaxBytes: cfg.ContractBytes, Timeout: cfg.ContractTimeout},
 			RerendersPerMinute: cfg.Rerenders},
-		Imports: wps.ImportConfig{SyncMaxRows: cfg.ImportSyncMax, ChunkRows: cfg.ImportChunk, ChunkTime: importChunkTime(cfg, db), Lease: cfg.ImportLease, MaxOpen: cfg.ImportMaxOpen}})
+		Imports: wps.ImportConfig{SyncMaxRows: cfg.ImportSyncMax, ChunkRows: cfg.ImportChunk, ChunkTime: importChunkTime(cfg, db), Lease: cfg.ImportLease, MaxOpen: cfg.ImportMaxOpen,
+			PerOrg: cfg.ImportJobsPerOrg}})
 
 	boot, err := svc.Bootstrap(ctx, cfg.BootstrapOrgName, cfg.BootstrapAPIKey)
 	if err != nil {
@@ -219,7 +220,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	if cfg.Background {
 		bg := context.WithoutCancel(ctx)
-		worker := webhook.New(db, webhook.Config{AllowPrivate: cfg.AllowPrivate, Logger: log, OnAttempt: hooks.attempt})
+		worker := webhook.New(db, webhook.Config{AllowPrivate: cfg.AllowPrivate, Concurrency: cfg.WebhookWorkers, PerDestination: cfg.WebhookPerDest,
+			Logger: log, OnAttempt: hooks.attempt})
 		sched := schedule.New(svc, schedule.Config{Logger: log, OnRun: hooks.run})
 		integrator := ledger.New(svc, ledger.Config{Logger: log, CheckpointEvery: cfg.CheckpointEvery})
 		importer := imports.New(svc, blobs, imports.Config{Jobs: cfg.ImportJobs, Logger: log})

@@ -58,6 +58,9 @@ type Config struct {
 	ImportLease      time.Duration                // WPS_IMPORT_LEASE: a crashed worker's job is resumed this long after
 	ImportChunkTime  time.Duration                // WPS_IMPORT_CHUNK_TIME: an import job's write ends after this (0: the engine's default)
 	ImportJobs       int                          // WPS_IMPORT_JOBS: import jobs run at once by one replica
+	ImportJobsPerOrg int                          // WPS_IMPORT_JOBS_PER_ORG: one org's import jobs run at once, over every replica
+	WebhookWorkers   int                          // WPS_WEBHOOK_CONCURRENCY: webhook attempts in flight in one replica
+	WebhookPerDest   int                          // WPS_WEBHOOK_PER_DESTINATION: one org's attempts in flight to one receiver (host), over every replica
 	ImportMaxOpen    int                          // WPS_IMPORT_MAX_OPEN_JOBS: an org's import jobs not yet ended, at most
 }
 
@@ -176,8 +179,17 @@ func Load(getenv func(string) string, args []string, stderr io.Writer) (Config, 
 	if c.ImportMaxOpen, err = strconv.Atoi(env("WPS_IMPORT_MAX_OPEN_JOBS", "10")); err != nil {
 		return c, fmt.Errorf("WPS_IMPORT_MAX_OPEN_JOBS: %w", err)
 	}
-	if c.ImportJobs, err = strconv.Atoi(env("WPS_IMPORT_JOBS", "1")); err != nil {
+	if c.ImportJobs, err = strconv.Atoi(env("WPS_IMPORT_JOBS", "2")); err != nil {
 		return c, fmt.Errorf("WPS_IMPORT_JOBS: %w", err)
+	}
+	if c.ImportJobsPerOrg, err = strconv.Atoi(env("WPS_IMPORT_JOBS_PER_ORG", "1")); err != nil {
+		return c, fmt.Errorf("WPS_IMPORT_JOBS_PER_ORG: %w", err)
+	}
+	if c.WebhookWorkers, err = strconv.Atoi(env("WPS_WEBHOOK_CONCURRENCY", "8")); err != nil {
+		return c, fmt.Errorf("WPS_WEBHOOK_CONCURRENCY: %w", err)
+	}
+	if c.WebhookPerDest, err = strconv.Atoi(env("WPS_WEBHOOK_PER_DESTINATION", "2")); err != nil {
+		return c, fmt.Errorf("WPS_WEBHOOK_PER_DESTINATION: %w", err)
 	}
 	fs.BoolVar(&c.AllowPrivate, "webhook-allow-private", c.AllowPrivate, "let webhooks target loopback and private addresses (WPS_WEBHOOK_ALLOW_PRIVATE)")
 	fs.StringVar(&c.APICallHosts, "api-call-hosts", env("WPS_API_CALL_HOSTS", ""), "hosts that apiCalls may call, comma-separated, *.example.com for subdomains; empty turns API calls off (WPS_API_CALL_HOSTS)")
@@ -209,6 +221,9 @@ func Load(getenv func(string) string, args []string, stderr io.Writer) (Config, 
 	fs.DurationVar(&c.ImportChunkTime, "import-chunk-time", c.ImportChunkTime, "an import job's write transaction ends after this; 0: 2ms on SQLite, 100ms on PostgreSQL (WPS_IMPORT_CHUNK_TIME)")
 	fs.IntVar(&c.ImportMaxOpen, "import-max-open-jobs", c.ImportMaxOpen, "an org's import jobs not yet ended, at most; one more answers 429 (WPS_IMPORT_MAX_OPEN_JOBS)")
 	fs.IntVar(&c.ImportJobs, "import-jobs", c.ImportJobs, "import jobs one replica runs at once (WPS_IMPORT_JOBS)")
+	fs.IntVar(&c.ImportJobsPerOrg, "import-jobs-per-org", c.ImportJobsPerOrg, "one org's import jobs run at once over every replica; the other workers serve other orgs (WPS_IMPORT_JOBS_PER_ORG)")
+	fs.IntVar(&c.WebhookWorkers, "webhook-concurrency", c.WebhookWorkers, "webhook delivery attempts in flight in one replica (WPS_WEBHOOK_CONCURRENCY)")
+	fs.IntVar(&c.WebhookPerDest, "webhook-per-destination", c.WebhookPerDest, "one org's webhook attempts in flight to one receiver host over every replica (WPS_WEBHOOK_PER_DESTINATION)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "how long in-flight requests may finish on SIGTERM (WPS_SHUTDOWN_TIMEOUT)")
 	cors := fs.String("cors-origins", env("WPS_CORS_ORIGINS", ""), "origins whose browser pages may call the API, comma-separated (https://app.example.com), or * for any (without cookies); empty: CORS off (WPS_CORS_ORIGINS)")
 	if err := fs.Parse(args); err != nil {
@@ -246,8 +261,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("contract template max bytes must be from 1024 to 1048576 (a request body's default limit)")
 	case c.ContractChars < 1000 || c.ContractBytes < 64<<10 || c.ContractTimeout <= 0 || c.Rerenders < 1:
 		return fmt.Errorf("contract limits: max chars at least 1000, max bytes at least 65536, a positive render timeout, at least 1 re-rendering per minute")
-	case c.ImportSyncMax < 1 || c.ImportChunk < 1 || c.ImportChunk > 10000 || c.ImportJobs < 1 || c.ImportMaxOpen < 1:
-		return fmt.Errorf("import sync max rows, import jobs and import max open jobs must be at least 1, import chunk rows from 1 to 10000")
+	case c.ImportSyncMax < 1 || c.ImportChunk < 1 || c.ImportChunk > 10000 || c.ImportJobs < 1 || c.ImportMaxOpen < 1 || c.ImportJobsPerOrg < 1:
+		return fmt.Errorf("import sync max rows, import jobs, import jobs per org and import max open jobs must be at least 1, import chunk rows from 1 to 10000")
+	case c.WebhookWorkers < 1 || c.WebhookWorkers > 1000 || c.WebhookPerDest < 1:
+		return fmt.Errorf("webhook concurrency must be from 1 to 1000, webhook per destination at least 1")
 	case c.ImportLease < time.Second:
 		return fmt.Errorf("import lease must be at least 1s")
 	case c.ImportChunkTime < 0 || c.ImportChunkTime > c.ImportLease/4:

@@ -34,7 +34,18 @@ func TestLoad(t *testing.T) {
 	if c.Addr != "0.0.0.0:9000" || c.RateLimit != 7 || c.ShutdownTimeout != 3*time.Second || c.DatabaseURL != "" || c.MaxBodyBytes != 1<<20 {
 		t.Fatalf("config: %+v", c)
 	}
+	if c.ImportJobs != 2 || c.ImportJobsPerOrg != 1 || c.WebhookWorkers != 8 || c.WebhookPerDest != 2 {
+		t.Fatalf("fairness defaults: %+v", c)
+	}
+	if f, err := Load(func(k string) string { return map[string]string{"WPS_WEBHOOK_PER_DESTINATION": "3"}[k] },
+		[]string{"--webhook-concurrency", "16", "--import-jobs-per-org", "2"}, io.Discard); err != nil ||
+		f.WebhookWorkers != 16 || f.WebhookPerDest != 3 || f.ImportJobsPerOrg != 2 {
+		t.Fatalf("fairness settings: %+v (%v)", f, err)
+	}
 	for _, bad := range []map[string]string{
+		{"WPS_WEBHOOK_CONCURRENCY": "0"},
+		{"WPS_WEBHOOK_PER_DESTINATION": "-1"},
+		{"WPS_IMPORT_JOBS_PER_ORG": "0"},
 		{"WPS_RATE_LIMIT": "fast"},
 		{"WPS_RATE_LIMIT": "-1"},
 		{"WPS_LOG_FORMAT": "xml"},

@@ -1,7 +1,9 @@
 // Package imports runs records import jobs (the rules live in
 // wps.Service.RunImportJob; this is the loop). Every replica with
 // WPS_BACKGROUND runs one; each job has one worker at a time (its lease), and
-// a job whose worker died is taken over once the lease runs out.
+// a job whose worker died is taken over once the lease runs out. Orgs take
+// turns (wps.Service.ClaimImportJob): an org runs ImportConfig.PerOrg jobs
+// at once, so the other loops are free for the jobs of other orgs.
 package imports
 
 import (
@@ -16,9 +18,11 @@ import (
 // Config tunes a Worker; zero values take defaults.
 type Config struct {
 	Poll time.Duration // between looks for a job when there was none (default 500ms)
-	// Jobs is how many jobs run at once (default 1): their writes take
-	// turns anyway (the service lets one import write at a time), and
-	// checking rows takes a core.
+	// Jobs is how many jobs run at once (default 2): their writes take
+	// turns (the service lets one import write at a time, each job's
+	// chunks in turn), and checking rows takes a core. With one org's jobs
+	// limited to ImportConfig.PerOrg (1), the second loop serves another
+	// org's job while a long one runs.
 	Jobs   int
 	Logger *slog.Logger
 }
@@ -39,7 +43,7 @@ func New(svc *wps.Service, blobs wps.BlobStore, cfg Config) *Worker {
 		cfg.Poll = 500 * time.Millisecond
 	}
 	if cfg.Jobs <= 0 {
-		cfg.Jobs = 1
+		cfg.Jobs = 2
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

@@ -192,8 +192,8 @@ func TestTwoReplicasOnePostgres(t *testing.T) {
 	}
 
 	workers := []*webhook.Worker{
-		webhook.New(env.DB, webhook.Config{Now: env.Clock.Now, AllowPrivate: true, Batch: 3}),
-		webhook.New(other, webhook.Config{Now: env.Clock.Now, AllowPrivate: true, Batch: 3}),
+		webhook.New(env.DB, webhook.Config{Now: env.Clock.Now, AllowPrivate: true, Concurrency: 3}),
+		webhook.New(other, webhook.Config{Now: env.Clock.Now, AllowPrivate: true, Concurrency: 3}),
 	}
 	for _, w := range workers {
 		wg.Add(1)

@@ -1061,6 +1061,17 @@ const asText = `CAST(? AS TEXT)`
 // limitN is a LIMIT written as a literal (see page).
 func limitN(n int) string { return " LIMIT " + strconv.Itoa(n) }
 
+// indexedBy makes SQLite use the named index, where its planner, which
+// has no statistics (docs/operations.md), would pick one that reads every
+// pending row: SQLite fails the statement when the index cannot serve it.
+// PostgreSQL plans with statistics and needs no hint.
+func (t *tx) indexedBy(index string) string {
+	if t.db.engine == SQLite {
+		return " INDEXED BY " + index
+	}
+	return ""
+}
+
 // forUpdate is the row-lock suffix of a SELECT in a write transaction:
 // SQLite needs none (its one writer serializes every write transaction).
 func (t *tx) forUpdate() string {

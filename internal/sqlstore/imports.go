@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"database/sql"
+	"errors"
 
 	"wps/internal/wps"
 )
@@ -56,15 +57,50 @@ func (t *tx) CountOpenImportJobs(orgID string) (int, error) {
 	return n, t.err(err, "", "")
 }
 
-func (t *tx) ClaimImportJob(now, leaseUntil wps.Time, owner string) (wps.ImportJob, error) {
+// ClaimImportJob counts each org's leased jobs among the open ones
+// (import_jobs_open, which SQLite is told: it would read every job ever
+// run) and finds when it last started one through import_jobs_org_started
+// (migration 30). On PostgreSQL two claims at once would each count the
+// org's jobs without the other's: so a claim locks its job's org row and
+// counts again (the count then sees a claim that held the row, committed),
+// and if the org has no place left after all, looks once more.
+func (t *tx) ClaimImportJob(now, leaseUntil wps.Time, owner string, perOrg int) (wps.ImportJob, error) {
 	skip := ""
 	if t.db.engine == Postgres {
-		skip = ` FOR UPDATE SKIP LOCKED`
+		skip = ` FOR UPDATE OF j SKIP LOCKED`
 	}
-	j, err := scanImportJob(t.queryRow(`SELECT `+importJobCols+` FROM import_jobs WHERE NOT settled AND lease_until <= ?
-		ORDER BY created_at, id`+limitN(1)+skip, now.Millis()))
-	if err != nil {
-		return j, t.err(err, "import job", "")
+	open := `SELECT org_id AS busy_org, count(*) AS running FROM import_jobs` + t.indexedBy("import_jobs_open") + `
+		WHERE NOT settled AND lease_until > ?`
+	var j wps.ImportJob
+	for look := 0; ; look++ {
+		var err error
+		j, err = scanImportJob(t.queryRow(`SELECT `+importJobCols+` FROM import_jobs j
+			LEFT JOIN (`+open+` GROUP BY org_id) b ON b.busy_org = j.org_id
+			WHERE NOT j.settled AND j.lease_until <= ? AND COALESCE(b.running, 0) < ?
+			ORDER BY COALESCE(b.running, 0),
+				COALESCE((SELECT s.started_at FROM import_jobs s WHERE s.org_id = j.org_id AND s.started_at IS NOT NULL
+					ORDER BY s.started_at DESC`+limitN(1)+`), 0),
+				j.created_at, j.id`+limitN(1)+skip, now.Millis(), now.Millis(), perOrg))
+		if err != nil {
+			return j, t.err(err, "import job", "")
+		}
+		if t.db.engine != Postgres {
+			break // one writer: the count was the truth
+		}
+		if err := t.LockOrg(j.OrgID); err != nil {
+			return j, err
+		}
+		var org string
+		var running int
+		if err := t.queryRow(open+` AND org_id = ? GROUP BY org_id`, now.Millis(), j.OrgID).Scan(&org, &running); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return j, t.err(err, "", "")
+		}
+		if running < perOrg {
+			break
+		}
+		if look == 1 {
+			return j, t.err(sql.ErrNoRows, "import job", "")
+		}
 	}
 	if j.Status == wps.ImportPending {
 		j.Status = wps.ImportRunning
@@ -74,7 +110,7 @@ func (t *tx) ClaimImportJob(now, leaseUntil wps.Time, owner string) (wps.ImportJ
 	}
 	j.LeaseOwner, j.LeaseUntil = owner, leaseUntil
 	j.Attempts++
-	_, err = t.exec(`UPDATE import_jobs SET status = ?, started_at = ?, lease_owner = ?, lease_until = ?, attempts = ? WHERE org_id = ? AND id = ?`,
+	_, err := t.exec(`UPDATE import_jobs SET status = ?, started_at = ?, lease_owner = ?, lease_until = ?, attempts = ? WHERE org_id = ? AND id = ?`,
 		j.Status, nullTime(j.StartedAt), owner, leaseUntil.Millis(), j.Attempts, j.OrgID, j.ID)
 	return j, t.err(err, "", "")
 }

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"database/sql"
 	"slices"
+	"strconv"
 	"strings"
 
 	"wps/internal/wps"
@@ -168,11 +169,11 @@ func nullTime(t *wps.Time) any {
 
 func (t *tx) CreateDelivery(d wps.Delivery) error {
 	err := t.later(`INSERT INTO deliveries (id, org_id, event_id, event_type, webhook_id, url, measurement_id, status, attempts,
-		next_attempt_at, locked_until, give_up_at, last_status, last_error, created_at, updated_at, delivered_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		next_attempt_at, locked_until, give_up_at, last_status, last_error, created_at, updated_at, delivered_at, queue)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		d.ID, d.OrgID, d.EventID, d.EventType, d.WebhookID, d.URL, d.MeasurementID, d.Status, d.Attempts,
 		d.NextAttemptAt.Millis(), nullTime(d.LockedUntil), d.GiveUpAt.Millis(), d.LastStatus, d.LastError,
-		d.CreatedAt.Millis(), d.UpdatedAt.Millis(), nullTime(d.DeliveredAt))
+		d.CreatedAt.Millis(), d.UpdatedAt.Millis(), nullTime(d.DeliveredAt), queue(d))
 	return t.err(err, "delivery", "delivery exists")
 }
 
@@ -187,9 +188,9 @@ func (t *tx) GetDelivery(orgID, id string) (wps.Delivery, error) {
 
 func (t *tx) UpdateDelivery(d wps.Delivery) error {
 	res, err := t.exec(`UPDATE deliveries SET status = ?, attempts = ?, next_attempt_at = ?, locked_until = ?, give_up_at = ?,
-		last_status = ?, last_error = ?, updated_at = ?, delivered_at = ? WHERE org_id = ? AND id = ?`,
+		last_status = ?, last_error = ?, updated_at = ?, delivered_at = ?, queue = ? WHERE org_id = ? AND id = ?`,
 		d.Status, d.Attempts, d.NextAttemptAt.Millis(), nullTime(d.LockedUntil), d.GiveUpAt.Millis(), d.LastStatus, d.LastError,
-		d.UpdatedAt.Millis(), nullTime(d.DeliveredAt), d.OrgID, d.ID)
+		d.UpdatedAt.Millis(), nullTime(d.DeliveredAt), queue(d), d.OrgID, d.ID)
 	return t.err(affected(res, err, "delivery"), "delivery", "")
 }
 
@@ -271,31 +272,119 @@ func (t *tx) attempts(orgID string, deliveryIDs []string) ([]wps.Attempt, error)
 	return list, t.err(err, "", "")
 }
 
-func (t *tx) ClaimDeliveries(now, leaseUntil wps.Time, limit int) ([]wps.Delivery, error) {
+// queue is a delivery's claim queue (migration 30): its org and
+// destination.
+func queue(d wps.Delivery) string { return d.OrgID + " " + wps.DestinationOf(d.URL) }
+
+// DueDeliveries steps through the queues that have pending deliveries (a
+// loose scan of deliveries_queue: one index probe per queue, whatever its
+// backlog), takes the first due ones of each that no worker holds and no
+// earlier delivery of their measurement to their URL waits before (a
+// scalar subquery per place: the first of every queue, the next ones, up
+// to limit, of the queues that have a first), keeps those within the
+// queue's free places, and ranks them by org: each org's rank starts after
+// its deliveries in flight, so orgs take turns. The leased ones are counted
+// through deliveries_leased. SQLite, which plans without statistics, is
+// told these indexes (indexedBy).
+func (t *tx) DueDeliveries(now wps.Time, limit, perDestination int) ([]string, error) {
+	byQueue, leasedBy := t.indexedBy("deliveries_queue"), t.indexedBy("deliveries_leased")
+	var args []any
+	// place is the i-th (from 0) free due delivery of queue q.
+	place := func(i int) string {
+		args = append(args, now.Millis(), now.Millis())
+		return `SELECT q.queue, ` + strconv.Itoa(i+1) + ` AS place,
+			(SELECT x.id FROM deliveries x` + byQueue + ` WHERE x.queue = q.queue AND x.status = 'PENDING' AND x.next_attempt_at <= ?
+				AND (x.locked_until IS NULL OR x.locked_until <= ?) AND NOT EXISTS (` + earlierPending("x") + `)
+				ORDER BY x.next_attempt_at, x.id LIMIT 1 OFFSET ` + strconv.Itoa(i) + `) AS id`
+	}
+	first := place(0) + ` FROM queues q WHERE q.queue IS NOT NULL`
+	places := []string{`SELECT queue, place, id FROM firsts WHERE id IS NOT NULL`}
+	for i := 1; i < min(perDestination, limit); i++ {
+		places = append(places, place(i)+` FROM firsts q WHERE q.id IS NOT NULL`)
+	}
+	const leased = `status = 'PENDING' AND locked_until IS NOT NULL AND locked_until > ?`
+	args = append(args, now.Millis(), now.Millis(), perDestination)
+	rows, err := t.query(`WITH RECURSIVE
+		queues(queue) AS (
+			SELECT min(queue) FROM deliveries`+byQueue+` WHERE status = 'PENDING'
+			UNION ALL
+			SELECT (SELECT min(x.queue) FROM deliveries x`+byQueue+` WHERE x.status = 'PENDING' AND x.queue > q.queue)
+			FROM queues q WHERE q.queue IS NOT NULL),
+		firsts AS MATERIALIZED (`+first+`),
+		heads AS MATERIALIZED (`+strings.Join(places, " UNION ALL ")+`),
+		busy_queue AS (SELECT queue, count(*) AS n FROM deliveries`+leasedBy+` WHERE `+leased+` GROUP BY queue),
+		busy_org AS (SELECT org_id, count(*) AS n FROM deliveries`+leasedBy+` WHERE `+leased+` GROUP BY org_id),
+		fair AS MATERIALIZED (SELECT h.id, d.next_attempt_at,
+				ROW_NUMBER() OVER (PARTITION BY d.org_id ORDER BY d.next_attempt_at, d.id) + COALESCE(bo.n, 0) AS turn
+			FROM heads h CROSS JOIN deliveries d
+			LEFT JOIN busy_queue bq ON bq.queue = h.queue
+			LEFT JOIN busy_org bo ON bo.org_id = d.org_id
+			WHERE d.id = h.id AND h.place + COALESCE(bq.n, 0) <= ?)
+		SELECT id FROM fair ORDER BY turn, next_attempt_at, id`+limitN(limit), args...)
+	if err != nil {
+		return nil, t.err(err, "", "")
+	}
+	ids, err := collect(rows, func(s interface{ Scan(...any) error }) (string, error) {
+		var id string
+		return id, s.Scan(&id)
+	})
+	return ids, t.err(err, "", "")
+}
+
+// earlierPending finds a pending delivery to the URL of the delivery d
+// (its alias) for d's measurement that was made before d: d waits for it.
+func earlierPending(d string) string {
+	return `SELECT 1 FROM deliveries o WHERE o.url = ` + d + `.url AND o.measurement_id = ` + d + `.measurement_id
+		AND ` + d + `.measurement_id <> '' AND o.status = 'PENDING' AND o.id < ` + d + `.id`
+}
+
+// ClaimDeliveries checks again, under the rows' locks on PostgreSQL (SKIP
+// LOCKED: a delivery another worker is claiming is left to it), that each
+// delivery is still due, free and not waiting, then leases them in one
+// statement.
+func (t *tx) ClaimDeliveries(ids []string, now, leaseUntil wps.Time) ([]wps.Delivery, error) {
+	if len(ids) == 0 {
+		return []wps.Delivery{}, nil
+	}
 	skip := ""
 	if t.db.engine == Postgres {
 		skip = ` FOR UPDATE OF d SKIP LOCKED`
 	}
-	rows, err := t.query(`SELECT `+deliveryCols+deliveryFrom+`
-		WHERE d.status = 'PENDING' AND d.next_attempt_at <= ? AND (d.locked_until IS NULL OR d.locked_until <= ?)
-		AND NOT EXISTS (SELECT 1 FROM deliveries p WHERE p.url = d.url AND p.measurement_id = d.measurement_id
-			AND d.measurement_id <> '' AND p.status = 'PENDING' AND p.id < d.id)
-		ORDER BY d.next_attempt_at, d.id`+limitN(limit)+skip, now.Millis(), now.Millis())
+	var args []any
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	args = append(args, now.Millis(), now.Millis())
+	// From the ids (CROSS JOIN keeps SQLite to that order: one primary key
+	// lookup each, not a scan of the due ones).
+	rows, err := t.query(`WITH wanted(id) AS (VALUES (?)`+strings.Repeat(", (?)", len(ids)-1)+`)
+		SELECT `+deliveryCols+` FROM wanted w CROSS JOIN deliveries d JOIN events e ON e.id = d.event_id
+		WHERE d.id = w.id AND d.status = 'PENDING' AND d.next_attempt_at <= ? AND (d.locked_until IS NULL OR d.locked_until <= ?)
+		AND NOT EXISTS (`+earlierPending("d")+`)`+skip, args...)
 	if err != nil {
 		return nil, t.err(err, "", "")
 	}
-	list, err := collect(rows, scanDelivery)
+	got, err := collect(rows, scanDelivery)
 	if err != nil {
 		return nil, t.err(err, "", "")
 	}
+	list := make([]wps.Delivery, 0, len(got))
+	for _, id := range ids { // in the order given
+		if i := slices.IndexFunc(got, func(d wps.Delivery) bool { return d.ID == id }); i >= 0 {
+			list = append(list, got[i])
+		}
+	}
+	if len(list) == 0 {
+		return list, nil
+	}
+	leased := []any{leaseUntil.Millis()}
 	for i := range list {
 		list[i].Attempts++
 		list[i].LockedUntil = &leaseUntil
-		if _, err := t.exec(`UPDATE deliveries SET attempts = ?, locked_until = ? WHERE id = ?`, list[i].Attempts, leaseUntil.Millis(), list[i].ID); err != nil {
-			return nil, t.err(err, "", "")
-		}
+		leased = append(leased, list[i].ID)
 	}
-	return list, nil
+	_, err = t.exec(`UPDATE deliveries SET attempts = attempts + 1, locked_until = ? WHERE id IN (?`+strings.Repeat(", ?", len(list)-1)+`)`, leased...)
+	return list, t.err(err, "", "")
 }
 
 func (t *tx) AddAttempt(a wps.Attempt) error {

@@ -27,16 +27,22 @@ import (
 
 // Config tunes a Worker; zero values take defaults.
 type Config struct {
-	Now          func() time.Time // default time.Now
-	Poll         time.Duration    // between runs when idle (default 500ms)
-	Concurrency  int              // deliveries in flight (default 8)
-	Batch        int              // claimed per run (default 32)
-	Timeout      time.Duration    // per attempt (default 10s)
-	Lease        time.Duration    // a claim's hold; a crashed worker's claims free after it (default 2m)
-	BaseDelay    time.Duration    // first retry delay (default 5s)
-	MaxDelay     time.Duration    // retry delay cap (default 1h)
-	AllowPrivate bool             // allow loopback and private addresses (tests)
-	Logger       *slog.Logger
+	Now  func() time.Time // default time.Now
+	Poll time.Duration    // between claims when nothing more could be claimed (default 500ms)
+	// Concurrency is how many attempts are in flight at once (default 8):
+	// a place that frees is claimed again at once.
+	Concurrency int
+	// PerDestination is how many of an org's deliveries to one receiver
+	// (wps.DestinationOf) are in flight at once, over every worker
+	// (default 2): a slow or failing receiver holds that many places, and
+	// the others go to other receivers.
+	PerDestination int
+	Timeout        time.Duration // per attempt (default 10s)
+	Lease          time.Duration // a claim's hold; a crashed worker's claims free after it (default 2m)
+	BaseDelay      time.Duration // first retry delay (default 5s)
+	MaxDelay       time.Duration // retry delay cap (default 1h)
+	AllowPrivate   bool          // allow loopback and private addresses (tests)
+	Logger         *slog.Logger
 	// OnAttempt, when set, is told the outcome of every attempt (metrics):
 	// one of the Outcome constants.
 	OnAttempt func(outcome string)
@@ -56,6 +62,8 @@ type Worker struct {
 	store  wps.Store
 	cfg    Config
 	client *http.Client
+	places chan struct{} // one per attempt in flight or being claimed (capacity Concurrency)
+	freed  chan struct{} // told when a place frees
 	cancel context.CancelFunc
 	done   chan struct{}
 }
@@ -71,8 +79,8 @@ func New(store wps.Store, cfg Config) *Worker {
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 8
 	}
-	if cfg.Batch <= 0 {
-		cfg.Batch = 32
+	if cfg.PerDestination <= 0 {
+		cfg.PerDestination = 2
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 10 * time.Second
@@ -89,26 +97,45 @@ func New(store wps.Store, cfg Config) *Worker {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Worker{store: store, cfg: cfg, client: outbound.Client(cfg.Timeout, cfg.AllowPrivate)}
+	return &Worker{store: store, cfg: cfg, client: outbound.Client(cfg.Timeout, cfg.AllowPrivate),
+		places: make(chan struct{}, cfg.Concurrency), freed: make(chan struct{}, 1)}
 }
 
-// Start runs the worker until Stop or ctx ends.
+// Start runs the worker until Stop or ctx ends: a pool of Concurrency
+// places, each claimed again as soon as its attempt ends, so that a slow
+// receiver holds only the places of its own attempts.
 func (w *Worker) Start(ctx context.Context) {
 	ctx, w.cancel = context.WithCancel(ctx)
 	w.done = make(chan struct{})
 	go func() {
+		var attempts sync.WaitGroup
 		defer close(w.done)
+		defer attempts.Wait()
+		raced := false
 		for {
-			n, err := w.RunOnce(ctx)
+			batch, secrets, lost, err := w.claim(ctx)
 			if err != nil && ctx.Err() == nil {
-				w.cfg.Logger.Error("webhook run", "err", err)
+				w.cfg.Logger.Error("webhook claim", "err", err)
 			}
-			if n > 0 && err == nil {
-				continue // more may be due
+			for _, d := range batch {
+				attempts.Go(func() {
+					defer w.release()
+					if err := w.attempt(ctx, d, secrets[d.OrgID]); err != nil {
+						w.cfg.Logger.Error("webhook attempt", "delivery", d.ID, "err", err)
+					}
+				})
 			}
+			// Another worker leased some of those found: look again at once
+			// (once: a row held by a long transaction is not worth a spin).
+			if raced = lost && !raced; raced {
+				continue
+			}
+			// Every free place was claimed, or nothing more may be: claim
+			// again when a place frees, or after Poll (retries come due).
 			select {
 			case <-ctx.Done():
 				return
+			case <-w.freed:
 			case <-time.After(w.cfg.Poll):
 			}
 		}
@@ -123,46 +150,89 @@ func (w *Worker) Stop() {
 	}
 }
 
-// RunOnce claims due deliveries and attempts each once. It returns how many
-// it attempted.
+// RunOnce claims due deliveries for the free places (all of them unless
+// Start's attempts hold some) and attempts each once, waiting for them. It
+// returns how many it attempted.
 func (w *Worker) RunOnce(ctx context.Context) (int, error) {
-	now := wps.At(w.cfg.Now())
-	var batch []wps.Delivery
-	secrets := map[string][]string{}
-	err := w.store.Write(ctx, func(tx wps.Tx) error {
-		var err error
-		if batch, err = tx.ClaimDeliveries(now, wps.At(now.Add(w.cfg.Lease)), w.cfg.Batch); err != nil {
-			return err
-		}
-		for _, d := range batch {
-			if _, ok := secrets[d.OrgID]; ok {
-				continue
-			}
-			s, err := wps.EnsureSecret(tx, d.OrgID, now)
-			if err != nil {
-				return err
-			}
-			secrets[d.OrgID] = s.Secrets(now.Time)
-		}
-		return nil
-	})
+	batch, secrets, _, err := w.claim(ctx)
 	if err != nil || len(batch) == 0 {
 		return 0, err
 	}
-	sem := make(chan struct{}, w.cfg.Concurrency)
 	var wg sync.WaitGroup
 	errs := make([]error, len(batch))
 	for i, d := range batch {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
+		wg.Go(func() {
+			defer w.release()
 			errs[i] = w.attempt(ctx, d, secrets[d.OrgID])
-		}()
+		})
 	}
 	wg.Wait()
 	return len(batch), errors.Join(errs...)
+}
+
+// claim takes the free places and leases a due delivery for each it can
+// (orgs taking turns, PerDestination per receiver), with the signing
+// secrets of their orgs. The places it could not fill are freed again; each
+// delivery returned holds one until release. lost tells that some of the
+// deliveries found were gone when it leased them (another worker's).
+func (w *Worker) claim(ctx context.Context) (batch []wps.Delivery, secrets map[string][]string, lost bool, err error) {
+	free := 0
+take:
+	for free < w.cfg.Concurrency {
+		select {
+		case w.places <- struct{}{}:
+			free++
+		default:
+			break take
+		}
+	}
+	if free == 0 {
+		return nil, nil, false, nil
+	}
+	now := wps.At(w.cfg.Now())
+	var ids []string
+	secrets = map[string][]string{}
+	// Which deliveries is a read (on SQLite, beside the writer, which it
+	// would hold up); the lease checks them again.
+	err = w.store.View(ctx, func(tx wps.Tx) (err error) {
+		ids, err = tx.DueDeliveries(now, free, w.cfg.PerDestination)
+		return err
+	})
+	if err == nil && len(ids) > 0 {
+		err = w.store.Write(ctx, func(tx wps.Tx) (err error) {
+			clear(secrets)
+			if batch, err = tx.ClaimDeliveries(ids, now, wps.At(now.Add(w.cfg.Lease))); err != nil {
+				return err
+			}
+			for _, d := range batch {
+				if _, ok := secrets[d.OrgID]; ok {
+					continue
+				}
+				s, err := wps.EnsureSecret(tx, d.OrgID, now)
+				if err != nil {
+					return err
+				}
+				secrets[d.OrgID] = s.Secrets(now.Time)
+			}
+			return nil
+		})
+	}
+	if err != nil {
+		batch = nil
+	}
+	for range free - len(batch) {
+		<-w.places // not filled: free again, nobody to tell
+	}
+	return batch, secrets, len(batch) < len(ids), err
+}
+
+// release frees the place of an attempt that ended and tells Start's loop.
+func (w *Worker) release() {
+	<-w.places
+	select {
+	case w.freed <- struct{}{}:
+	default:
+	}
 }
 
 // attempt POSTs one delivery and records the outcome.

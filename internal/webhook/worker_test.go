@@ -298,7 +298,10 @@ func TestDeliverySurvivesRestart(t *testing.T) {
 		env.Call("POST", "/v1/measurements/simplified", env.AdminKey, map[string]any{"processUuid": proc}, 201)
 		now := wps.At(env.Clock.Now())
 		if err := env.DB.Write(context.Background(), func(tx wps.Tx) error {
-			_, err := tx.ClaimDeliveries(now, wps.At(now.Add(time.Minute)), 10)
+			ids, err := tx.DueDeliveries(now, 10, 10)
+			if err == nil {
+				_, err = tx.ClaimDeliveries(ids, now, wps.At(now.Add(time.Minute)))
+			}
 			return err
 		}); err != nil {
 			t.Fatal(err)

@@ -86,6 +86,10 @@ type ImportConfig struct {
 	// MaxOpen is how many jobs an org may have PENDING or RUNNING
 	// (default 10); one more is refused with CodeRateLimited.
 	MaxOpen int
+	// PerOrg is how many of an org's jobs the workers run at once, over
+	// every replica (default 1): the other workers are free for the jobs of
+	// other orgs, which do not wait for the org's queue.
+	PerOrg int
 }
 
 func (c *ImportConfig) defaults() {
@@ -106,6 +110,9 @@ func (c *ImportConfig) defaults() {
 	}
 	if c.MaxOpen <= 0 {
 		c.MaxOpen = 10
+	}
+	if c.PerOrg <= 0 {
+		c.PerOrg = 1
 	}
 }
 
@@ -204,16 +211,18 @@ func (s *Service) GetImportJob(ctx context.Context, p *Principal, id string) (Im
 	return j, err
 }
 
-// ClaimImportJob leases to owner the oldest job that needs a worker: one
-// waiting, one whose worker's lease ran out (it crashed), or a finished one
-// whose rows are not settled. It returns nil when there is none.
+// ClaimImportJob leases to owner a job that needs a worker: one waiting,
+// one whose worker's lease ran out (it crashed), or a finished one whose
+// rows are not settled. Orgs take turns: the job is one of an org running
+// fewer than ImportConfig.PerOrg jobs, the one that started a job least
+// recently, and its oldest. It returns nil when there is none.
 func (s *Service) ClaimImportJob(ctx context.Context, owner string) (*ImportJob, error) {
 	var j ImportJob
 	err := s.store.Write(ctx, func(tx Tx) (err error) {
 		now := s.Now()
 		// The lease is the claim's own: two claims by one worker (two of
 		// its loops, one stalled past the lease) never both hold the job.
-		j, err = tx.ClaimImportJob(now, At(now.Add(s.imports.Lease)), owner+"/"+NewID())
+		j, err = tx.ClaimImportJob(now, At(now.Add(s.imports.Lease)), owner+"/"+NewID(), s.imports.PerOrg)
 		return err
 	})
 	if IsCode(err, CodeNotFound) {

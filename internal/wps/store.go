@@ -126,12 +126,14 @@ type Tx interface {
 	GetImportJob(orgID, id string) (ImportJob, error)
 	// CountOpenImportJobs counts the org's jobs not yet SUCCEEDED or FAILED.
 	CountOpenImportJobs(orgID string) (int, error)
-	// ClaimImportJob leases to owner, until leaseUntil, the oldest job (of
-	// any org) that is not settled and whose lease ended (a PENDING job
-	// has none), skipping one that another transaction holds: PENDING
-	// becomes RUNNING and Attempts counts the claims. CodeNotFound when
-	// there is none.
-	ClaimImportJob(now, leaseUntil Time, owner string) (ImportJob, error)
+	// ClaimImportJob leases to owner, until leaseUntil, a job that is not
+	// settled and whose lease ended (a PENDING job has none), skipping one
+	// that another transaction holds and those of an org that holds
+	// perOrg leased jobs already: of the org with the fewest leased jobs,
+	// then of the org that started a job least recently, its oldest.
+	// PENDING becomes RUNNING and Attempts counts the claims. CodeNotFound
+	// when there is none.
+	ClaimImportJob(now, leaseUntil Time, owner string, perOrg int) (ImportJob, error)
 	// UpdateImportJob saves a job's status, progress, outcome, lease and
 	// digest while j.LeaseOwner holds it; CodeNotFound when it does not.
 	UpdateImportJob(j ImportJob) error
@@ -320,11 +322,23 @@ type Tx interface {
 	// (status CANCELLED, lastError reason), in flight or not.
 	CancelDeliveries(orgID, webhookID, reason string, now Time) error
 	ListDeliveries(orgID string, q DeliveryQuery) ([]Delivery, int, error)
-	// ClaimDeliveries leases up to limit due deliveries (of any org) to one
-	// worker until leaseUntil, skipping those another worker holds and those
+	// DueDeliveries lists, in the order to claim them, up to limit due
+	// deliveries (of any org) that no worker holds, leaving out those
 	// behind an earlier pending delivery to the same URL for the same
 	// measurement (so each receiver sees a measurement's events in order).
-	ClaimDeliveries(now, leaseUntil Time, limit int) ([]Delivery, error)
+	// Orgs take turns: each org's oldest due delivery comes before any
+	// org's second, counting the deliveries an org has leased already (an
+	// org with 8 in flight waits behind one with none). At most
+	// perDestination deliveries of one org to one destination
+	// (DestinationOf their URL) are leased at once, those leased before
+	// included (orgs that share a receiver's host do not share its places).
+	// It locks nothing: ClaimDeliveries leases them.
+	DueDeliveries(now Time, limit, perDestination int) ([]string, error)
+	// ClaimDeliveries leases to one worker until leaseUntil those of ids
+	// (from DueDeliveries) that are still due, free and not waiting behind
+	// an earlier delivery, in the order given, skipping those another
+	// worker holds or is claiming.
+	ClaimDeliveries(ids []string, now, leaseUntil Time) ([]Delivery, error)
 	AddAttempt(a Attempt) error
 
 	// ClaimOverdue marks up to limit open steps past their deadline as

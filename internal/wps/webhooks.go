@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -74,6 +75,19 @@ type Delivery struct {
 	OrgID         string    `json:"-"`
 	LockedUntil   *Time     `json:"-"`
 	Payload       []byte    `json:"-"`
+}
+
+// DestinationOf names the receiver of a webhook URL, its host and port in
+// lower case ("hooks.example.com", "127.0.0.1:8081"): the URLs of one
+// server share it, and an org's deliveries in flight to one destination
+// are bounded (Tx.DueDeliveries). A URL that does not parse is its own
+// destination.
+func DestinationOf(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Host == "" {
+		return rawURL
+	}
+	return strings.ToLower(u.Host)
 }
 
 // Attempt is one try of a delivery.
