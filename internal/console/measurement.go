@@ -94,20 +94,13 @@ func (c *Console) showMeasurement(q *req, status int, failed *stepForm) error {
 			seats[a.StepID] = []string{}
 		}
 	}
-	d := measurementData{M: m, Process: m.Process.Label, Labels: map[string]string{}, Reprove: map[string]bool{},
+	d := measurementData{M: m, Process: m.Process.Label, Icon: m.Process.IconName, Labels: map[string]string{}, Reprove: map[string]bool{},
 		CanCheck: q.p.Can(wps.FnLedgerRead)}
 	for _, a := range can.Reprovable {
 		d.Reprove[a] = true
 	}
 	if d.Process == "" {
 		d.Process = m.Process.Name
-	}
-	if procs, err := c.svc.ProcessNames(q.ctx(), q.p); err == nil {
-		for _, pr := range procs {
-			if pr.ID == m.ProcessID {
-				d.Icon = pr.IconName
-			}
-		}
 	}
 	d.Workbooks = c.workbooks(q, m)
 	current, last := currentValues(m, false), currentValues(m, true)
