@@ -15,25 +15,25 @@ import (
 // Days are the weekday keys of working hours, Sunday first as time.Weekday.
 var Days = [7]string{"sun", "mon", "tue", "wed", "thu", "fri", "sat"}
 
-// Spec is a calendar as the API sends it: {timeZone, workingHours: {"mon":
+// Calendar is a business calendar as the API takes and answers it: {timeZone, workingHours: {"mon":
 // ["08:00-12:00", "13:00-17:00"], …}, holidays: ["YYYY-MM-DD"]}.
-type Spec struct {
-	TimeZone     string              `json:"timeZone"`
-	WorkingHours map[string][]string `json:"workingHours"`
-	Holidays     []string            `json:"holidays"`
+type Calendar struct {
+	TimeZone     string              `json:"timeZone" doc:"An IANA time zone name (America/Sao_Paulo)"`
+	WorkingHours map[string][]string `json:"workingHours" doc:"By day (sun, mon, tue, wed, thu, fri, sat): intervals HH:MM-HH:MM (24:00 ends a day; an end before the start runs past midnight); a day left out has no working time"`
+	Holidays     []string            `json:"holidays" doc:"Dates YYYY-MM-DD without working time"`
 }
 
 // Default is every hour of every day in UTC: working time is wall-clock time.
-func Default() Spec {
+func Default() Calendar {
 	hours := map[string][]string{}
 	for _, d := range Days {
 		hours[d] = []string{"00:00-24:00"}
 	}
-	return Spec{TimeZone: "UTC", WorkingHours: hours, Holidays: []string{}}
+	return Calendar{TimeZone: "UTC", WorkingHours: hours, Holidays: []string{}}
 }
 
-// Calendar is a checked Spec, ready for arithmetic.
-type Calendar struct {
+// Working is a checked Calendar, ready for arithmetic.
+type Working struct {
 	loc      *time.Location
 	hours    [7][]span // by weekday, sorted, not overlapping
 	holidays map[date]bool
@@ -51,18 +51,18 @@ type date struct {
 
 func dateOf(t time.Time) date { y, m, d := t.Date(); return date{y, m, d} }
 
-// FieldError names what is wrong in a Spec (the API's field path).
+// FieldError names what is wrong in a Calendar (the API's field path).
 type FieldError struct{ Field, Message string }
 
 func (e FieldError) Error() string { return e.Field + ": " + e.Message }
 
-// Parse checks s and returns its Calendar, or every error by field: an
+// Parse checks s and returns its Working, or every error by field: an
 // unknown time zone, a day that is not a weekday key, an interval that is
 // not "HH:MM-HH:MM" (24:00 ends a day; an end before the start runs past
 // midnight), intervals of a day that overlap, a holiday that is not a date.
-func Parse(s Spec) (Calendar, []FieldError) {
+func Parse(s Calendar) (Working, []FieldError) {
 	var errs []FieldError
-	c := Calendar{holidays: map[date]bool{}}
+	c := Working{holidays: map[date]bool{}}
 	loc, err := time.LoadLocation(s.TimeZone)
 	if err != nil || s.TimeZone == "" || s.TimeZone == "Local" {
 		errs = append(errs, FieldError{"timeZone", "must be an IANA time zone name such as America/Sao_Paulo"})
@@ -151,7 +151,7 @@ func parseClock(s string) (int, bool) {
 // the calendar's zone), as instants; none on a holiday. An interval runs
 // in wall-clock time: across a daylight-saving change it is an hour
 // shorter or longer.
-func (c Calendar) working(d date) [][2]time.Time {
+func (c Working) working(d date) [][2]time.Time {
 	if c.holidays[d] {
 		return nil
 	}
@@ -170,7 +170,7 @@ func (c Calendar) working(d date) [][2]time.Time {
 // at is minute m of day d (m may pass 24:00) as an instant. A wall-clock
 // time that a daylight-saving change skips is read as time.Date reads it
 // (moved forward); 24:00 is the next day's midnight.
-func (c Calendar) at(d date, m int) time.Time {
+func (c Working) at(d date, m int) time.Time {
 	return time.Date(d.y, d.m, d.d, 0, m, 0, 0, c.loc)
 }
 
@@ -181,7 +181,7 @@ const maxDays = 3660
 // AddWorking is the instant at which d of working time has passed since
 // from (BUSINESS_HOURS): time outside the working intervals does not count.
 // ok is false when the calendar has no working time within ten years.
-func (c Calendar) AddWorking(from time.Time, d time.Duration) (time.Time, bool) {
+func (c Working) AddWorking(from time.Time, d time.Duration) (time.Time, bool) {
 	from = from.In(c.loc)
 	day := dateOf(from)
 	// An interval of the day before may run into from's day.
@@ -212,7 +212,7 @@ func (c Calendar) AddWorking(from time.Time, d time.Duration) (time.Time, bool) 
 // from's own day (a day with working time that is not a holiday). A step
 // opened on a Friday with a deadline of 1 business day is due at the end
 // of Monday's work.
-func (c Calendar) AddDays(from time.Time, n int) (time.Time, bool) {
+func (c Working) AddDays(from time.Time, n int) (time.Time, bool) {
 	from = from.In(c.loc)
 	day := dateOf(from)
 	noon := time.Date(day.y, day.m, day.d, 12, 0, 0, 0, c.loc)

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-func mustParse(t *testing.T, s Spec) Calendar {
+func mustParse(t *testing.T, s Calendar) Working {
 	t.Helper()
 	c, errs := Parse(s)
 	if len(errs) > 0 {
@@ -16,9 +16,9 @@ func mustParse(t *testing.T, s Spec) Calendar {
 }
 
 // office is 08:00-12:00 and 13:00-17:00 on weekdays in zone.
-func office(zone string, holidays ...string) Spec {
+func office(zone string, holidays ...string) Calendar {
 	day := []string{"08:00-12:00", "13:00-17:00"}
-	return Spec{TimeZone: zone, WorkingHours: map[string][]string{"mon": day, "tue": day, "wed": day, "thu": day, "fri": day, "sat": {}, "sun": {}},
+	return Calendar{TimeZone: zone, WorkingHours: map[string][]string{"mon": day, "tue": day, "wed": day, "thu": day, "fri": day, "sat": {}, "sun": {}},
 		Holidays: holidays}
 }
 
@@ -37,10 +37,10 @@ func at(t *testing.T, zone, s string) time.Time {
 
 func TestAddWorking(t *testing.T) {
 	const sp, berlin = "America/Sao_Paulo", "Europe/Berlin"
-	nights := Spec{TimeZone: berlin, WorkingHours: map[string][]string{"mon": {"22:00-06:00"}, "tue": {"22:00-06:00"}}}
+	nights := Calendar{TimeZone: berlin, WorkingHours: map[string][]string{"mon": {"22:00-06:00"}, "tue": {"22:00-06:00"}}}
 	for _, c := range []struct {
 		name       string
-		spec       Spec
+		spec       Calendar
 		zone, from string
 		d          time.Duration
 		want       string // in zone
@@ -59,8 +59,8 @@ func TestAddWorking(t *testing.T) {
 		{"Berlin's spring-forward day, every hour working", Default(), berlin, "2026-03-28 12:00", 24 * time.Hour, "2026-03-29 13:00"},
 		{"Berlin's fall-back day", Default(), berlin, "2026-10-24 12:00", 24 * time.Hour, "2026-10-25 11:00"},
 		// São Paulo's clocks went from 00:00 to 01:00 on 2018-11-04 and back on 2019-02-17.
-		{"São Paulo 2018: midnight skipped", Spec{TimeZone: sp, WorkingHours: Default().WorkingHours}, sp, "2018-11-03 23:00", 2 * time.Hour, "2018-11-04 02:00"},
-		{"São Paulo 2019: the hour from 23:00 twice", Spec{TimeZone: sp, WorkingHours: Default().WorkingHours}, sp, "2019-02-16 22:00", 3 * time.Hour, "2019-02-17 00:00"},
+		{"São Paulo 2018: midnight skipped", Calendar{TimeZone: sp, WorkingHours: Default().WorkingHours}, sp, "2018-11-03 23:00", 2 * time.Hour, "2018-11-04 02:00"},
+		{"São Paulo 2019: the hour from 23:00 twice", Calendar{TimeZone: sp, WorkingHours: Default().WorkingHours}, sp, "2019-02-16 22:00", 3 * time.Hour, "2019-02-17 00:00"},
 		{"São Paulo office hours around the change", office(sp), sp, "2018-11-02 16:00", 2 * time.Hour, "2018-11-05 09:00"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -71,7 +71,7 @@ func TestAddWorking(t *testing.T) {
 			}
 		})
 	}
-	if _, ok := mustParse(t, Spec{TimeZone: "UTC", WorkingHours: map[string][]string{}}).AddWorking(time.Now(), time.Hour); ok {
+	if _, ok := mustParse(t, Calendar{TimeZone: "UTC", WorkingHours: map[string][]string{}}).AddWorking(time.Now(), time.Hour); ok {
 		t.Fatal("a calendar without working time gave a deadline")
 	}
 }
@@ -101,18 +101,18 @@ func TestAddDays(t *testing.T) {
 
 func TestParseRefuses(t *testing.T) {
 	for _, c := range []struct {
-		spec  Spec
+		spec  Calendar
 		field string
 	}{
-		{Spec{TimeZone: "Mars/Olympus"}, "timeZone"},
-		{Spec{TimeZone: ""}, "timeZone"},
-		{Spec{TimeZone: "UTC", WorkingHours: map[string][]string{"monday": {"08:00-12:00"}}}, "workingHours.monday"},
-		{Spec{TimeZone: "UTC", WorkingHours: map[string][]string{"mon": {"25:00-26:00"}}}, "workingHours.mon[0]"},
-		{Spec{TimeZone: "UTC", WorkingHours: map[string][]string{"mon": {"08:00"}}}, "workingHours.mon[0]"},
-		{Spec{TimeZone: "UTC", WorkingHours: map[string][]string{"mon": {"08:00-08:00"}}}, "workingHours.mon[0]"},
-		{Spec{TimeZone: "UTC", WorkingHours: map[string][]string{"mon": {"08:00-12:00", "11:00-13:00"}}}, "workingHours.mon"},
-		{Spec{TimeZone: "UTC", WorkingHours: map[string][]string{"mon": {"22:00-06:00"}, "tue": {"05:00-09:00"}}}, "workingHours.mon"},
-		{Spec{TimeZone: "UTC", Holidays: []string{"2026-02-30"}}, "holidays[0]"},
+		{Calendar{TimeZone: "Mars/Olympus"}, "timeZone"},
+		{Calendar{TimeZone: ""}, "timeZone"},
+		{Calendar{TimeZone: "UTC", WorkingHours: map[string][]string{"monday": {"08:00-12:00"}}}, "workingHours.monday"},
+		{Calendar{TimeZone: "UTC", WorkingHours: map[string][]string{"mon": {"25:00-26:00"}}}, "workingHours.mon[0]"},
+		{Calendar{TimeZone: "UTC", WorkingHours: map[string][]string{"mon": {"08:00"}}}, "workingHours.mon[0]"},
+		{Calendar{TimeZone: "UTC", WorkingHours: map[string][]string{"mon": {"08:00-08:00"}}}, "workingHours.mon[0]"},
+		{Calendar{TimeZone: "UTC", WorkingHours: map[string][]string{"mon": {"08:00-12:00", "11:00-13:00"}}}, "workingHours.mon"},
+		{Calendar{TimeZone: "UTC", WorkingHours: map[string][]string{"mon": {"22:00-06:00"}, "tue": {"05:00-09:00"}}}, "workingHours.mon"},
+		{Calendar{TimeZone: "UTC", Holidays: []string{"2026-02-30"}}, "holidays[0]"},
 	} {
 		_, errs := Parse(c.spec)
 		if len(errs) == 0 || !strings.HasPrefix(errs[0].Field, c.field) {

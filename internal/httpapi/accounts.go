@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"wps/internal/calendar"
 	"wps/internal/wps"
 )
 
@@ -121,6 +122,26 @@ func (s *Server) updateOrg(ctx context.Context, in *orgUpdateIn) (*body[wps.Org]
 	b := in.Body
 	o, err := s.svc.UpdateOrg(ctx, principal(ctx), wps.OrgUpdate{LogoKey: b.LogoKey, PinnedURL: b.PinnedURL, ThemeColor: b.ThemeColor, Operations: b.Operations})
 	return &body[wps.Org]{o}, err
+}
+
+// The business calendar.
+
+type calendarIn struct {
+	Body struct {
+		TimeZone     string              `json:"timeZone" maxLength:"100" doc:"An IANA time zone name (America/Sao_Paulo)"`
+		WorkingHours map[string][]string `json:"workingHours,omitempty" doc:"By day (sun, mon, tue, wed, thu, fri, sat): intervals \"HH:MM-HH:MM\" (24:00 ends a day; an end before the start runs past midnight); a day left out has no working time"`
+		Holidays     []string            `json:"holidays,omitempty" maxItems:"1000" doc:"Dates YYYY-MM-DD without working time"`
+	}
+}
+
+func (s *Server) getCalendar(ctx context.Context, _ *empty) (*body[calendar.Calendar], error) {
+	c, err := s.svc.GetCalendar(ctx, principal(ctx))
+	return &body[calendar.Calendar]{c}, err
+}
+
+func (s *Server) putCalendar(ctx context.Context, in *calendarIn) (*body[calendar.Calendar], error) {
+	c, err := s.svc.PutCalendar(ctx, principal(ctx), calendar.Calendar{TimeZone: in.Body.TimeZone, WorkingHours: in.Body.WorkingHours, Holidays: in.Body.Holidays})
+	return &body[calendar.Calendar]{c}, err
 }
 
 // Users and API keys.

@@ -19,6 +19,8 @@ func (s *Server) routes() {
 
 	register(s, op(get, "/v1/organizations", "getOrganization", "The caller's organization", 200, member), s.getOrg)
 	register(s, op(post, "/v1/organizations", "updateOrganization", "Update org", 200, needs(wps.FnOrgUpdate)), s.updateOrg)
+	register(s, op(get, "/v1/organizations/calendar", "getCalendar", "The organization's business calendar (business deadlines count its working time)", 200, member), s.getCalendar)
+	register(s, op(put, "/v1/organizations/calendar", "putCalendar", "Set the business calendar: steps that open from now on count over it", 200, needs(wps.FnOrgUpdate)), s.putCalendar)
 
 	register(s, op(get, "/v1/users/me", "getMe", "The caller's user", 200, member), s.getMe)
 	register(s, withSecrets(op(post, "/v1/users/me/api-keys", "createApiKey", "Create an API key for the caller", 201, member), "key"), s.createAPIKey)

@@ -239,6 +239,7 @@ type run struct {
 	events      []Event
 	now         Time
 	policies    []Policy             // loaded once for views
+	cals        *[]CalendarVersion   // the org's calendars, once read (calendars)
 	reads       []EntityRead         // values this run read from entity records
 	writes      []EntityData         // records this run wrote (entityManipulations)
 	answers     map[string]apiAnswer // API call answers fetched for this run
@@ -346,24 +347,39 @@ type overdueEvent struct {
 
 // openSteps are the measurement's open steps, with their deadlines and
 // what the actionable index keeps of them.
-func (r *run) openSteps() []OpenStep { return openSteps(r.m, r.proc.Steps, r.def) }
+func (r *run) openSteps() []OpenStep { return openSteps(r.m, r.proc.Steps, r.def, r.calendars()) }
+
+// calendars are the org's calendar versions, read once per run and only
+// when one of its steps has a business deadline.
+func (r *run) calendars() []CalendarVersion {
+	if r.cals == nil && slices.ContainsFunc(r.proc.Steps, businessDeadline) {
+		list, err := r.tx.ListCalendars(r.m.OrgID)
+		if err == nil {
+			r.cals = &list
+		}
+	}
+	if r.cals == nil {
+		return nil
+	}
+	return *r.cals
+}
 
 // IndexOpenSteps is what the store keeps of a measurement's open steps
 // (Tx.CreateMeasurement, Tx.SetOpenSteps), worked out from its state and
 // the steps of its version: for a migration that fills a new column or
-// table of them (the store's migration 16 does).
+// table of them (the store's migration 16 does, before calendars existed).
 func IndexOpenSteps(m Measurement, steps []Step) []OpenStep {
-	return openSteps(m, steps, engineDef(steps))
+	return openSteps(m, steps, engineDef(steps), nil)
 }
 
-func openSteps(m Measurement, steps []Step, def engine.Def) []OpenStep {
+func openSteps(m Measurement, steps []Step, def engine.Def, cals []CalendarVersion) []OpenStep {
 	var open []OpenStep
 	for _, id := range engine.OpenSteps(def, m.State) {
 		ss := m.State.Steps[id]
 		_, st := stepByID(steps, id)
 		_, sd := def.Step(id)
 		o := OpenStep{MeasurementID: m.ID, OrgID: m.OrgID, StepID: id, Opening: ss.Opening, OpenedAt: At(ss.OpenedAt), ProcessID: m.ProcessID}
-		o.DueAt = dueAt(*st, ss.OpenedAt)
+		o.DueAt = dueAt(*st, ss.OpenedAt, cals)
 		if seatsOpen(m) {
 			for _, p := range engine.Fillable(sd, ss) {
 				o.Seats = append(o.Seats, seatKeys(*st, p)...)
@@ -380,15 +396,26 @@ func openSteps(m Measurement, steps []Step, def engine.Def) []OpenStep {
 // step).
 func seatsOpen(m Measurement) bool { return !m.State.Pending }
 
-// dueAt is when an opening of st becomes overdue, or nil.
-func dueAt(st Step, opened time.Time) *Time {
+// dueAt is when an opening of st becomes overdue, or nil; business
+// deadlines count over cals, the org's calendar versions (the one in force
+// at the opening).
+func dueAt(st Step, opened time.Time, cals []CalendarVersion) *Time {
 	n, _ := strconv.Atoi(st.Deadline)
 	var due time.Time
+	var ok bool
 	switch st.DeadlineType {
 	case DeadlineHours:
 		due = opened.Add(time.Duration(n) * time.Hour)
 	case DeadlineDays:
 		due = opened.Add(time.Duration(n) * 24 * time.Hour)
+	case DeadlineBusinessHours:
+		if due, ok = calendarAt(cals, opened).AddWorking(opened, time.Duration(n)*time.Hour); !ok {
+			return nil // a calendar without working time has no deadline
+		}
+	case DeadlineBusinessDays:
+		if due, ok = calendarAt(cals, opened).AddDays(opened, n); !ok {
+			return nil
+		}
 	case DeadlineDate:
 		t, err := time.Parse(time.RFC3339, st.Deadline)
 		if err != nil {

@@ -57,7 +57,7 @@ type Step struct {
 	LegalContractID             string      `json:"legalContractId"`
 	Frequency                   string      `json:"frequency" doc:"First step only: DAILY, WEEKLY, MONTHLY, YEARLY or an RFC 5545 RRULE"`
 	Deadline                    string      `json:"deadline" doc:"A count of deadlineType units, or an RFC 3339 instant for DATE"`
-	DeadlineType                string      `json:"deadlineType" doc:"HOURS, DAYS or DATE"`
+	DeadlineType                string      `json:"deadlineType" doc:"HOURS, DAYS, BUSINESS_HOURS, BUSINESS_DAYS (working time over the org's calendar) or DATE"`
 	FrequencyDate               string      `json:"frequencyDate" doc:"RFC 3339 start of the recurrence"`
 	StepIDsDependencies         []string    `json:"stepIdsDependencies" doc:"Steps that must be consensed or skipped first (ids or labels); empty: the previous step"`
 	StepIDsReprovalDependencies []string    `json:"stepIdsReprovalDependencies" doc:"Steps re-opened with this one on a rejection (ids or labels)"`
@@ -343,15 +343,16 @@ func (c *stepCheck) checkStep(i int, refs map[string]string) {
 	// Deadline.
 	switch st.DeadlineType {
 	case "":
-		v.Check(st.Deadline == "", f+".deadlineType", "is required with a deadline: HOURS, DAYS or DATE")
-	case DeadlineHours, DeadlineDays:
+		v.Check(st.Deadline == "", f+".deadlineType", "is required with a deadline: HOURS, DAYS, BUSINESS_HOURS, BUSINESS_DAYS or DATE")
+	case DeadlineHours, DeadlineDays, DeadlineBusinessHours, DeadlineBusinessDays:
 		n, err := strconv.Atoi(st.Deadline)
-		v.Check(err == nil && n > 0 && n <= 100000, f+".deadline", "must be a whole number of %s from 1 to 100000", strings.ToLower(st.DeadlineType))
+		v.Check(err == nil && n > 0 && n <= 100000, f+".deadline", "must be a whole number of %s from 1 to 100000",
+			strings.ToLower(strings.ReplaceAll(st.DeadlineType, "_", " ")))
 	case DeadlineDate:
 		_, err := time.Parse(time.RFC3339, st.Deadline)
 		v.Check(err == nil, f+".deadline", "must be an RFC 3339 instant for DATE")
 	default:
-		v.Add(f+".deadlineType", "must be HOURS, DAYS or DATE")
+		v.Add(f+".deadlineType", "must be HOURS, DAYS, BUSINESS_HOURS, BUSINESS_DAYS or DATE")
 	}
 
 	// Frequency: first step only.

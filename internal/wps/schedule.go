@@ -3,6 +3,7 @@ package wps
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	gojson "github.com/goccy/go-json"
@@ -163,7 +164,13 @@ func (s *Service) openDuePending(ctx context.Context, now Time) error {
 			m.State.Pending = false
 			def := engineDef(proc.Steps)
 			m.Status, m.UpdatedAt = engine.Status(def, m.State), now
-			if err := tx.SetOpenSteps(m.OrgID, m.ID, openSteps(m, proc.Steps, def)); err != nil { // its seats wait on people now
+			var cals []CalendarVersion
+			if slices.ContainsFunc(proc.Steps, businessDeadline) {
+				if cals, err = tx.ListCalendars(m.OrgID); err != nil {
+					return err
+				}
+			}
+			if err := tx.SetOpenSteps(m.OrgID, m.ID, openSteps(m, proc.Steps, def, cals)); err != nil { // its seats wait on people now
 				return err
 			}
 			if err := tx.UpdateMeasurement(m, old); err != nil {

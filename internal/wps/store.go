@@ -36,6 +36,11 @@ type Tx interface {
 	// LockOrg serializes changes that check an org-wide invariant.
 	LockOrg(orgID string) error
 
+	// PutCalendar keeps a version of the org's business calendar (its
+	// calendar as JSON) in force from from on; ListCalendars lists them, oldest first.
+	PutCalendar(orgID string, from Time, spec string) error
+	ListCalendars(orgID string) ([]CalendarVersion, error)
+
 	CreateUser(u User) error
 	GetUser(orgID, userID string) (User, error)
 	// LockUser is GetUser that also locks the user's row (PostgreSQL) until

@@ -786,7 +786,7 @@ func (r *run) actionableSteps() []ActionableStep {
 		if len(seats) == 0 {
 			continue
 		}
-		a := ActionableStep{StepID: id, Label: st.Label, PolicyNames: seats, OpenedAt: At(ss.OpenedAt), DueAt: dueAt(*st, ss.OpenedAt)}
+		a := ActionableStep{StepID: id, Label: st.Label, PolicyNames: seats, OpenedAt: At(ss.OpenedAt), DueAt: dueAt(*st, ss.OpenedAt, r.calendars())}
 		a.Overdue = a.DueAt != nil && a.DueAt.Before(r.now.Time)
 		out = append(out, a)
 	}
