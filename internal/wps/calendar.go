@@ -17,7 +17,7 @@ const (
 
 // CalendarVersion is the org's business calendar in force from From on.
 type CalendarVersion struct {
-	From Time
+	From     Time
 	Calendar calendar.Calendar
 }
 
