@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
+	"log/slog"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -77,7 +78,7 @@ func newProvider(t testing.TB, redirect string) *provider {
 		p.ClientID: storage.WebClient(p.ClientID, p.Secret, redirect),
 	})
 	p.opStore = st
-	srv.Config.Handler = exampleop.SetupServer(issuer, st, nil, false)
+	srv.Config.Handler = exampleop.SetupServer(issuer, st, slog.New(slog.DiscardHandler), false)
 	srv.Start()
 	t.Cleanup(srv.Close)
 	return p
@@ -197,8 +198,12 @@ func (s *opStore) AuthRequestByCode(ctx context.Context, code string) (op.AuthRe
 	return request{AuthRequest: r, audience: s.audience, nonce: s.nonce}, nil
 }
 
-// SetUserinfoFromRequest adds the person's groups (claim "groups").
+// SetUserinfoFromRequest fills the claims as the example does, and adds
+// the person's groups (claim "groups").
 func (s *opStore) SetUserinfoFromRequest(ctx context.Context, info *oidc.UserInfo, token op.IDTokenRequest, scopes []string) error {
+	if err := s.Storage.SetUserinfoFromRequest(ctx, info, token, scopes); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if g, ok := s.groups[token.GetSubject()]; ok && g != nil {
