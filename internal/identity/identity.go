@@ -305,6 +305,11 @@ func (h *handler) verify(r *http.Request) (flow, wps.SSOIdentity, error) {
 	if err := idt.Claims(&claims); err != nil {
 		return flow{}, none, refuse(http.StatusForbidden, "The ID token's claims cannot be read.", err)
 	}
+	// A token with several audiences names the client it was issued to
+	// (OpenID Connect Core 3.1.3.7): it must be this one.
+	if azp, ok := claims["azp"].(string); ok && azp != set.ClientID {
+		return flow{}, none, refuse(http.StatusForbidden, "The ID token was issued to another client (azp).", errors.New("azp "+azp))
+	}
 	email, _ := claims["email"].(string)
 	if email == "" {
 		return flow{}, none, refuse(http.StatusForbidden, "The identity provider gave no email address (scope email).", errors.New("no email claim"))

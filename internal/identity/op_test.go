@@ -4,7 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
+	"encoding/base64"
+	"encoding/json"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -37,9 +40,11 @@ type opStore struct {
 	groups   map[string][]string      // by user id
 	signWith *rsaKey
 	publish  []*rsaKey
-	audience []string      // when set, the ID token's aud
-	nonce    *string       // when set, the ID token's nonce
-	lifetime time.Duration // when set, the ID token's lifetime
+	unsigned bool                        // the token endpoint's ID token is sent unsigned (alg none)
+	rewrite  func(claims map[string]any) // when set, the ID token's claims are changed and signed again with the provider's key
+	audience []string                    // when set, the ID token's aud
+	nonce    *string                     // when set, the ID token's nonce
+	lifetime time.Duration               // when set, the ID token's lifetime
 }
 
 type rsaKey struct {
@@ -78,7 +83,7 @@ func newProvider(t testing.TB, redirect string) *provider {
 		p.ClientID: storage.WebClient(p.ClientID, p.Secret, redirect),
 	})
 	p.opStore = st
-	srv.Config.Handler = exampleop.SetupServer(issuer, st, slog.New(slog.DiscardHandler), false)
+	srv.Config.Handler = st.tamper(exampleop.SetupServer(issuer, st, slog.New(slog.DiscardHandler), false))
 	srv.Start()
 	t.Cleanup(srv.Close)
 	return p
@@ -210,4 +215,54 @@ func (s *opStore) SetUserinfoFromRequest(ctx context.Context, info *oidc.UserInf
 		info.AppendClaims("groups", g)
 	}
 	return nil
+}
+
+// tamper changes the token endpoint's ID token: unsigned when s.unsigned
+// (its header says alg none and its signature is gone, the claims
+// unchanged), or its claims rewritten and signed again by the provider's
+// key when s.rewrite is set (a token the provider made for another client).
+func (s *opStore) tamper(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		unsigned, rewrite, key := s.unsigned, s.rewrite, s.signWith
+		s.mu.Unlock()
+		if !unsigned && rewrite == nil || r.URL.Path != "/oauth/token" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		next.ServeHTTP(rec, r)
+		var body map[string]any
+		if err := json.Unmarshal(rec.Body.Bytes(), &body); err == nil {
+			if tok, ok := body["id_token"].(string); ok {
+				parts := strings.Split(tok, ".")
+				if unsigned {
+					body["id_token"] = base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"none","typ":"JWT"}`)) + "." + parts[1] + "."
+				} else {
+					body["id_token"] = resign(parts[1], rewrite, key)
+				}
+			}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(rec.Code)
+		_ = json.NewEncoder(w).Encode(body)
+	})
+}
+
+func resign(payload string, rewrite func(map[string]any), k *rsaKey) string {
+	raw, _ := base64.RawURLEncoding.DecodeString(payload)
+	var claims map[string]any
+	_ = json.Unmarshal(raw, &claims)
+	rewrite(claims)
+	raw, _ = json.Marshal(claims)
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: jose.JSONWebKey{Key: k.key, KeyID: k.id}}, (&jose.SignerOptions{}).WithType("JWT"))
+	if err != nil {
+		panic(err)
+	}
+	jws, err := signer.Sign(raw)
+	if err != nil {
+		panic(err)
+	}
+	out, _ := jws.CompactSerialize()
+	return out
 }
