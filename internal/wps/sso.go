@@ -208,11 +208,9 @@ func (s *Service) SSOSignIn(ctx context.Context, orgID string, id SSOIdentity) (
 		u, err := tx.FindUserByEmail(orgID, email)
 		switch {
 		case IsCode(err, CodeNotFound) && set.AutoCreateUsers:
-			name := strings.TrimSpace(id.Name)
-			if len(name) > 200 {
-				name = name[:200]
-			}
-			u = User{ID: NewID(), OrgID: orgID, Email: email, Name: name, Roles: []string{}, Status: UserActive, CreatedAt: now, UpdatedAt: now}
+			name := []rune(strings.TrimSpace(id.Name))
+			name = name[:min(len(name), 200)]
+			u = User{ID: NewID(), OrgID: orgID, Email: email, Name: string(name), Roles: []string{}, Status: UserActive, CreatedAt: now, UpdatedAt: now}
 			if err := tx.CreateUser(u); err != nil {
 				return err
 			}
