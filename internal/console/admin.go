@@ -24,6 +24,7 @@ func adminLinks(p *wps.Principal) []adminLink {
 	}
 	if p.Can(wps.FnOrgUpdate) {
 		out = append(out, adminLink{"/admin/org", "Organization", "Colour, logo, pinned link, sections shown."})
+		out = append(out, adminLink{"/admin/sso", "Single sign-on", "Sign in through your OpenID provider; password sign-in."})
 	}
 	return out
 }

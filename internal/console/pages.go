@@ -16,10 +16,11 @@ import (
 
 type signInData struct {
 	Email, Next, Error string
+	Org                string // ?org=: "Sign in with SSO" names the org
 }
 
 func (c *Console) signInPage(q *req) error {
-	c.render(q, http.StatusOK, "signin", "Sign in", signInData{Next: localPath(q.r.URL.Query().Get("next"))})
+	c.render(q, http.StatusOK, "signin", "Sign in", signInData{Next: localPath(q.r.URL.Query().Get("next")), Org: q.r.URL.Query().Get("org")})
 	return nil
 }
 

@@ -104,14 +104,8 @@ func (s *Service) PutSSO(ctx context.Context, p *Principal, in SSOInput) (SSOSet
 	if err := v.Err(); err != nil {
 		return SSOSettings{}, err
 	}
-	if !s.allowPrivate && outbound.PrivateHost(in.Issuer) {
-		return SSOSettings{}, Invalid("issuer", "must not be a loopback, private or reserved address")
-	}
-	if s.sso == nil {
-		return SSOSettings{}, Errorf(CodeInternal, "single sign-on is not set up on this server")
-	}
-	if err := s.sso.Discover(ctx, in.Issuer); err != nil {
-		return SSOSettings{}, &Error{Code: CodeInvalid, Message: "invalid settings", Fields: []FieldError{{Field: "issuer", Message: "its discovery document (/.well-known/openid-configuration) could not be fetched"}}, Err: err}
+	if err := s.TestSSOIssuer(ctx, p, in.Issuer); err != nil {
+		return SSOSettings{}, err
 	}
 	roles := map[string][]string{}
 	for g, rs := range in.GroupRoles {
@@ -284,6 +278,29 @@ func passwordAllowed(tx Tx, u User) error {
 		return Errorf(CodeForbidden, "this organization signs in with single sign-on only (/sso/start?org=%s)", u.OrgID)
 	case set.PasswordSignIn == PasswordAdminsOnly && !slices.Contains(u.Roles, RoleAdmin):
 		return Errorf(CodeForbidden, "this organization signs in with single sign-on; only administrators may use a password")
+	}
+	return nil
+}
+
+// TestSSOIssuer fetches issuer's discovery document, as PutSSO does, and
+// saves nothing (the console's "test connection"). Errors: CodeInvalid
+// naming issuer.
+func (s *Service) TestSSOIssuer(ctx context.Context, p *Principal, issuer string) error {
+	if err := p.Require(FnOrgUpdate); err != nil {
+		return err
+	}
+	issuer = strings.TrimSuffix(strings.TrimSpace(issuer), "/")
+	if !validHTTPURL(issuer) {
+		return Invalid("issuer", "must be an absolute http or https URL")
+	}
+	if !s.allowPrivate && outbound.PrivateHost(issuer) {
+		return Invalid("issuer", "must not be a loopback, private or reserved address")
+	}
+	if s.sso == nil {
+		return Errorf(CodeInternal, "single sign-on is not set up on this server")
+	}
+	if err := s.sso.Discover(ctx, issuer); err != nil {
+		return &Error{Code: CodeInvalid, Message: "invalid settings", Fields: []FieldError{{Field: "issuer", Message: "its discovery document (/.well-known/openid-configuration) could not be fetched"}}, Err: err}
 	}
 	return nil
 }
