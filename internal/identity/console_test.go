@@ -63,6 +63,18 @@ func TestConsoleSSO(t *testing.T) {
 			len(got["emailDomains"].([]any)) != 2 || len(got["groupRoles"].(map[string]any)["qa"].([]any)) != 2 {
 			t.Fatalf("saved %v", got)
 		}
+		// What a sign-in changed of the roles shows on the users page.
+		p.AddUser("eve@example.com", true, "qa")
+		if a := newBrowser(t, env).signIn("email=eve@example.com", "eve@example.com"); a.status != http.StatusFound {
+			t.Fatalf("eve: %d %s", a.status, a.body)
+		}
+		page = b.do(get, env.Server.URL+"/admin/users", nil)
+		if !strings.Contains(page.body, "Last SSO sign-in") || !strings.Contains(page.body, "+APPROVER +INSPECTOR") || !strings.Contains(page.body, "roles unchanged") {
+			t.Fatalf("users page: %s", page.body)
+		}
+		if strings.Count(page.body, "Last SSO sign-in") != 2 {
+			t.Fatalf("users page shows %d SSO sign-ins, want 2 (root and eve)", strings.Count(page.body, "Last SSO sign-in"))
+		}
 		if page = b.do(post, env.Server.URL+"/admin/sso", form("save", "ftp://nowhere")); page.status != 422 || !strings.Contains(page.body, "http or https") {
 			t.Fatalf("bad issuer: %d %s", page.status, page.body)
 		}

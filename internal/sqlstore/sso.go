@@ -66,3 +66,30 @@ func (t *tx) SSOOrgByDomain(domain string) (string, error) {
 	err := t.queryRow(`SELECT org_id FROM sso_domains WHERE domain = ?`, domain).Scan(&org)
 	return org, t.err(err, "organization", "")
 }
+
+func (t *tx) RecordSSOSignIn(r wps.SSOSignInRecord) error {
+	_, err := t.exec(`INSERT INTO sso_sign_ins (org_id, user_id, at, roles_added, roles_removed) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (org_id, user_id) DO UPDATE SET at = excluded.at, roles_added = excluded.roles_added, roles_removed = excluded.roles_removed`,
+		r.OrgID, r.UserID, r.At.Millis(), jsonText(r.RolesAdded), jsonText(r.RolesRemoved))
+	return t.err(err, "", "")
+}
+
+func (t *tx) ListSSOSignIns(orgID string) ([]wps.SSOSignInRecord, error) {
+	rows, err := t.query(`SELECT org_id, user_id, at, roles_added, roles_removed FROM sso_sign_ins WHERE org_id = ? ORDER BY user_id`, orgID)
+	if err != nil {
+		return nil, t.err(err, "", "")
+	}
+	list, err := collect(rows, func(s interface{ Scan(...any) error }) (wps.SSOSignInRecord, error) {
+		var r wps.SSOSignInRecord
+		var at int64
+		var added, removed string
+		if err := s.Scan(&r.OrgID, &r.UserID, &at, &added, &removed); err != nil {
+			return r, err
+		}
+		r.At = wps.FromMillis(at)
+		fromJSON(added, &r.RolesAdded)
+		fromJSON(removed, &r.RolesRemoved)
+		return r, nil
+	})
+	return list, t.err(err, "", "")
+}

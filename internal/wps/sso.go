@@ -219,17 +219,22 @@ func (s *Service) SSOSignIn(ctx context.Context, orgID string, id SSOIdentity) (
 		if u.Status != UserActive {
 			return Errorf(CodeForbidden, "%s is deactivated in this organization", email)
 		}
+		rec := SSOSignInRecord{OrgID: orgID, UserID: u.ID, At: now, RolesAdded: []string{}, RolesRemoved: []string{}}
 		if set.GroupsClaim != "" {
 			roles, err := s.rolesFromGroups(tx, u, set, id.Groups)
 			if err != nil {
 				return err
 			}
-			if !slices.Equal(roles, normalize(u.Roles)) {
+			if before := normalize(u.Roles); !slices.Equal(roles, before) {
 				if err := tx.SetUserRoles(orgID, u.ID, roles, now); err != nil {
 					return err
 				}
+				rec.RolesAdded, rec.RolesRemoved = difference(roles, before), difference(before, roles)
 				u.Roles = roles
 			}
+		}
+		if err := tx.RecordSSOSignIn(rec); err != nil {
+			return err
 		}
 		u.LastSignInAt, u.UpdatedAt = now, now
 		if err := tx.UpdateUser(u); err != nil {
@@ -303,4 +308,42 @@ func (s *Service) TestSSOIssuer(ctx context.Context, p *Principal, issuer string
 		return &Error{Code: CodeInvalid, Message: "invalid settings", Fields: []FieldError{{Field: "issuer", Message: "its discovery document (/.well-known/openid-configuration) could not be fetched"}}, Err: err}
 	}
 	return nil
+}
+
+// difference lists the items of a that b lacks, never nil.
+func difference(a, b []string) []string {
+	out := []string{}
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// SSOSignInRecord is a user's last sign-in through SSO and what it changed
+// of their roles.
+type SSOSignInRecord struct {
+	OrgID, UserID string
+	At            Time
+	RolesAdded    []string
+	RolesRemoved  []string
+}
+
+// SSOSignIns lists the last sign-in through SSO of the org's users who
+// signed in so, by user id (the console's users page). Errors: as ListUsers.
+func (s *Service) SSOSignIns(ctx context.Context, p *Principal) (map[string]SSOSignInRecord, error) {
+	if err := p.Require(FnUsersRead); err != nil {
+		return nil, err
+	}
+	var list []SSOSignInRecord
+	err := s.store.Read(ctx, func(tx Tx) (err error) {
+		list, err = tx.ListSSOSignIns(p.OrgID)
+		return err
+	})
+	out := make(map[string]SSOSignInRecord, len(list))
+	for _, r := range list {
+		out[r.UserID] = r
+	}
+	return out, err
 }

@@ -61,6 +61,10 @@ type Tx interface {
 	DeleteSSO(orgID string) error
 	// SSOOrgByDomain finds the org whose SSO claims an email domain.
 	SSOOrgByDomain(domain string) (string, error)
+	// RecordSSOSignIn keeps a user's last sign-in through SSO (one row per
+	// user, replaced); ListSSOSignIns lists the org's.
+	RecordSSOSignIn(r SSOSignInRecord) error
+	ListSSOSignIns(orgID string) ([]SSOSignInRecord, error)
 	CreateSession(s Session) error
 	GetSessionByHash(hash string) (Session, error)
 	TouchSession(orgID, id string, at Time) error
