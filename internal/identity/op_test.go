@@ -25,8 +25,8 @@ import (
 // provider is a real OpenID provider on loopback: zitadel's op package with
 // the in-memory storage of its example server, its sign-in page included.
 // The test changes what it does through the fields of opStore: the people
-// it knows, their groups, its keys, and (for the refusals) the audience,
-// nonce and lifetime of the ID tokens it issues.
+// it knows, their groups, its keys, and (for the refusals) the nonce and
+// lifetime of the ID tokens it issues, or their claims (rewrite).
 type provider struct {
 	*opStore
 	Issuer, ClientID, Secret string
@@ -175,15 +175,7 @@ func (s *opStore) GetClientByClientID(ctx context.Context, id string) (op.Client
 // request is an authorization request as the test has the provider tamper with it.
 type request struct {
 	op.AuthRequest
-	audience []string
-	nonce    *string
-}
-
-func (r request) GetAudience() []string {
-	if r.audience != nil {
-		return r.audience
-	}
-	return r.AuthRequest.GetAudience()
+	nonce *string
 }
 
 func (r request) GetNonce() string {
@@ -200,7 +192,7 @@ func (s *opStore) AuthRequestByCode(ctx context.Context, code string) (op.AuthRe
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return request{AuthRequest: r, audience: s.audience, nonce: s.nonce}, nil
+	return request{AuthRequest: r, nonce: s.nonce}, nil
 }
 
 // SetUserinfoFromRequest fills the claims as the example does, and adds
