@@ -134,8 +134,8 @@ func New(svc *wps.Service, opt Options) *Server {
 	if opt.Console != nil {
 		h = beside(h, opt.Console)
 	}
-	if opt.SSO != nil {
-		h = ssoBeside(h, opt.SSO)
+	if opt.SSO != nil { // anonymous: limited per client address, as the API's anonymous requests
+		h = ssoBeside(h, s.rateLimit(opt.SSO))
 	}
 	s.handler = s.logRequests(h)
 	return s

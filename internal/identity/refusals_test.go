@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"wps/internal/httpapi"
 	"wps/internal/sqlstore"
 	tu "wps/internal/testutil"
 )
@@ -159,6 +160,23 @@ func TestSSOPrivateIssuerDialled(t *testing.T) {
 		a := newBrowser(t, env).do(get, env.Server.URL+"/sso/start?org="+env.OrgID, nil)
 		if a.status != http.StatusBadGateway || !strings.Contains(a.body, "cannot be reached") {
 			t.Fatalf("%d %s", a.status, a.body)
+		}
+	})
+}
+
+// TestSSORateLimited: /sso/ is anonymous, so WPS_RATE_LIMIT counts its
+// requests per client address, as the API's anonymous ones.
+func TestSSORateLimited(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env, p := setup(t, engine, tu.Options{API: httpapi.Options{RateLimit: 0.001, RateBurst: 2}})
+		configure(t, env, env.AdminKey, p, nil)
+		b := newBrowser(t, env)
+		var statuses []int
+		for range 3 {
+			statuses = append(statuses, b.do(get, env.Server.URL+"/sso/start?org="+env.OrgID, nil).status)
+		}
+		if statuses[0] != http.StatusFound || statuses[2] != http.StatusTooManyRequests {
+			t.Fatalf("statuses %v", statuses)
 		}
 	})
 }
