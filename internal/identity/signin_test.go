@@ -137,3 +137,40 @@ func TestPasswordSignInLimits(t *testing.T) {
 		}
 	})
 }
+
+// TestSSOCreatesOnce: two first sign-ins of one new person at once make
+// one user, and both sign in.
+func TestSSOCreatesOnce(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env, p := setup(t, engine)
+		configure(t, env, env.AdminKey, p, map[string]any{"autoCreateUsers": true, "groupsClaim": "groups", "groupRoles": map[string][]string{"qa": {"INSPECTOR"}}})
+		p.AddUser("twice@example.com", true, "qa")
+		const n = 4
+		browsers, callbacks := make([]*browser, n), make([]string, n)
+		for i := range n {
+			browsers[i] = newBrowser(t, env)
+			callbacks[i] = browsers[i].toProvider("org="+env.OrgID, "twice@example.com")
+		}
+		answers := make(chan answer, n)
+		for i := range n {
+			go func() {
+				req, _ := http.NewRequest(get, callbacks[i], nil)
+				res, err := browsers[i].c.Do(req)
+				if err != nil {
+					answers <- answer{}
+					return
+				}
+				res.Body.Close()
+				answers <- answer{status: res.StatusCode, cookies: res.Cookies()}
+			}()
+		}
+		for range n {
+			if a := <-answers; a.status != http.StatusFound || sessionOf(a) == "" {
+				t.Errorf("a sign-in answered %d", a.status)
+			}
+		}
+		if got := env.RawInt(`SELECT count(*) FROM users WHERE email = ?`, "twice@example.com"); got != 1 {
+			t.Fatalf("%d users, want 1", got)
+		}
+	})
+}
