@@ -24,6 +24,7 @@ import (
 	"wps/internal/console"
 	"wps/internal/contract"
 	"wps/internal/httpapi"
+	"wps/internal/identity"
 	"wps/internal/imports"
 	"wps/internal/ledger"
 	"wps/internal/metrics"
@@ -155,7 +156,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	defer db.Close()
-	svc := wps.NewService(db, wps.ServiceConfig{AllowPrivateWebhooks: cfg.AllowPrivate, APICaller: apicall.New(apicall.Config{
+	// The issuers of single sign-on follow the private-address rule of webhooks.
+	rp := identity.New(identity.Config{PublicURL: cfg.PublicURL, AllowPrivate: cfg.AllowPrivate, SecureCookies: cfg.SecureCookies, Logger: log})
+	svc := wps.NewService(db, wps.ServiceConfig{AllowPrivateWebhooks: cfg.AllowPrivate, SSO: rp, APICaller: apicall.New(apicall.Config{
 		Hosts: wps.SplitList(cfg.APICallHosts), AllowPrivate: cfg.APICallPrivate, Timeout: cfg.APICallTimeout, Headers: cfg.APICallHeaders, Log: log}),
 		Sessions:         wps.SessionConfig{Idle: cfg.SessionIdle, MaxAge: cfg.SessionMaxAge, AccountBurst: cfg.SignInPerAccount, AddressBurst: cfg.SignInPerAddress},
 		Sheets:           sheets.New(sheets.Limits{MaxUnzippedBytes: cfg.SheetUnzipped, MaxPages: cfg.SheetPages, MaxCells: cfg.SheetCells, CalcTimeout: cfg.SheetCalcTimeout}),
@@ -176,6 +179,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
+	rp.SetPublicURL("http://" + ln.Addr().String())
 	if boot != nil {
 		fmt.Fprintf(stdout, "Created organization %q with an ADMIN user.\n", boot.Org.Name)
 		if cfg.BootstrapAPIKey == "" {
@@ -194,7 +198,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	con := console.New(svc, console.Options{Logger: log, Blobs: blobs, SecureCookies: cfg.SecureCookies})
 	api := httpapi.New(svc, httpapi.Options{Logger: log, MaxBodyBytes: cfg.MaxBodyBytes,
 		RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst, Version: version, Blobs: blobs, IdempotencyLease: cfg.IdempotencyLease,
-		SecureCookies: cfg.SecureCookies, Console: con, CORSOrigins: cfg.CORSOrigins, ObserveRequest: hooks.request})
+		SecureCookies: cfg.SecureCookies, Console: con, SSO: rp.Handler(svc), CORSOrigins: cfg.CORSOrigins, ObserveRequest: hooks.request})
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	if hooks.m != nil {

@@ -43,6 +43,7 @@ type Config struct {
 	SignInPerAddress int                          // WPS_SIGNIN_FAILURES_PER_ADDRESS: the same, per client address
 	IdempotencyLease time.Duration                // WPS_IDEMPOTENCY_LEASE: a pending Idempotency-Key is held this long unrenewed
 	SecureCookies    bool                         // WPS_SECURE_COOKIES: session cookies Secure behind a TLS-terminating proxy
+	PublicURL        string                       // WPS_PUBLIC_URL: where browsers reach wps ("": http:// and the listen address); SSO's redirect_uri is it + /sso/callback
 	SheetUnzipped    int64                        // WPS_SHEET_MAX_UNZIPPED_BYTES: a workbook's parts once unzipped
 	SheetPages       int                          // WPS_SHEET_MAX_PAGES: worksheets per workbook
 	SheetCells       int                          // WPS_SHEET_MAX_CELLS: cells over a workbook's used ranges
@@ -200,6 +201,7 @@ func Load(getenv func(string) string, args []string, stderr io.Writer) (Config, 
 	fs.Float64Var(&c.RateLimit, "rate-limit", c.RateLimit, "requests per second per API key, 0 turns it off (WPS_RATE_LIMIT)")
 	fs.IntVar(&c.RateBurst, "rate-burst", c.RateBurst, "burst per API key (WPS_RATE_BURST)")
 	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", c.MaxBodyBytes, "request body limit (WPS_MAX_BODY_BYTES)")
+	fs.StringVar(&c.PublicURL, "public-url", env("WPS_PUBLIC_URL", ""), "where browsers reach this server, such as https://wps.example.com; single sign-on's redirect_uri is it + /sso/callback (WPS_PUBLIC_URL; default http:// and the listen address)")
 	fs.BoolVar(&c.SecureCookies, "secure-cookies", c.SecureCookies, "mark session cookies Secure although requests arrive over plain HTTP (TLS ends at a proxy) (WPS_SECURE_COOKIES)")
 	fs.DurationVar(&c.IdempotencyLease, "idempotency-lease", c.IdempotencyLease, "how long a pending Idempotency-Key is held unless its request renews it; after a crash the key frees this long after (WPS_IDEMPOTENCY_LEASE)")
 	fs.DurationVar(&c.SessionIdle, "session-idle", c.SessionIdle, "a console session unused this long ends (WPS_SESSION_IDLE)")
@@ -271,6 +273,11 @@ func (c Config) Validate() error {
 		return fmt.Errorf("import chunk time must be from 0 to a quarter of the import lease")
 	case c.SignInPerAccount < 1 || c.SignInPerAddress < 1:
 		return fmt.Errorf("sign-in failures per account and per address must be at least 1")
+	}
+	if c.PublicURL != "" {
+		if u, err := url.Parse(c.PublicURL); err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+			return fmt.Errorf("public url: %q is not an absolute http or https URL such as https://wps.example.com", c.PublicURL)
+		}
 	}
 	for _, o := range c.CORSOrigins {
 		if o == "*" && len(c.CORSOrigins) > 1 {

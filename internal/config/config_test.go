@@ -26,6 +26,9 @@ func TestLoad(t *testing.T) {
 	}, nil, io.Discard); err != nil || len(o.CORSOrigins) != 2 || o.CORSOrigins[1] != "http://localhost:3000" || c.CORSOrigins != nil {
 		t.Fatalf("cors origins: %q, default %q (%v)", o.CORSOrigins, c.CORSOrigins, err)
 	}
+	if u, err := Load(func(k string) string { return map[string]string{"WPS_PUBLIC_URL": "https://wps.example.com"}[k] }, nil, io.Discard); err != nil || u.PublicURL != "https://wps.example.com" || c.PublicURL != "" {
+		t.Fatalf("public url: %q, default %q (%v)", u.PublicURL, c.PublicURL, err)
+	}
 	if d, err := Load(func(k string) string { return map[string]string{"WPS_CONTRACT_RENDER_TIMEOUT": "3s"}[k] }, []string{"--contract-max-chars", "5000"}, io.Discard); err != nil ||
 		d.ContractChars != 5000 || d.ContractTimeout != 3*time.Second || c.ContractChars != 200000 || c.ContractBytes != 4<<20 ||
 		c.ContractTimeout != 10*time.Second || c.Rerenders != 6 {
@@ -57,6 +60,9 @@ func TestLoad(t *testing.T) {
 		{"WPS_CORS_ORIGINS": "https://app.example.com/"},
 		{"WPS_CORS_ORIGINS": "app.example.com"},
 		{"WPS_CORS_ORIGINS": "https://App.example.com"},
+		{"WPS_PUBLIC_URL": "wps.example.com"},
+		{"WPS_PUBLIC_URL": "ftp://wps.example.com"},
+		{"WPS_PUBLIC_URL": "https://wps.example.com/?x=1"},
 		{"WPS_CONTRACT_MAX_CHARS": "999"},
 		{"WPS_CONTRACT_MAX_BYTES": "1000"},
 		{"WPS_CONTRACT_RENDER_TIMEOUT": "0s"},

@@ -24,6 +24,7 @@ func adminLinks(p *wps.Principal) []adminLink {
 	}
 	if p.Can(wps.FnOrgUpdate) {
 		out = append(out, adminLink{"/admin/org", "Organization", "Colour, logo, pinned link, sections shown."})
+		out = append(out, adminLink{"/admin/sso", "Single sign-on", "Sign in through your OpenID provider; password sign-in."})
 	}
 	return out
 }
@@ -51,6 +52,8 @@ type usersData struct {
 	CanManage bool
 	CanInvite bool
 	CanRoles  bool
+	// SSO is each user's last sign-in through single sign-on, by user id.
+	SSO map[string]wps.SSOSignInRecord
 }
 
 func (c *Console) users(q *req) error { return c.showUsers(q, http.StatusOK, usersData{}) }
@@ -61,6 +64,9 @@ func (c *Console) showUsers(q *req, status int, d usersData) error {
 		return err
 	}
 	d.Users = list
+	if d.SSO, err = c.svc.SSOSignIns(q.ctx(), q.p); err != nil {
+		return err
+	}
 	d.CanManage, d.CanInvite, d.CanRoles = q.p.Can(wps.FnUsersManage), q.p.Can(wps.FnUsersInvite), q.p.Can(wps.FnRolesManage)
 	if d.CanInvite {
 		if d.Invites, err = c.svc.ListInvites(q.ctx(), q.p); err != nil {

@@ -16,10 +16,11 @@ import (
 
 type signInData struct {
 	Email, Next, Error string
+	Org                string // ?org=: "Sign in with SSO" names the org
 }
 
 func (c *Console) signInPage(q *req) error {
-	c.render(q, http.StatusOK, "signin", "Sign in", signInData{Next: localPath(q.r.URL.Query().Get("next"))})
+	c.render(q, http.StatusOK, "signin", "Sign in", signInData{Next: localPath(q.r.URL.Query().Get("next")), Org: q.r.URL.Query().Get("org")})
 	return nil
 }
 
@@ -29,7 +30,7 @@ func (c *Console) signIn(q *req) error {
 	email, next := q.r.PostFormValue("email"), localPath(q.r.PostFormValue("next"))
 	out, err := c.svc.SignIn(q.ctx(), wps.SignInInput{Email: email, Password: q.r.PostFormValue("password"), Address: clientAddr(q.r)})
 	if err != nil {
-		if wps.IsCode(err, wps.CodeInvalid) || wps.IsCode(err, wps.CodeUnauthorized) || wps.IsCode(err, wps.CodeRateLimited) {
+		if wps.IsCode(err, wps.CodeInvalid) || wps.IsCode(err, wps.CodeUnauthorized) || wps.IsCode(err, wps.CodeForbidden) || wps.IsCode(err, wps.CodeRateLimited) {
 			c.render(q, statusOf(err), "signin", "Sign in", signInData{Email: email, Next: next, Error: message(err)})
 			return nil
 		}

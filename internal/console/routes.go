@@ -53,6 +53,8 @@ func (c *Console) routes() {
 	m.HandleFunc("POST /admin/deliveries/{id}/retry", c.signedIn(c.retryDelivery))
 	m.HandleFunc("GET /admin/org", c.signedIn(c.orgSettings))
 	m.HandleFunc("POST /admin/org", c.signedIn(c.saveOrg))
+	m.HandleFunc("GET /admin/sso", c.signedIn(c.ssoSettings))
+	m.HandleFunc("POST /admin/sso", c.signedIn(c.saveSSO))
 
 	m.HandleFunc("/", c.anyone(func(q *req) error { return wps.NotFound("page") }))
 }

@@ -33,7 +33,7 @@ var tagOf = map[string]string{
 	"roles": "roles", "entities": "entities", "process": "processes", "contract-templates": "contracts",
 	"documents": "contracts", "measurements": "measurements", "measurements:export": "measurements",
 	"actions": "actions", "ledger": "ledger", "webhooks": "webhooks", "webhook-deliveries": "webhooks",
-	"attachments": "attachments", "sheets": "sheets", "import-jobs": "entities",
+	"attachments": "attachments", "sheets": "sheets", "import-jobs": "entities", "sso": "sso",
 }
 
 var tags = []*huma.Tag{
@@ -53,6 +53,7 @@ var tags = []*huma.Tag{
 	{Name: "webhooks", Description: "Webhook subscriptions, the signing secret and deliveries"},
 	{Name: "attachments", Description: "Uploaded files referred to by ATTACHMENT values"},
 	{Name: "sheets", Description: "Spreadsheet workbooks linked to parameters"},
+	{Name: "sso", Description: "Single sign-on: the organization's OpenID provider (people sign in at /sso/start, docs/sso.md)"},
 }
 
 // tag is the tag of the operation at path.

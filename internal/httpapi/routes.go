@@ -33,8 +33,12 @@ func (s *Server) routes() {
 	register(s, op(get, "/v1/users/{id}/api-keys", "listUserApiKeys", "List a user's API keys (prefixes only)", 200, needs(wps.FnUsersManage)), s.listUserAPIKeys)
 	register(s, op(del, "/v1/users/{id}/api-keys/{keyId}", "deleteUserApiKey", "Revoke a user's API key", 204, needs(wps.FnUsersManage)), s.deleteUserAPIKey)
 
-	register(s, op(post, "/v1/sessions", "signIn", "Sign in with email and password: a session cookie and its CSRF token", 201, public), s.signIn)
+	register(s, withErrors(op(post, "/v1/sessions", "signIn", "Sign in with email and password: a session cookie and its CSRF token (403 when the organization's passwordSignIn refuses it)", 201, public), 403), s.signIn)
 	register(s, op(del, "/v1/sessions/current", "signOut", "Sign out: end the caller's session", 204, member), s.signOut)
+
+	register(s, withErrors(op(get, "/v1/sso", "getSso", "The organization's single sign-on settings (404 when off)", 200, needs(wps.FnOrgUpdate)), 404), s.getSSO)
+	register(s, op(put, "/v1/sso", "putSso", "Set the organization's single sign-on (the issuer's discovery document is fetched first)", 200, needs(wps.FnOrgUpdate)), s.putSSO)
+	register(s, withErrors(op(del, "/v1/sso", "deleteSso", "Turn single sign-on off", 204, needs(wps.FnOrgUpdate)), 404), s.deleteSSO)
 
 	register(s, withSecrets(op(post, "/v1/invites", "createInvite", "Invite a user", 201, needs(wps.FnUsersInvite)), "token"), s.createInvite)
 	register(s, op(get, "/v1/invites", "listInvites", "List invites", 200, needs(wps.FnUsersInvite)), s.listInvites)

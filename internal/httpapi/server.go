@@ -45,6 +45,9 @@ type Options struct {
 	// Console serves every path outside the API (/v1/, /healthz, /readyz)
 	// when set: the web console, behind the same access log.
 	Console http.Handler
+	// SSO serves /sso/ (the identity package's sign-in through an
+	// organization's OpenID provider) when set.
+	SSO http.Handler
 	// CORSOrigins are the origins whose pages may call the API from a
 	// browser ("*": any, without cookies); none: CORS is off.
 	CORSOrigins []string
@@ -131,6 +134,9 @@ func New(svc *wps.Service, opt Options) *Server {
 	if opt.Console != nil {
 		h = beside(h, opt.Console)
 	}
+	if opt.SSO != nil { // anonymous: limited per client address, as the API's anonymous requests
+		h = ssoBeside(h, s.rateLimit(opt.SSO))
+	}
 	s.handler = s.logRequests(h)
 	return s
 }
@@ -143,6 +149,17 @@ func beside(api, console http.Handler) http.Handler {
 			return
 		}
 		console.ServeHTTP(w, r)
+	})
+}
+
+// ssoBeside sends /sso/ to sso and every other path to next.
+func ssoBeside(next, sso http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/sso/") {
+			sso.ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
 	})
 }
 

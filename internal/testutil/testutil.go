@@ -26,6 +26,7 @@ import (
 	"wps/internal/blob"
 	"wps/internal/console"
 	"wps/internal/httpapi"
+	"wps/internal/identity"
 	"wps/internal/sheets"
 	"wps/internal/sqlstore"
 	"wps/internal/wps"
@@ -257,11 +258,17 @@ func serve(t testing.TB, db *sqlstore.DB, clock *Clock, opt Options) (*wps.Servi
 	if opt.APICalls != nil {
 		sc.APICaller = apicall.New(*opt.APICalls)
 	}
+	srv := httptest.NewUnstartedServer(nil)
+	// Single sign-on's issuers follow the webhooks' private-address rule.
+	rp := identity.New(identity.Config{PublicURL: "http://" + srv.Listener.Addr().String(), AllowPrivate: !opt.RefusePrivateWebhooks, Logger: opt.API.Logger})
+	sc.SSO = rp
 	svc := wps.NewService(db, sc)
 	if opt.Console {
 		opt.API.Console = console.New(svc, console.Options{Logger: opt.API.Logger, Blobs: opt.API.Blobs, SecureCookies: opt.API.SecureCookies})
 	}
-	srv := httptest.NewServer(httpapi.New(svc, opt.API))
+	opt.API.SSO = rp.Handler(svc)
+	srv.Config.Handler = httpapi.New(svc, opt.API)
+	srv.Start()
 	t.Cleanup(srv.Close)
 	return svc, srv
 }

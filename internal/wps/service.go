@@ -37,6 +37,7 @@ type Service struct {
 	// importGate lets one import job's write at a time into the store
 	// (importWrite), so that other writes wait for one chunk at most.
 	importGate chan struct{}
+	sso        SSODiscoverer
 }
 
 // keyCache remembers resolved API keys briefly: authentication would
@@ -119,6 +120,9 @@ type ServiceConfig struct {
 	Imports ImportConfig
 	// Documents bounds the rendering of contract documents.
 	Documents DocumentConfig
+	// SSO fetches OpenID providers' discovery documents; nil: PUT /v1/sso
+	// is refused.
+	SSO SSODiscoverer
 }
 
 // NewService returns a Service over store.
@@ -142,7 +146,7 @@ func NewService(store Store, cfg ServiceConfig) *Service {
 		sessions: cfg.Sessions, hasher: newHasher(cfg.Sessions.Hashes), maxTemplateBytes: cfg.MaxTemplateBytes,
 		byAccount: newThrottle(cfg.Sessions.AccountBurst, cfg.Sessions.AccountRefill),
 		byAddress: newThrottle(cfg.Sessions.AddressBurst, cfg.Sessions.AddressRefill),
-		imports:   cfg.Imports, importGate: make(chan struct{}, 1),
+		imports:   cfg.Imports, importGate: make(chan struct{}, 1), sso: cfg.SSO,
 		naming: newGates(), docs: cfg.Documents, rerenders: newThrottle(cfg.Documents.RerendersPerMinute, time.Minute/time.Duration(cfg.Documents.RerendersPerMinute))}
 }
 

@@ -225,6 +225,9 @@ func (s *Service) SignIn(ctx context.Context, in SignInInput) (SignedIn, error) 
 		if cur.PasswordHash != u.PasswordHash {
 			return errSignIn // the password changed meanwhile
 		}
+		if err := passwordAllowed(tx, cur); err != nil {
+			return err
+		}
 		cur.LastSignInAt = at
 		if err := tx.UpdateUser(cur); err != nil {
 			return err

@@ -59,6 +59,17 @@ type Tx interface {
 	FindUsersByEmail(email string) ([]User, error)
 	RevokeUserAPIKeys(orgID, userID string, at Time) error
 
+	// GetSSO reads an org's SSO settings (CodeNotFound when off); PutSSO
+	// replaces them and the org's email domains; DeleteSSO removes both.
+	GetSSO(orgID string) (SSOSettings, error)
+	PutSSO(s SSOSettings) error
+	DeleteSSO(orgID string) error
+	// SSOOrgByDomain finds the org whose SSO claims an email domain.
+	SSOOrgByDomain(domain string) (string, error)
+	// RecordSSOSignIn keeps a user's last sign-in through SSO (one row per
+	// user, replaced); ListSSOSignIns lists the org's.
+	RecordSSOSignIn(r SSOSignInRecord) error
+	ListSSOSignIns(orgID string) ([]SSOSignInRecord, error)
 	CreateSession(s Session) error
 	GetSessionByHash(hash string) (Session, error)
 	TouchSession(orgID, id string, at Time) error

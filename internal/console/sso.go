@@ -1,0 +1,109 @@
+package console
+
+import (
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+
+	"wps/internal/wps"
+)
+
+// Single sign-on: the org's OpenID provider (docs/sso.md).
+
+type ssoData struct {
+	Error, Notice string
+	Fields        map[string]string
+	On            bool // settings are saved
+	SecretSet     bool
+	// The values the form shows: the saved ones, or what was sent.
+	Issuer, ClientID, EmailDomains, GroupsClaim, GroupRoles, PasswordSignIn string
+	AutoCreate                                                              bool
+	StartURL                                                                string
+}
+
+func ssoForm(s wps.SSOSettings) ssoData {
+	var roles []string
+	for _, g := range slices.Sorted(maps.Keys(s.GroupRoles)) {
+		roles = append(roles, g+": "+strings.Join(s.GroupRoles[g], ", "))
+	}
+	return ssoData{Issuer: s.Issuer, ClientID: s.ClientID, EmailDomains: strings.Join(s.EmailDomains, ", "), GroupsClaim: s.GroupsClaim,
+		GroupRoles: strings.Join(roles, "\n"), PasswordSignIn: s.PasswordSignIn, AutoCreate: s.AutoCreateUsers, SecretSet: s.ClientSecretSet}
+}
+
+func (c *Console) ssoSettings(q *req) error {
+	s, err := c.svc.GetSSO(q.ctx(), q.p)
+	d := ssoForm(s)
+	switch {
+	case wps.IsCode(err, wps.CodeNotFound):
+		d.PasswordSignIn = wps.PasswordAllowed
+	case err != nil:
+		return err
+	default:
+		d.On = true
+	}
+	return c.showSSO(q, http.StatusOK, d)
+}
+
+func (c *Console) showSSO(q *req, status int, d ssoData) error {
+	d.StartURL = "/sso/start?org=" + q.p.OrgID
+	c.render(q, status, "sso", "Single sign-on", d)
+	return nil
+}
+
+// saveSSO saves the settings, tests the issuer (action=test: its discovery
+// document is fetched, nothing saved) or turns SSO off (action=off).
+func (c *Console) saveSSO(q *req) error {
+	f := q.r.PostForm
+	d := ssoData{Issuer: strings.TrimSpace(f.Get("issuer")), ClientID: strings.TrimSpace(f.Get("clientId")), EmailDomains: f.Get("emailDomains"),
+		GroupsClaim: strings.TrimSpace(f.Get("groupsClaim")), GroupRoles: f.Get("groupRoles"), PasswordSignIn: f.Get("passwordSignIn"),
+		AutoCreate: f.Get("autoCreateUsers") == "on", On: f.Get("on") == "true", SecretSet: f.Get("secretSet") == "true"}
+	refused := func(err error) error {
+		if !wps.IsCode(err, wps.CodeInvalid) && !wps.IsCode(err, wps.CodeConflict) {
+			return err
+		}
+		d.Error, d.Fields = attention, fieldErrors(err, "")
+		if len(d.Fields) == 0 {
+			d.Error = message(err)
+		}
+		return c.showSSO(q, statusOf(err), d)
+	}
+	switch f.Get("action") {
+	case "test":
+		if err := c.svc.TestSSOIssuer(q.ctx(), q.p, d.Issuer); err != nil {
+			return refused(err)
+		}
+		d.Notice = "Connection works: the provider's discovery document was fetched."
+		return c.showSSO(q, http.StatusOK, d)
+	case "off":
+		if err := c.svc.DeleteSSO(q.ctx(), q.p); err != nil && !wps.IsCode(err, wps.CodeNotFound) {
+			return err
+		}
+		return q.redirect("/admin/sso", "updated")
+	}
+	in := wps.SSOInput{Issuer: d.Issuer, ClientID: d.ClientID, GroupsClaim: d.GroupsClaim, AutoCreateUsers: d.AutoCreate,
+		PasswordSignIn: d.PasswordSignIn, EmailDomains: strings.FieldsFunc(d.EmailDomains, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\r' })}
+	if secret := f.Get("clientSecret"); secret != "" {
+		in.ClientSecret = &secret
+	}
+	in.GroupRoles = map[string][]string{}
+	for _, line := range strings.Split(d.GroupRoles, "\n") {
+		group, roles, ok := strings.Cut(line, ":")
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		if !ok {
+			d.Error, d.Fields = attention, map[string]string{"groupRoles": "write one group a line: group: ROLE, ROLE"}
+			return c.showSSO(q, http.StatusUnprocessableEntity, d)
+		}
+		for _, r := range strings.Split(roles, ",") {
+			if r = strings.TrimSpace(r); r != "" {
+				in.GroupRoles[strings.TrimSpace(group)] = append(in.GroupRoles[strings.TrimSpace(group)], r)
+			}
+		}
+	}
+	if _, err := c.svc.PutSSO(q.ctx(), q.p, in); err != nil {
+		return refused(err)
+	}
+	return q.redirect("/admin/sso", "updated")
+}
