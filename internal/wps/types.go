@@ -102,6 +102,16 @@ type User struct {
 	// PasswordHash is the argon2id hash of the user's password, "" for none.
 	PasswordHash string `json:"-"`
 	LastSignInAt Time   `json:"-"`
+	// ExternalID is the identity provider's id of the user, set by SCIM
+	// (its externalId); "" for none.
+	ExternalID string `json:"-"`
+}
+
+// UserQuery narrows a list of users; the fields set must all match.
+type UserQuery struct {
+	Email      string // lower case, as stored
+	ExternalID string
+	Role       string // a valid role name
 }
 
 // User statuses.
