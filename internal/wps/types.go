@@ -183,7 +183,15 @@ type Policy struct {
 type Page struct {
 	Page    int
 	PerPage int
+	// Skip, when Page is 0, is the number of rows before the page (SCIM's
+	// startIndex - 1 need not fall on a page's start).
+	Skip int
 }
 
 // Offset is the number of rows before the page.
-func (p Page) Offset() int { return (p.Page - 1) * p.PerPage }
+func (p Page) Offset() int {
+	if p.Page == 0 {
+		return p.Skip
+	}
+	return (p.Page - 1) * p.PerPage
+}
