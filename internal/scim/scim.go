@@ -113,6 +113,8 @@ func (h *handler) serve(fn func(w http.ResponseWriter, r *http.Request, p *wps.P
 			err = scimErr(http.StatusForbidden, "", "SCIM needs a policy with function \"users:manage\"")
 		case !utf8.ValidString(r.URL.Path) || strings.ContainsRune(r.URL.Path, 0):
 			err = scimErr(http.StatusNotFound, "", "no such SCIM resource")
+		case plainQuery(r) != nil:
+			err = plainQuery(r)
 		default:
 			r.Body = http.MaxBytesReader(w, r.Body, h.maxBody)
 			err = fn(w, r, p)
@@ -224,7 +226,48 @@ func decode(r *http.Request) (map[string]any, error) {
 	if dec.More() {
 		return nil, invalidSyntax("the body has more than one JSON value")
 	}
+	if hasNUL(body) {
+		return nil, invalidValue(textMessage)
+	}
 	return body, nil
+}
+
+// textMessage refuses text the store cannot hold alike on both engines
+// (PostgreSQL's text has no NUL; JSON decoding already replaced invalid
+// UTF-8).
+const textMessage = "text must be valid UTF-8 without the NUL character (U+0000)"
+
+// hasNUL reports a NUL character in any string (or member name) of v.
+func hasNUL(v any) bool {
+	switch v := v.(type) {
+	case string:
+		return strings.ContainsRune(v, 0)
+	case map[string]any:
+		for k, e := range v {
+			if strings.ContainsRune(k, 0) || hasNUL(e) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range v {
+			if hasNUL(e) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// plainQuery refuses a query whose values the store could not hold.
+func plainQuery(r *http.Request) error {
+	for k, vs := range r.URL.Query() {
+		for _, v := range append(vs, k) {
+			if !utf8.ValidString(v) || strings.ContainsRune(v, 0) {
+				return invalidValue(strconv.Quote(k) + ": " + textMessage)
+			}
+		}
+	}
+	return nil
 }
 
 // get returns the member of m named key in any case.

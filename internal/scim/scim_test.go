@@ -484,6 +484,7 @@ func TestErrors(t *testing.T) {
 				{"PATCH active not a boolean", "PATCH", "/Users/" + id, patchOp(map[string]any{"op": "Replace", "path": "active", "value": "nope"}), "invalidValue"},
 				{"PATCH a path not a string", "PATCH", "/Users/" + id, patchOp(map[string]any{"op": "replace", "path": 3, "value": "x"}), "invalidPath"},
 				{"PATCH remove userName", "PATCH", "/Users/" + id, patchOp(map[string]any{"op": "remove", "path": "userName"}), "mutability"},
+				{"a NUL character", "POST", "/Users", `{"schemas":["` + userURN + `"],"userName":"nul@example.com","displayName":"a\u0000b"}`, "invalidValue"},
 				{"group without a displayName", "POST", "/Groups", map[string]any{"schemas": []string{groupURN}}, "invalidValue"},
 				{"group members not a list", "POST", "/Groups", map[string]any{"schemas": []string{groupURN}, "displayName": "X", "members": "ana"}, "invalidValue"},
 				{"group member without a value", "PATCH", "/Groups/X", patchOp(map[string]any{"op": "add", "path": "members", "value": []any{map[string]any{"display": "ana"}}}), "invalidValue"},
@@ -508,6 +509,8 @@ func TestErrors(t *testing.T) {
 			}
 			scimError(t, do(env, "GET", "/Groups?filter="+urlQuery(`members eq "x"`), key, nil), 400, "invalidFilter")
 			scimError(t, do(env, "GET", "/Users?startIndex=one", key, nil), 400, "invalidValue")
+			scimError(t, do(env, "GET", "/Users?filter=userName%20eq%20%22a%00b%40example.com%22", key, nil), 400, "invalidValue")
+			scimError(t, do(env, "GET", "/Users?filter=userName%20eq%20%22a%FFb%40example.com%22", key, nil), 400, "invalidValue")
 			scimError(t, do(env, "GET", "/Users?count=many", key, nil), 400, "invalidValue")
 		})
 		t.Run("unknown resources and methods", func(t *testing.T) {
