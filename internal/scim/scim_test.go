@@ -6,11 +6,13 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"wps/internal/httpapi"
 	"wps/internal/sqlstore"
 	tu "wps/internal/testutil"
+	"wps/internal/wps"
 )
 
 const (
@@ -613,4 +615,71 @@ func TestMiddleware(t *testing.T) {
 	if r.Header.Get("Retry-After") == "" {
 		t.Fatalf("no Retry-After: %v", r.Header)
 	}
+}
+
+// Requests at once: one email makes one user, and two providers' requests
+// each taking ADMIN from one of the org's two admins leave one of them.
+func TestConcurrency(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := tu.NewEnv(t, engine)
+		const n = 8
+		statuses := make([]int, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				r := do(env, "POST", "/Users", env.AdminKey, entraUser("same@example.com", fmt.Sprint(i)))
+				statuses[i] = r.Status
+			})
+		}
+		wg.Wait()
+		slices.Sort(statuses)
+		if statuses[0] != 201 || statuses[1] != 409 || statuses[n-1] != 409 {
+			t.Fatalf("statuses: %v", statuses)
+		}
+		if r := call(env, "GET", "/Users?filter=userName+eq+%22same%40example.com%22", env.AdminKey, nil, 200); r["totalResults"] != 1.0 {
+			t.Fatalf("users: %v", r)
+		}
+
+		first := env.Call("GET", "/v1/users/me", env.AdminKey, nil, 200).JSON()["id"].(string)
+		second, secondKey := member(t, env, "second@example.com", "correct horse battery", "ADMIN")
+		for round := range 5 {
+			codes := make([]int, 2)
+			for i, who := range []string{first, second} {
+				wg.Go(func() {
+					r := do(env, "PATCH", "/Groups/ADMIN", []string{env.AdminKey, secondKey}[i], patchOp(map[string]any{"op": "Remove", "path": "members", "value": []any{map[string]any{"value": who}}}))
+					codes[i] = r.Status
+				})
+			}
+			wg.Wait()
+			slices.Sort(codes)
+			// One removal commits first; the other then finds one ADMIN
+			// left (409), or its caller no longer ADMIN (401 or 403).
+			if codes[0] != 200 || codes[1] == 200 {
+				t.Fatalf("round %d: %v", round, codes)
+			}
+			admins := admins(env)
+			if len(admins) != 1 {
+				t.Fatalf("round %d: ADMINs %v", round, admins)
+			}
+			// Both admins again for the next round.
+			holder := admins[0]
+			holderKey := map[string]string{first: env.AdminKey, second: secondKey}[holder]
+			call(env, "PATCH", "/Groups/ADMIN", holderKey, patchOp(map[string]any{"op": "Add", "path": "members",
+				"value": []any{map[string]any{"value": first}, map[string]any{"value": second}}}), 200)
+		}
+	})
+}
+
+// admins are the ids of the org's users holding ADMIN, read by the Service.
+func admins(env *tu.Env) []string {
+	env.T.Helper()
+	users, _, err := env.Service.FindUsers(context.Background(), &wps.Principal{OrgID: env.OrgID, Roles: []string{"ADMIN"}}, wps.UserQuery{Role: "ADMIN"}, wps.Page{PerPage: 10})
+	if err != nil {
+		env.T.Fatal(err)
+	}
+	var ids []string
+	for _, u := range users {
+		ids = append(ids, u.ID)
+	}
+	return ids
 }
