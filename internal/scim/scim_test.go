@@ -182,6 +182,15 @@ func TestUsers(t *testing.T) {
 			if got["displayName"] != "Ryan Leenay" || got["externalId"] != "ext-2" {
 				t.Fatalf("patched: %v", got)
 			}
+			// Entra ID's "Update User [Multi-valued properties]": one part of the
+			// name, and the work email (the userName is the email wps keeps).
+			got = call(env, "PATCH", "/Users/"+id, key, patchOp(
+				map[string]any{"op": "Replace", "path": `emails[type eq "work"].value`, "value": "updatedEmail@microsoft.com"},
+				map[string]any{"op": "Replace", "path": "name.familyName", "value": "Leenay-Smith"},
+			), 200)
+			if got["displayName"] != "Ryan Leenay-Smith" || got["userName"] != "isaac.brock@example.com" {
+				t.Fatalf("family name: %v", got)
+			}
 			// Entra ID changes a userName (a renamed UPN); another user's email is a conflict.
 			got = call(env, "PATCH", "/Users/"+id, key, patchOp(map[string]any{"op": "Replace", "path": "userName", "value": "ryan@example.com"}), 200)
 			if got["userName"] != "ryan@example.com" {

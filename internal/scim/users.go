@@ -321,6 +321,20 @@ func (h *handler) patchUser(w http.ResponseWriter, r *http.Request, p *wps.Princ
 			return err
 		}
 	}
+	if c.display == nil && c.formatted == nil && (c.given == nil) != (c.family == nil) {
+		// One part of the name (Entra ID's "Replace name.familyName"):
+		// the other is the current name's, split at its first space.
+		u, err := h.svc.FindUser(r.Context(), p, r.PathValue("id"))
+		if err != nil {
+			return err
+		}
+		given, family, _ := strings.Cut(strings.TrimSpace(u.Name), " ")
+		if c.given == nil {
+			c.given = &given
+		} else {
+			c.family = &family
+		}
+	}
 	return h.update(w, r, p, wps.UserUpdate{Email: c.userName, Name: c.name(), ExternalID: c.externalID, Status: status(c.active)})
 }
 
