@@ -692,3 +692,23 @@ func admins(env *tu.Env) []string {
 	}
 	return ids
 }
+
+// Migration 33 (externalId) goes down and up again on both engines: the
+// users stay, their externalId is gone after the way down.
+func TestExternalIDMigration(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := tu.NewEnv(t, engine)
+		call(env, "POST", "/Users", env.AdminKey, oktaUser("ana@example.com", "okta-ana"), 201)
+		if err := sqlstore.MigrateTo(t.Context(), env.URL(), 30); err != nil {
+			t.Fatal(err)
+		}
+		up := env.Reopen()
+		if r := call(up, "GET", "/Users?filter=externalId+eq+%22okta-ana%22", up.AdminKey, nil, 200); r["totalResults"] != 0.0 {
+			t.Fatalf("externalId kept: %v", r)
+		}
+		r := call(up, "GET", "/Users?filter=userName+eq+%22ana%40example.com%22", up.AdminKey, nil, 200)
+		if r["totalResults"] != 1.0 || resources(r)[0]["externalId"] != nil {
+			t.Fatalf("user: %v", r)
+		}
+	})
+}
