@@ -83,6 +83,8 @@ func schemaOf(r *http.Request, id string) map[string]any {
 			attr("active", "boolean", "false: deactivated, every API key and session stops at once", false, false, "none"),
 			attr("emails", "complex", "The userName, as the one work email (read only)", false, true, "none",
 				attr("value", "string", "The email", false, false, "none")),
+			attr("groups", "complex", "The user's roles (read only: change them through Groups)", false, true, "none",
+				attr("value", "string", "A role's name", false, false, "none")),
 		}
 	} else {
 		s["name"], s["description"] = "Group", "A wps role: displayName is the role's name"

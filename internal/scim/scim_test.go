@@ -345,6 +345,9 @@ func TestGroups(t *testing.T) {
 			if !slices.Equal(roles(ana), []string{"AUDITORS"}) {
 				t.Fatalf("ana's roles: %v", roles(ana))
 			}
+			if u := call(env, "GET", "/Users/"+ana, key, nil, 200); fmt.Sprint(u["groups"]) != fmt.Sprint([]any{map[string]any{"value": "AUDITORS", "display": "AUDITORS", "$ref": strings.Replace(u["meta"].(map[string]any)["location"].(string), "/Users/"+ana, "/Groups/AUDITORS", 1)}}) {
+				t.Fatalf("ana's groups: %v", u["groups"])
+			}
 			scimError(t, do(env, "POST", "/Groups", key, map[string]any{"schemas": []string{groupURN}, "displayName": "AUDITORS"}), 409, "uniqueness")
 			scimError(t, do(env, "POST", "/Groups", key, map[string]any{"schemas": []string{groupURN}, "displayName": "Sales Team"}), 400, "invalidValue")
 			// Entra ID looks a group up by displayName, without its members.

@@ -9,7 +9,7 @@ import (
 
 // userResource is a wps user as SCIM's User: userName and the one work
 // email are the user's email, name.formatted and displayName the user's
-// name, active their status.
+// name, active their status, groups their roles.
 func userResource(r *http.Request, u wps.User) map[string]any {
 	out := map[string]any{
 		"schemas":     []string{userSchema},
@@ -25,6 +25,13 @@ func userResource(r *http.Request, u wps.User) map[string]any {
 	}
 	if u.ExternalID != "" {
 		out["externalId"] = u.ExternalID
+	}
+	if len(u.Roles) > 0 { // read only: Groups change them
+		groups := make([]any, len(u.Roles))
+		for i, role := range u.Roles {
+			groups[i] = map[string]any{"value": role, "display": role, "$ref": location(r, "/Groups/"+role)}
+		}
+		out["groups"] = groups
 	}
 	if u.Email != "" { // the first admin of an org may have none
 		out["emails"] = []any{map[string]any{"value": u.Email, "type": "work", "primary": true}}
