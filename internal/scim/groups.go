@@ -131,7 +131,7 @@ func (h *handler) createGroup(w http.ResponseWriter, r *http.Request, p *wps.Pri
 }
 
 func (h *handler) listGroups(w http.ResponseWriter, r *http.Request, p *wps.Principal) error {
-	f, err := parseFilter(r.URL.Query().Get("filter"), groupSchema, "displayName", "id")
+	terms, err := parseFilter(r.URL.Query().Get("filter"), groupSchema, "displayName", "id", "members", "members.value")
 	if err != nil {
 		return err
 	}
@@ -143,8 +143,17 @@ func (h *handler) listGroups(w http.ResponseWriter, r *http.Request, p *wps.Prin
 	if err != nil {
 		return err
 	}
-	if f != nil {
-		roles = slices.DeleteFunc(roles, func(role string) bool { return role != f.value })
+	for _, f := range terms {
+		if f.attr == "displayName" || f.attr == "id" {
+			roles = slices.DeleteFunc(roles, func(role string) bool { return role != f.value })
+			continue
+		}
+		// Entra ID's "is this user a member": the user's roles.
+		u, err := h.svc.FindUser(r.Context(), p, f.value)
+		if err != nil && !wps.IsCode(err, wps.CodeNotFound) {
+			return err
+		}
+		roles = slices.DeleteFunc(roles, func(role string) bool { return !slices.Contains(u.Roles, role) })
 	}
 	total := len(roles)
 	roles = roles[min(start-1, total):min(start-1+count, total)]
@@ -309,10 +318,10 @@ func (c *memberChange) apply(role string, o patchOp) error {
 			return scimErr(http.StatusBadRequest, "invalidPath", "a members[...] path is only for remove")
 		}
 		f, err := parseFilter(path[len("members["):len(path)-1], groupSchema, "value")
-		if err != nil || f == nil {
+		if err != nil || len(f) != 1 {
 			return scimErr(http.StatusBadRequest, "invalidPath", `a members path is members[value eq "userId"]`)
 		}
-		c.remove([]string{f.value})
+		c.remove([]string{f[0].value})
 	case lower == "displayname":
 		if o.op == "remove" {
 			return scimErr(http.StatusBadRequest, "mutability", "a group's displayName cannot be removed")

@@ -147,6 +147,23 @@ func TestUsers(t *testing.T) {
 			if found["totalResults"] != 1.0 {
 				t.Fatalf("by id: %v", found)
 			}
+			// By the work email, as Entra ID does when matching on mail.
+			found = call(env, "GET", "/Users?filter="+urlQuery(`emails[type eq "work"].value eq "test_user_ab6490ee@contoso.com"`), key, nil, 200)
+			if found["totalResults"] != 1.0 || resources(found)[0]["id"] != u["id"] {
+				t.Fatalf("by email: %v", found)
+			}
+			for f, want := range map[string]float64{
+				`userName eq "test_user_ab6490ee@contoso.com" and externalId eq "0a21f0f2-8d2a-4f8e-bf98-7363c4aed4ef"`: 1,
+				`userName eq "test_user_ab6490ee@contoso.com" and externalId eq "other"`:                                0,
+				`id eq "` + u["id"].(string) + `" and userName eq "test_user_ab6490ee@contoso.com"`:                     1,
+				`id eq "` + u["id"].(string) + `" and externalId eq "other"`:                                            0,
+				`userName eq "test_user_ab6490ee@contoso.com" and userName eq "other@contoso.com"`:                      0,
+				`userName eq ""`: 0,
+			} {
+				if got := call(env, "GET", "/Users?filter="+urlQuery(f), key, nil, 200); got["totalResults"] != want {
+					t.Fatalf("%s: %v, want %v", f, got, want)
+				}
+			}
 			// "Get User by query - Zero results"
 			none := call(env, "GET", `/Users?filter=userName+eq+%22non-existent%40contoso.com%22`, key, nil, 200)
 			if none["totalResults"] != 0.0 || len(none["Resources"].([]any)) != 0 {
@@ -358,6 +375,13 @@ func TestGroups(t *testing.T) {
 			if none := call(env, "GET", `/Groups?filter=displayName+eq+%22NOBODY%22`, key, nil, 200); none["totalResults"] != 0.0 {
 				t.Fatalf("none: %v", none)
 			}
+			// Entra ID asks whether a user is a member.
+			for who, want := range map[string]float64{ana: 1, bo: 0, "01a208eb-0c3d-7423-80f5-f8b1dcc97b85": 0} {
+				r := call(env, "GET", "/Groups?attributes=id&filter="+urlQuery(`id eq "AUDITORS" and members eq "`+who+`"`), key, nil, 200)
+				if r["totalResults"] != want || want == 1 && resources(r)[0]["members"] != nil {
+					t.Fatalf("member %s: %v, want %v", who, r, want)
+				}
+			}
 			list := call(env, "GET", "/Groups", key, nil, 200)
 			var names []string
 			for _, r := range resources(list) {
@@ -517,11 +541,11 @@ func TestErrors(t *testing.T) {
 			for _, f := range []string{
 				`userName co "ana"`, `userName sw "a"`, `displayName eq "Ana"`, `userName eq ana@example.com`,
 				`userName eq "ana@example.com" and active eq true`, `userName eq "unterminated`, `userName`,
-				`emails[type eq "work"].value eq "ana@example.com"`,
+				`emails[type eq "home"].value eq "ana@example.com"`, `userName eq "ana@example.com" or externalId eq "x"`,
 			} {
 				scimError(t, do(env, "GET", "/Users?filter="+urlQuery(f), key, nil), 400, "invalidFilter")
 			}
-			scimError(t, do(env, "GET", "/Groups?filter="+urlQuery(`members eq "x"`), key, nil), 400, "invalidFilter")
+			scimError(t, do(env, "GET", "/Groups?filter="+urlQuery(`externalId eq "x"`), key, nil), 400, "invalidFilter")
 			scimError(t, do(env, "GET", "/Users?startIndex=one", key, nil), 400, "invalidValue")
 			scimError(t, do(env, "GET", "/Users?filter=userName%20eq%20%22a%00b%40example.com%22", key, nil), 400, "invalidValue")
 			scimError(t, do(env, "GET", "/Users?filter=userName%20eq%20%22a%FFb%40example.com%22", key, nil), 400, "invalidValue")

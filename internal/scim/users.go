@@ -200,7 +200,7 @@ func (h *handler) createUser(w http.ResponseWriter, r *http.Request, p *wps.Prin
 }
 
 func (h *handler) listUsers(w http.ResponseWriter, r *http.Request, p *wps.Principal) error {
-	f, err := parseFilter(r.URL.Query().Get("filter"), userSchema, "userName", "externalId", "id")
+	terms, err := parseFilter(r.URL.Query().Get("filter"), userSchema, "userName", "emails.value", "externalId", "id")
 	if err != nil {
 		return err
 	}
@@ -209,19 +209,21 @@ func (h *handler) listUsers(w http.ResponseWriter, r *http.Request, p *wps.Princ
 		return err
 	}
 	var q wps.UserQuery
-	if f != nil {
-		if f.value == "" {
-			listResponse(w, 0, start, nil)
-			return nil
+	var id string
+	none := false // terms no user matches: two different values of one attribute, or ""
+	for _, f := range terms {
+		dst := map[string]*string{"userName": &q.Email, "emails.value": &q.Email, "externalId": &q.ExternalID, "id": &id}[f.attr]
+		if f.value == "" || (*dst != "" && !strings.EqualFold(*dst, f.value)) {
+			none = true
 		}
-		switch f.attr {
-		case "userName":
-			q.Email = f.value
-		case "externalId":
-			q.ExternalID = f.value
-		case "id":
-			return h.listOne(w, r, p, f.value, start, count)
-		}
+		*dst = f.value
+	}
+	if none {
+		listResponse(w, 0, start, nil)
+		return nil
+	}
+	if id != "" {
+		return h.listOne(w, r, p, id, q, start, count)
 	}
 	users, total, err := h.svc.FindUsers(r.Context(), p, q, wps.Page{PerPage: count, Skip: start - 1})
 	if err != nil {
@@ -235,10 +237,12 @@ func (h *handler) listUsers(w http.ResponseWriter, r *http.Request, p *wps.Princ
 	return nil
 }
 
-// listOne answers filter=id eq "…": a list of the one user, or none.
-func (h *handler) listOne(w http.ResponseWriter, r *http.Request, p *wps.Principal, id string, start, count int) error {
+// listOne answers a filter with id eq "…": a list of that user when the
+// other terms match too, or none.
+func (h *handler) listOne(w http.ResponseWriter, r *http.Request, p *wps.Principal, id string, q wps.UserQuery, start, count int) error {
 	u, err := h.svc.FindUser(r.Context(), p, id)
-	if wps.IsCode(err, wps.CodeNotFound) {
+	if wps.IsCode(err, wps.CodeNotFound) || err == nil &&
+		(q.Email != "" && !strings.EqualFold(q.Email, u.Email) || q.ExternalID != "" && q.ExternalID != u.ExternalID) {
 		listResponse(w, 0, start, nil)
 		return nil
 	}
