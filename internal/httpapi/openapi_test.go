@@ -207,6 +207,7 @@ func TestResponseCheck(t *testing.T) {
 	delete(page["data"].([]any)[0].(map[string]any), "email")
 	pageNoEmail, _ := json.Marshal(page)
 	problem := http.Header{"Content-Type": {"application/problem+json"}}
+	scimType := http.Header{"Content-Type": {"application/scim+json"}}
 	wrong := []struct {
 		name   string
 		req    *http.Request
@@ -228,12 +229,24 @@ func TestResponseCheck(t *testing.T) {
 		{"unknown path, not a problem", httptest.NewRequest(get, "/v1/nowhere", nil), 404, http.Header{"Content-Type": {"text/plain"}}, "404 page not found", "not a problem"},
 		{"unknown path answering 200", httptest.NewRequest(get, "/v1/nowhere", nil), 200, me.Header, "{}", "not in the document"},
 		{"body where none is declared", httptest.NewRequest(del, "/v1/users/me/api-keys/x", nil), 204, me.Header, "{}", "body"},
+		// SCIM, beside the API: SCIM's media type and error body, never a problem.
+		{"SCIM answering a problem", httptest.NewRequest(get, "/scim/v2/Users", nil), 401, problem, `{"status":401}`, "not application/scim+json"},
+		{"SCIM without schemas", httptest.NewRequest(get, "/scim/v2/Users", nil), 200, scimType, `{"Resources":[]}`, "schemas"},
+		{"SCIM error with a number status", httptest.NewRequest(get, "/scim/v2/Users", nil), 400, scimType,
+			`{"schemas":["urn:ietf:params:scim:api:messages:2.0:Error"],"status":400,"detail":"x"}`, "SCIM's error"},
+		{"SCIM error of another schema", httptest.NewRequest(get, "/scim/v2/Users", nil), 404, scimType,
+			`{"schemas":["urn:ietf:params:scim:api:messages:2.0:ListResponse"],"status":"404","detail":"x"}`, "SCIM's error"},
+		{"SCIM 204 with a body", httptest.NewRequest(del, "/scim/v2/Users/x", nil), 204, scimType, "{}", "body"},
 	}
 	for _, w := range wrong {
 		err := c.Check(w.req, w.status, w.header, []byte(w.body))
 		if err == nil || !strings.Contains(err.Error(), w.want) {
 			t.Errorf("%s: check says %v, want an error naming %q", w.name, err, w.want)
 		}
+	}
+	scimErr := env.Do(tu.Request{Method: get, Path: "/scim/v2/Users?filter=nickname+eq+%22x%22", Key: env.AdminKey})
+	if err := c.Check(httptest.NewRequest(get, "/scim/v2/Users", nil), scimErr.Status, scimErr.Header, scimErr.Body); scimErr.Status != 400 || err != nil {
+		t.Errorf("a real SCIM error (%d) fails: %v", scimErr.Status, err)
 	}
 	// The console's pages are outside the document, and not checked.
 	if err := c.Check(httptest.NewRequest(get, "/processes", nil), 200, http.Header{"Content-Type": {"text/html"}}, []byte("<p>")); err != nil {

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/time/rate"
 	"sigs.k8s.io/yaml"
 
+	"wps/internal/scim"
 	"wps/internal/wps"
 )
 
@@ -134,6 +135,7 @@ func New(svc *wps.Service, opt Options) *Server {
 	if opt.Console != nil {
 		h = beside(h, opt.Console)
 	}
+	h = s.withSCIM(h, scim.New(svc, scim.Options{Principal: principal, Logger: opt.Logger, MaxBodyBytes: opt.MaxBodyBytes}))
 	if opt.SSO != nil { // anonymous: limited per client address, as the API's anonymous requests
 		h = ssoBeside(h, s.rateLimit(opt.SSO))
 	}

@@ -87,13 +87,13 @@ func (t *tx) LockOrg(orgID string) error {
 	return t.err(err, "organization", "")
 }
 
-const userCols = `id, org_id, email, name, roles, status, password_hash, last_sign_in_at, created_at, updated_at`
+const userCols = `id, org_id, email, name, roles, status, password_hash, last_sign_in_at, created_at, updated_at, external_id`
 
 func scanUser(s interface{ Scan(...any) error }) (wps.User, error) {
 	var u wps.User
 	var roles string
 	var signIn, created, updated int64
-	if err := s.Scan(&u.ID, &u.OrgID, &u.Email, &u.Name, &roles, &u.Status, &u.PasswordHash, &signIn, &created, &updated); err != nil {
+	if err := s.Scan(&u.ID, &u.OrgID, &u.Email, &u.Name, &roles, &u.Status, &u.PasswordHash, &signIn, &created, &updated, &u.ExternalID); err != nil {
 		return u, err
 	}
 	fromJSON(roles, &u.Roles)
@@ -105,15 +105,15 @@ func (t *tx) CreateUser(u wps.User) error {
 	if u.Status == "" {
 		u.Status = wps.UserActive
 	}
-	_, err := t.exec(`INSERT INTO users (`+userCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		u.ID, u.OrgID, u.Email, u.Name, jsonText(u.Roles), u.Status, u.PasswordHash, u.LastSignInAt.Millis(), u.CreatedAt.Millis(), u.UpdatedAt.Millis())
+	_, err := t.exec(`INSERT INTO users (`+userCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		u.ID, u.OrgID, u.Email, u.Name, jsonText(u.Roles), u.Status, u.PasswordHash, u.LastSignInAt.Millis(), u.CreatedAt.Millis(), u.UpdatedAt.Millis(), u.ExternalID)
 	return t.err(err, "user", "a user with this email exists")
 }
 
 func (t *tx) UpdateUser(u wps.User) error {
-	res, err := t.exec(`UPDATE users SET name = ?, status = ?, password_hash = ?, last_sign_in_at = ?, updated_at = ? WHERE org_id = ? AND id = ?`,
-		u.Name, u.Status, u.PasswordHash, u.LastSignInAt.Millis(), u.UpdatedAt.Millis(), u.OrgID, u.ID)
-	return t.err(affected(res, err, "user"), "user", "")
+	res, err := t.exec(`UPDATE users SET email = ?, name = ?, status = ?, password_hash = ?, last_sign_in_at = ?, updated_at = ?, external_id = ? WHERE org_id = ? AND id = ?`,
+		u.Email, u.Name, u.Status, u.PasswordHash, u.LastSignInAt.Millis(), u.UpdatedAt.Millis(), u.ExternalID, u.OrgID, u.ID)
+	return t.err(affected(res, err, "user"), "user", "a user with this email exists")
 }
 
 func (t *tx) FindUsersByEmail(email string) ([]wps.User, error) {
@@ -193,6 +193,31 @@ func (t *tx) ListUsers(orgID string, p wps.Page) ([]wps.User, int, error) {
 		return nil, 0, t.err(err, "", "")
 	}
 	rows, err := t.query(`SELECT `+userCols+` FROM users WHERE org_id = ? ORDER BY id`+page(p), orgID)
+	if err != nil {
+		return nil, 0, t.err(err, "", "")
+	}
+	users, err := collect(rows, scanUser)
+	return users, total, t.err(err, "", "")
+}
+
+// FindUsers is ListUsers narrowed to the users matching every field of q
+// that is set (a role by the quoted name, as CountUsersWithRole).
+func (t *tx) FindUsers(orgID string, q wps.UserQuery, p wps.Page) ([]wps.User, int, error) {
+	where, args := ` WHERE org_id = ?`, []any{orgID}
+	if q.Email != "" {
+		where, args = where+` AND email = ?`, append(args, q.Email)
+	}
+	if q.ExternalID != "" {
+		where, args = where+` AND external_id = ?`, append(args, q.ExternalID)
+	}
+	if q.Role != "" {
+		where, args = where+` AND roles LIKE `+asText, append(args, `%"`+q.Role+`"%`)
+	}
+	var total int
+	if err := t.queryRow(`SELECT count(*) FROM users`+where, args...).Scan(&total); err != nil {
+		return nil, 0, t.err(err, "", "")
+	}
+	rows, err := t.query(`SELECT `+userCols+` FROM users`+where+` ORDER BY id`+page(p), args...)
 	if err != nil {
 		return nil, 0, t.err(err, "", "")
 	}

@@ -32,7 +32,11 @@ import (
 //     path, a wrong method: 404, 405; a credential refused before routing)
 //     must be a problem+json body matching the Problem schema; a CORS
 //     preflight (OPTIONS) may answer 204 with no body.
-//   - Paths outside the API (the console's pages and assets) are not
+//   - SCIM (/scim/...) is served beside the API with its own schemas
+//     (RFC 7643), media type and error body, which the document does not
+//     describe (docs/decisions.md): its answers are checked against SCIM's
+//     conventions instead (checkSCIM), never as problems.
+//   - Other paths outside the API (the console's pages and assets) are not
 //     described by the document, and are not checked.
 
 // Contract is the served OpenAPI document, ready to validate answers.
@@ -139,6 +143,9 @@ func (c *Contract) find(method, path string) (*routers.Route, map[string]string)
 // conforms (or its path is outside the API).
 func (c *Contract) Check(req *http.Request, status int, header http.Header, body []byte) error {
 	path := req.URL.Path
+	if path == "/scim" || strings.HasPrefix(path, "/scim/") {
+		return checkSCIM(req, status, header, body)
+	}
 	if !strings.HasPrefix(path, "/v1/") && path != "/healthz" && path != "/readyz" {
 		return nil // the console's pages: not the API
 	}
@@ -266,6 +273,40 @@ func (c *Contract) checkOutside(req *http.Request, status int, header http.Heade
 	opts := []openapi3.SchemaValidationOption{openapi3.MultiErrors(), openapi3.VisitAsResponse(), openapi3.EnableJSONSchema2020()}
 	if err := c.problem.Value.VisitJSON(v, opts...); err != nil {
 		return fmt.Errorf("%s answered %d with a body that is not a Problem: %v\nbody: %s", name, status, err, clip(body))
+	}
+	return nil
+}
+
+// checkSCIM checks an answer of SCIM (RFC 7644): a 204 has no body; any
+// other answer is application/scim+json, a JSON object whose schemas are
+// listed; an error (400 and above) is SCIM's error body, its status the
+// answer's as a string.
+func checkSCIM(req *http.Request, status int, header http.Header, body []byte) error {
+	name := req.Method + " " + req.URL.Path
+	if status == http.StatusNoContent {
+		if len(body) > 0 {
+			return fmt.Errorf("SCIM %s answered 204 with a body: %s", name, clip(body))
+		}
+		return nil
+	}
+	if media, _, _ := mime.ParseMediaType(header.Get("Content-Type")); media != "application/scim+json" {
+		return fmt.Errorf("SCIM %s answered %d as %q, not application/scim+json: %s", name, status, header.Get("Content-Type"), clip(body))
+	}
+	if req.Method == http.MethodHead {
+		return nil
+	}
+	var v struct {
+		Schemas []string `json:"schemas"`
+		Status  any      `json:"status"`
+		Detail  *string  `json:"detail"`
+	}
+	if err := json.Unmarshal(body, &v); err != nil || len(v.Schemas) == 0 {
+		return fmt.Errorf("SCIM %s answered %d with a body that is not a SCIM object with schemas (%v): %s", name, status, err, clip(body))
+	}
+	if status >= 400 {
+		if v.Schemas[0] != "urn:ietf:params:scim:api:messages:2.0:Error" || v.Status != any(fmt.Sprint(status)) || v.Detail == nil {
+			return fmt.Errorf("SCIM %s answered %d with a body that is not SCIM's error (schemas, status %q, detail): %s", name, status, fmt.Sprint(status), clip(body))
+		}
 	}
 	return nil
 }

@@ -49,10 +49,13 @@ type Tx interface {
 	LockUser(orgID, userID string) (User, error)
 	FindUserByEmail(orgID, email string) (User, error)
 	ListUsers(orgID string, p Page) ([]User, int, error)
+	// FindUsers is ListUsers of the users matching every field of q that is set.
+	FindUsers(orgID string, q UserQuery, p Page) ([]User, int, error)
 	SetUserRoles(orgID, userID string, roles []string, at Time) error
 	// CountUsersWithRole counts the org's ACTIVE users holding role.
 	CountUsersWithRole(orgID, role string) (int, error)
-	// UpdateUser saves name, status, password hash and last sign-in.
+	// UpdateUser saves email, name, status, password hash, last sign-in and
+	// external id.
 	UpdateUser(u User) error
 	// FindUsersByEmail finds the users with email in every org, the most
 	// recently signed in first.

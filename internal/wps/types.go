@@ -102,6 +102,16 @@ type User struct {
 	// PasswordHash is the argon2id hash of the user's password, "" for none.
 	PasswordHash string `json:"-"`
 	LastSignInAt Time   `json:"-"`
+	// ExternalID is the identity provider's id of the user, set by SCIM
+	// (its externalId); "" for none.
+	ExternalID string `json:"-"`
+}
+
+// UserQuery narrows a list of users; the fields set must all match.
+type UserQuery struct {
+	Email      string // lower case, as stored
+	ExternalID string
+	Role       string // a valid role name
 }
 
 // User statuses.
@@ -173,7 +183,15 @@ type Policy struct {
 type Page struct {
 	Page    int
 	PerPage int
+	// Skip, when Page is 0, is the number of rows before the page (SCIM's
+	// startIndex - 1 need not fall on a page's start).
+	Skip int
 }
 
 // Offset is the number of rows before the page.
-func (p Page) Offset() int { return (p.Page - 1) * p.PerPage }
+func (p Page) Offset() int {
+	if p.Page == 0 {
+		return p.Skip
+	}
+	return (p.Page - 1) * p.PerPage
+}

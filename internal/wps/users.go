@@ -95,13 +95,18 @@ func (s *Service) GetUser(ctx context.Context, p *Principal, id string) (User, e
 type UserUpdate struct {
 	Name   *string
 	Status *string
+	// Email and ExternalID are changed by identity providers (SCIM's
+	// userName and externalId).
+	Email      *string
+	ExternalID *string
 }
 
 // UpdateUser renames a user or changes their status. DEACTIVATED revokes
 // every API key and ends every session of the user in the same
 // transaction (this replica forgets them at once, others within the key
 // cache's 2 s); ACTIVE again brings no key back. Errors: CodeInvalid,
-// CodeNotFound, CodeConflict for the org's last active ADMIN.
+// CodeNotFound, CodeConflict for the org's last active ADMIN or an email
+// another user has.
 func (s *Service) UpdateUser(ctx context.Context, p *Principal, id string, in UserUpdate) (User, error) {
 	if err := p.Require(FnUsersManage); err != nil {
 		return User{}, err
@@ -110,6 +115,13 @@ func (s *Service) UpdateUser(ctx context.Context, p *Principal, id string, in Us
 	if in.Name != nil {
 		*in.Name = strings.TrimSpace(*in.Name)
 		v.Check(len(*in.Name) <= 200, "name", "must be at most 200 characters")
+	}
+	if in.Email != nil {
+		*in.Email = strings.ToLower(strings.TrimSpace(*in.Email))
+		v.Check(validEmail(*in.Email), "email", "must be an email address")
+	}
+	if in.ExternalID != nil {
+		v.Check(len(*in.ExternalID) <= 256, "externalId", "must be at most 256 characters")
 	}
 	if in.Status != nil {
 		v.Check(*in.Status == UserActive || *in.Status == UserDeactivated, "status", "must be ACTIVE or DEACTIVATED")
@@ -137,6 +149,12 @@ func (s *Service) updateUser(tx Tx, orgID, id string, in UserUpdate) (User, erro
 	now := s.Now()
 	if in.Name != nil {
 		u.Name = *in.Name
+	}
+	if in.Email != nil {
+		u.Email = *in.Email
+	}
+	if in.ExternalID != nil {
+		u.ExternalID = *in.ExternalID
 	}
 	if in.Status != nil && *in.Status != u.Status {
 		if *in.Status == UserDeactivated {
