@@ -228,7 +228,10 @@ type page struct {
 	Theme  string // the /theme.css URL for the org's colour, or ""
 	Logo   string
 	Notice string
-	Data   any
+	// Refresh is a path of this site the page goes on to at once (a
+	// navigation, which form-action 'self' does not govern).
+	Refresh string
+	Data    any
 }
 
 type navItem struct {
@@ -268,6 +271,9 @@ var notices = map[string]string{
 func (c *Console) render(q *req, status int, name, title string, data any) {
 	t := c.pages[name]
 	pg := page{Title: title, Path: q.r.URL.Path, Data: data, Notice: notices[q.r.URL.Query().Get("done")]}
+	if r, ok := data.(interface{ refresh() string }); ok {
+		pg.Refresh = r.refresh()
+	}
 	if q.p != nil {
 		u := q.p.User
 		pg.User, pg.Org, pg.CSRF = &u, q.org, wps.CSRFToken(q.token)

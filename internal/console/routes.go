@@ -22,6 +22,7 @@ func (c *Console) routes() {
 
 	m.HandleFunc("GET /signin", c.anyone(c.signInPage))
 	m.HandleFunc("POST /signin", c.anyone(c.signIn))
+	m.HandleFunc("GET /signin/sso", c.anyone(c.ssoContinue))
 	m.HandleFunc("POST /signout", c.signedIn(c.signOut))
 	m.HandleFunc("GET /invite/{token}", c.anyone(c.invitePage))
 	m.HandleFunc("POST /invite/{token}", c.anyone(c.acceptInvite))

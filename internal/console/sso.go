@@ -3,6 +3,7 @@ package console
 import (
 	"maps"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -107,3 +108,24 @@ func (c *Console) saveSSO(q *req) error {
 	}
 	return q.redirect("/admin/sso", "updated")
 }
+
+// ssoContinue goes on to /sso/start with the sign-in form's values: by a
+// page that moves on at once, not by the form itself, because the console's
+// CSP (form-action 'self') would stop a form whose answer redirects to the
+// provider, another site.
+func (c *Console) ssoContinue(q *req) error {
+	in := q.r.URL.Query()
+	out := url.Values{}
+	for _, k := range []string{"email", "org", "next"} {
+		if v := in.Get(k); v != "" {
+			out.Set(k, v)
+		}
+	}
+	c.render(q, http.StatusOK, "ssocontinue", "Single sign-on", ssoContinueData{URL: "/sso/start?" + out.Encode()})
+	return nil
+}
+
+// ssoContinueData is the page that moves on to /sso/start.
+type ssoContinueData struct{ URL string }
+
+func (d ssoContinueData) refresh() string { return d.URL }

@@ -24,7 +24,7 @@ func TestConsoleSSO(t *testing.T) {
 		b := newBrowser(t, env)
 
 		page := b.do(get, env.Server.URL+"/signin", nil)
-		if !strings.Contains(page.body, `action="/sso/start"`) || !strings.Contains(page.body, `name="email"`) || !strings.Contains(page.body, "Sign in with SSO") {
+		if !strings.Contains(page.body, `action="/signin/sso"`) || !strings.Contains(page.body, `name="email"`) || !strings.Contains(page.body, "Sign in with SSO") {
 			t.Fatalf("sign-in page: %s", page.body)
 		}
 		if page = b.do(get, env.Server.URL+"/signin?org="+env.OrgID, nil); !strings.Contains(page.body, `name="org" value="`+env.OrgID+`"`) {
