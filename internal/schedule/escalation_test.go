@@ -1,0 +1,175 @@
+package schedule_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"wps/internal/schedule"
+	"wps/internal/sqlstore"
+	tu "wps/internal/testutil"
+	"wps/internal/webhook"
+	"wps/internal/wps"
+)
+
+// escalations counts the step.escalated events of a measurement.
+func escalations(env *tu.Env, measurementID string) int {
+	return env.RawInt(`SELECT count(*) FROM events WHERE type = 'step.escalated' AND measurement_id = ?`, measurementID)
+}
+
+// TestEscalationsInOrderOncePerOpening: PT0S fires at dueAt, PT4H four
+// hours later, each once; nothing after the step consensed; again for a new
+// opening; the step's webhookUrls receive the event with its data.
+func TestEscalationsInOrderOncePerOpening(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := tu.NewEnv(t, engine)
+		admins(env)
+		env.Call("POST", "/v1/users/policies", env.AdminKey, map[string]any{"name": "Leads", "roles": []string{"LEAD"}}, 201)
+		var mu sync.Mutex
+		var got []map[string]any
+		rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var e map[string]any
+			if json.NewDecoder(r.Body).Decode(&e) == nil && e["type"] == "step.escalated" {
+				mu.Lock()
+				got = append(got, e)
+				mu.Unlock()
+			}
+		}))
+		defer rcv.Close()
+		p := env.Call("POST", "/v1/process", env.AdminKey, map[string]any{"name": "Timed", "steps": []map[string]any{
+			{"label": "Check", "policyNames": []string{"Admins"}, "deadline": "1", "deadlineType": "HOURS", "webhookUrls": rcv.URL,
+				"escalations": []map[string]any{{"after": "PT0S", "policyName": "Admins"}, {"after": "PT4H", "policyName": "Leads"}}},
+			{"label": "Sign", "policyNames": []string{"Admins"}},
+		}}, 201).JSON()
+		check, sign := steps(p)[0], steps(p)[1]
+		m := env.Call("POST", "/v1/measurements", env.AdminKey, map[string]any{"processId": p["id"]}, 201).JSON()["id"].(string)
+		opened := env.Clock.Now()
+		sched := schedule.New(env.Service, schedule.Config{})
+		run := func(want int, when string) {
+			t.Helper()
+			for range 2 {
+				if err := sched.RunOnce(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if n := escalations(env, m); n != want {
+				t.Fatalf("%s: %d step.escalated, want %d", when, n, want)
+			}
+		}
+		env.Clock.Advance(time.Hour - time.Millisecond)
+		run(0, "just before dueAt")
+		env.Clock.Advance(time.Millisecond)
+		run(1, "at dueAt (PT0S)")
+		env.Clock.Advance(4*time.Hour - time.Millisecond)
+		run(1, "just before dueAt + PT4H")
+		env.Clock.Advance(time.Millisecond)
+		run(2, "at dueAt + PT4H")
+		env.Clock.Advance(48 * time.Hour)
+		run(2, "with every escalation emitted")
+
+		// Consensed, then re-opened by a rejection: a new opening escalates again.
+		act := func(step, typ string) {
+			env.Call("POST", "/v1/measurements/"+m+"/actions", env.AdminKey, map[string]any{"stepId": step, "type": typ, "observation": "again"}, 201)
+		}
+		act(check, "APPROVAL")
+		act(sign, "REJECTION")
+		reopened := env.Clock.Now()
+		env.Clock.Advance(time.Hour)
+		run(3, "at the new opening's dueAt")
+		act(check, "APPROVAL") // consensed before its PT4H
+		env.Clock.Advance(5 * time.Hour)
+		run(3, "after the step consensed")
+
+		w := webhook.New(env.DB, webhook.Config{Now: env.Clock.Now, AllowPrivate: true})
+		tu.Await(t, "three step.escalated deliveries", func() error {
+			if _, err := w.RunOnce(context.Background()); err != nil {
+				return err
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(got) < 3 {
+				return fmt.Errorf("%d received", len(got))
+			}
+			return nil
+		})
+		mu.Lock()
+		defer mu.Unlock()
+		due := func(t time.Time) string { return t.Add(time.Hour).UTC().Format("2006-01-02T15:04:05.000Z") }
+		want := []string{
+			fmt.Sprintf("%s %s 1 %s 0 PT0S Admins", m, check, due(opened)),
+			fmt.Sprintf("%s %s 1 %s 1 PT4H Leads", m, check, due(opened)),
+			fmt.Sprintf("%s %s 2 %s 0 PT0S Admins", m, check, due(reopened)),
+		}
+		seen := map[string]bool{}
+		for _, e := range got {
+			d := e["data"].(map[string]any)
+			if d["processId"] != p["id"] {
+				t.Fatalf("processId: %v", e)
+			}
+			seen[fmt.Sprintf("%s %s %v %s %v %s %s", d["measurementId"], d["stepId"], d["opening"], d["dueAt"], d["escalation"], d["after"], d["policyName"])] = true
+		}
+		for _, w := range want {
+			if !seen[w] {
+				t.Fatalf("no delivery of %q in %v", w, got)
+			}
+		}
+	})
+}
+
+// TestEscalationsOnceWithTwoSchedulers: two schedulers (on PostgreSQL, two
+// replicas with their own connections) racing emit each escalation once.
+func TestEscalationsOnceWithTwoSchedulers(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := tu.NewEnv(t, engine)
+		admins(env)
+		var db wps.Store = env.DB
+		if engine == sqlstore.Postgres {
+			other, err := sqlstore.Open(context.Background(), env.URL(), sqlstore.Options{MaxConns: 8})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer other.Close()
+			db = other
+		}
+		svc2 := wps.NewService(db, wps.ServiceConfig{Now: env.Clock.Now, AllowPrivateWebhooks: true})
+		p := env.Call("POST", "/v1/process", env.AdminKey, map[string]any{"name": "Timed", "steps": []map[string]any{
+			{"label": "Check", "policyNames": []string{"Admins"}, "deadline": "2", "deadlineType": "DAYS", "escalations": []map[string]any{
+				{"after": "PT0S", "policyName": "Admins"}, {"after": "PT0S", "policyName": "Admins"}, {"after": "PT30M", "policyName": "Admins"}}},
+		}}, 201).JSON()
+		var ms []string
+		for range 8 {
+			ms = append(ms, env.Call("POST", "/v1/measurements", env.AdminKey, map[string]any{"processId": p["id"]}, 201).JSON()["id"].(string))
+		}
+		env.Clock.Advance(49 * time.Hour)
+		var wg sync.WaitGroup
+		for _, svc := range []*wps.Service{env.Service, svc2} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				sched := schedule.New(svc, schedule.Config{})
+				for range 3 {
+					if err := sched.RunOnce(context.Background()); err != nil {
+						t.Error(err)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		for _, m := range ms {
+			for i := range 3 {
+				if n := env.RawInt(`SELECT count(*) FROM events WHERE type = 'step.escalated' AND measurement_id = ? AND payload LIKE ?`,
+					m, fmt.Sprintf(`%%"escalation":%d,%%`, i)); n != 1 {
+					t.Fatalf("escalation %d of %s emitted %d times", i, m, n)
+				}
+			}
+			if n := escalations(env, m); n != 3 {
+				t.Fatalf("%s: %d step.escalated", m, n)
+			}
+		}
+	})
+}
