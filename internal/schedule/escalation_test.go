@@ -173,3 +173,52 @@ func TestEscalationsOnceWithTwoSchedulers(t *testing.T) {
 		}
 	})
 }
+
+// TestEscalationRecipients: the seam the work.escalated mail will use is
+// told of each escalation once, with the active holders of its policy.
+func TestEscalationRecipients(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := tu.NewEnv(t, engine)
+		admins(env)
+		env.Call("POST", "/v1/users/policies", env.AdminKey, map[string]any{"name": "Leads", "roles": []string{"LEAD"}}, 201)
+		member := func(email, role string) string {
+			inv := env.Call("POST", "/v1/invites", env.AdminKey, map[string]any{"email": email, "roles": []string{role}}, 201).JSON()
+			acc := env.Call("POST", "/v1/invites/accept", "", map[string]any{"token": inv["token"]}, 201).JSON()
+			return acc["user"].(map[string]any)["id"].(string)
+		}
+		lead := member("lea@example.com", "LEAD")
+		gone := member("gus@example.com", "LEAD")
+		member("wes@example.com", "WORKER")
+		env.Call("PATCH", "/v1/users/"+gone, env.AdminKey, map[string]any{"status": "DEACTIVATED"}, 200)
+		var mu sync.Mutex
+		told, calls := map[string][]string{}, 0
+		svc := wps.NewService(env.DB, wps.ServiceConfig{Now: env.Clock.Now, AllowPrivateWebhooks: true,
+			OnEscalated: func(_ wps.Tx, e wps.Escalated, to []wps.User) error {
+				mu.Lock()
+				defer mu.Unlock()
+				calls++
+				key := fmt.Sprintf("%d %s", e.Index, e.Escalation.PolicyName)
+				told[key] = nil
+				for _, u := range to {
+					told[key] = append(told[key], u.ID)
+				}
+				return nil
+			}})
+		p := env.Call("POST", "/v1/process", env.AdminKey, map[string]any{"name": "Timed", "steps": []map[string]any{
+			{"label": "Check", "policyNames": []string{"Admins"}, "deadline": "1", "deadlineType": "HOURS",
+				"escalations": []map[string]any{{"after": "PT2H", "policyName": "Leads"}}},
+		}}, 201).JSON()
+		env.Call("POST", "/v1/measurements", env.AdminKey, map[string]any{"processId": p["id"]}, 201)
+		env.Clock.Advance(3 * time.Hour)
+		for range 2 {
+			if _, err := svc.NotifyEscalations(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if calls != 1 || fmt.Sprint(told) != fmt.Sprint(map[string][]string{"0 Leads": {lead}}) {
+			t.Fatalf("told %d times: %v, want escalation 0 to Leads for %s alone, once", calls, told, lead)
+		}
+	})
+}

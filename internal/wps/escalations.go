@@ -2,6 +2,7 @@ package wps
 
 import (
 	"context"
+	"slices"
 
 	gojson "github.com/goccy/go-json"
 )
@@ -79,6 +80,15 @@ func (s *Service) NotifyEscalations(ctx context.Context) (int, error) {
 				esc := Escalated{OrgID: o.OrgID, MeasurementID: m.ID, ProcessID: m.ProcessID, StepID: o.StepID, Opening: o.Opening,
 					DueAt: *o.DueAt, Index: o.Escalated, Escalation: st.Escalations[o.Escalated]}
 				events = append(events, escalatedEventOf(esc, now))
+				if s.escalated != nil {
+					to, err := EscalationRecipients(tx, esc.OrgID, esc.Escalation.PolicyName)
+					if err != nil {
+						return err
+					}
+					if err := s.escalated(tx, esc, to); err != nil {
+						return err
+					}
+				}
 				o.Escalated++
 				o.EscalateAt = escalateAt(*st, o.DueAt, o.Escalated)
 			}
@@ -106,4 +116,34 @@ func escalatedEventOf(esc Escalated, now Time) Event {
 		After: esc.Escalation.After, DueAt: &due, Escalation: esc.Index, MeasurementID: esc.MeasurementID, Opening: esc.Opening,
 		PolicyName: esc.Escalation.PolicyName, ProcessID: esc.ProcessID, StepID: esc.StepID}, ID: e.ID, OrgID: esc.OrgID, Type: e.Type})
 	return e
+}
+
+// EscalationRecipients are the people an escalation to policyName is for:
+// the org's active users who hold the policy (a role it lists), by id.
+// None when the policy is gone (renames follow, deletes are refused while
+// an escalation names it).
+func EscalationRecipients(tx Tx, orgID, policyName string) ([]User, error) {
+	pols, err := tx.ListPolicies(orgID)
+	if err != nil {
+		return nil, err
+	}
+	i := slices.IndexFunc(pols, func(p Policy) bool { return p.Name == policyName })
+	if i < 0 {
+		return nil, nil
+	}
+	var out []User
+	for pg := (Page{Page: 1, PerPage: 500}); ; pg.Page++ {
+		users, _, err := tx.ListUsers(orgID, pg)
+		if err != nil {
+			return nil, err
+		}
+		for _, u := range users {
+			if u.Status == UserActive && Holds(u.Roles, pols[i]) {
+				out = append(out, u)
+			}
+		}
+		if len(users) < pg.PerPage {
+			return out, nil
+		}
+	}
 }
