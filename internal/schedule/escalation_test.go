@@ -222,3 +222,28 @@ func TestEscalationRecipients(t *testing.T) {
 		}
 	})
 }
+
+// TestEscalationsAfterMigrationRoundTrip: migration 37 goes down (the
+// release before) and up again; a step that opens afterwards escalates.
+func TestEscalationsAfterMigrationRoundTrip(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := tu.NewEnv(t, engine)
+		admins(env)
+		if err := sqlstore.MigrateTo(context.Background(), env.URL(), 36); err != nil {
+			t.Fatal(err)
+		}
+		if n := env.RawInt(`SELECT count(*) FROM measurement_open_steps`); n != 0 {
+			t.Fatalf("%d open steps", n)
+		}
+		up := env.Reopen()
+		p := up.Call("POST", "/v1/process", up.AdminKey, map[string]any{"name": "Timed", "steps": []map[string]any{
+			{"label": "Check", "policyNames": []string{"Admins"}, "deadline": "1", "deadlineType": "HOURS",
+				"escalations": []map[string]any{{"after": "PT1H", "policyName": "Admins"}}},
+		}}, 201).JSON()
+		m := up.Call("POST", "/v1/measurements", up.AdminKey, map[string]any{"processId": p["id"]}, 201).JSON()["id"].(string)
+		up.Clock.Advance(2 * time.Hour)
+		if n, err := up.Service.NotifyEscalations(context.Background()); err != nil || n != 1 || escalations(up, m) != 1 {
+			t.Fatalf("after the round trip: %d emitted, %v", n, err)
+		}
+	})
+}
