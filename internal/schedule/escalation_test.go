@@ -64,6 +64,9 @@ func TestEscalationsInOrderOncePerOpening(t *testing.T) {
 		env.Clock.Advance(time.Hour - time.Millisecond)
 		run(0, "just before dueAt")
 		env.Clock.Advance(time.Millisecond)
+		if b, err := env.DB.Backlog(context.Background(), env.Clock.Now()); err != nil || b.Escalations != 1 || !b.OldestEscalation.Equal(opened.Add(time.Hour)) {
+			t.Fatalf("backlog at dueAt: %+v %v", b, err)
+		}
 		run(1, "at dueAt (PT0S)")
 		env.Clock.Advance(4*time.Hour - time.Millisecond)
 		run(1, "just before dueAt + PT4H")
