@@ -250,3 +250,32 @@ func TestEscalationsAfterMigrationRoundTrip(t *testing.T) {
 		}
 	})
 }
+
+// TestEscalationAfterBusinessDeadline: after counts wall-clock time past a
+// business deadline (docs/decisions.md): 8 working hours from Monday 09:00
+// are due at 17:00, and PT1H past that is 18:00, after work.
+func TestEscalationAfterBusinessDeadline(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := tu.NewEnv(t, engine)
+		admins(env)
+		if now := env.Clock.Now().UTC(); now.Weekday() != time.Monday || now.Hour() != 9 || now.Minute() != 0 {
+			t.Fatalf("the test clock starts at %s, not a Monday 09:00Z", now)
+		}
+		day := []string{"09:00-17:00"}
+		env.Call("PUT", "/v1/organizations/calendar", env.AdminKey, map[string]any{"timeZone": "UTC",
+			"workingHours": map[string]any{"mon": day, "tue": day, "wed": day, "thu": day, "fri": day}}, 200)
+		p := env.Call("POST", "/v1/process", env.AdminKey, map[string]any{"name": "Timed", "steps": []map[string]any{
+			{"label": "Check", "policyNames": []string{"Admins"}, "deadline": "8", "deadlineType": "BUSINESS_HOURS",
+				"escalations": []map[string]any{{"after": "PT1H", "policyName": "Admins"}}},
+		}}, 201).JSON()
+		m := env.Call("POST", "/v1/measurements", env.AdminKey, map[string]any{"processId": p["id"]}, 201).JSON()["id"].(string)
+		env.Clock.Advance(9*time.Hour - time.Millisecond)
+		if _, err := env.Service.NotifyEscalations(context.Background()); err != nil || escalations(env, m) != 0 {
+			t.Fatalf("before 18:00: %d, %v", escalations(env, m), err)
+		}
+		env.Clock.Advance(time.Millisecond)
+		if _, err := env.Service.NotifyEscalations(context.Background()); err != nil || escalations(env, m) != 1 {
+			t.Fatalf("at 18:00: %d, %v", escalations(env, m), err)
+		}
+	})
+}
