@@ -131,9 +131,9 @@ var (
 	pendingDesc    = prometheus.NewDesc("wps_outbox_pending_deliveries", "Webhook deliveries not yet delivered, given up or cancelled.", nil, nil)
 	oldestDesc     = prometheus.NewDesc("wps_outbox_oldest_due_seconds", "How long the longest-waiting due delivery has been due (0 when none is).", nil, nil)
 	lagDesc        = prometheus.NewDesc("wps_scheduler_lag_seconds",
-		"How long the scheduler's oldest due work has waited: overdue (a step past its deadline without its step.overdue), occurrence (a recurring measurement not yet opened); 0 when none.",
+		"How long the scheduler's oldest due work has waited: overdue (a step past its deadline without its step.overdue), escalation (a step's escalation due without its step.escalated), occurrence (a recurring measurement not yet opened); 0 when none.",
 		[]string{"work"}, nil)
-	backlogDesc = prometheus.NewDesc("wps_scheduler_backlog", "Due work the scheduler has not done yet, by kind (overdue, occurrence).", []string{"work"}, nil)
+	backlogDesc = prometheus.NewDesc("wps_scheduler_backlog", "Due work the scheduler has not done yet, by kind (overdue, escalation, occurrence).", []string{"work"}, nil)
 )
 
 func (c *storeCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -172,6 +172,8 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(oldestDesc, since(b.OldestDue))
 	gauge(lagDesc, since(b.OldestOverdue), "overdue")
 	gauge(lagDesc, since(b.OldestOccurrence), "occurrence")
+	gauge(lagDesc, since(b.OldestEscalation), "escalation")
 	gauge(backlogDesc, float64(b.Overdue), "overdue")
+	gauge(backlogDesc, float64(b.Escalations), "escalation")
 	gauge(backlogDesc, float64(b.Occurrences), "occurrence")
 }

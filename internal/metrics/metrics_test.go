@@ -34,13 +34,14 @@ func TestStoreCollector(t *testing.T) {
 	now := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
 	m := New()
 	m.WatchStore(fakeStore{b: sqlstore.Backlog{PendingDeliveries: 7, OldestDue: now.Add(-90 * time.Second),
-		Overdue: 2, OldestOverdue: now.Add(-3 * time.Second), Occurrences: 0}}, func() time.Time { return now })
+		Overdue: 2, OldestOverdue: now.Add(-3 * time.Second), Occurrences: 0, Escalations: 4, OldestEscalation: now.Add(-5 * time.Second)}}, func() time.Time { return now })
 	m.Request("GET /v1/users/me", 200, 3*time.Millisecond)
 	m.Commit(12, time.Millisecond)
 	text := scrape(t, m)
 	for _, want := range []string{
 		"wps_outbox_pending_deliveries 7", "wps_outbox_oldest_due_seconds 90", `wps_scheduler_lag_seconds{work="overdue"} 3`,
-		`wps_scheduler_lag_seconds{work="occurrence"} 0`, `wps_scheduler_backlog{work="overdue"} 2`, `wps_store_connections{state="in_use"} 1`,
+		`wps_scheduler_lag_seconds{work="occurrence"} 0`, `wps_scheduler_backlog{work="overdue"} 2`,
+		`wps_scheduler_lag_seconds{work="escalation"} 5`, `wps_scheduler_backlog{work="escalation"} 4`, `wps_store_connections{state="in_use"} 1`,
 		"wps_store_write_queue 5", "wps_store_connection_wait_seconds_total 1", `wps_http_request_duration_seconds_count{route="GET /v1/users/me",status="200"} 1`,
 		"wps_store_commit_batch_size_sum 12",
 	} {

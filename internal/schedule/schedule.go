@@ -1,5 +1,5 @@
 // Package schedule runs the time-driven work: step.overdue events for steps
-// past their deadline, and measurements for each occurrence of recurring
+// past their deadline, step.escalated for their escalations, and measurements for each occurrence of recurring
 // processes. The rules live in wps.Service; this is the loop. Several
 // replicas may run it on one database: each event and occurrence happens once.
 package schedule
@@ -42,17 +42,18 @@ func New(svc *wps.Service, cfg Config) *Scheduler {
 	return &Scheduler{svc: svc, cfg: cfg}
 }
 
-// RunOnce emits due overdue events, creates due occurrences and, at most
+// RunOnce emits due overdue and escalation events, creates due occurrences and, at most
 // once a minute, sweeps what has expired (sessions, idempotency records).
 func (s *Scheduler) RunOnce(ctx context.Context) error {
 	_, err := s.svc.NotifyOverdue(ctx)
+	_, eerr := s.svc.NotifyEscalations(ctx)
 	_, rerr := s.svc.RunRecurrences(ctx)
 	var serr error
 	if now := s.svc.Now().Time; now.Sub(s.swept) >= time.Minute || now.Before(s.swept) {
 		_, serr = s.svc.Sweep(ctx)
 		s.swept = now
 	}
-	return errors.Join(err, rerr, serr)
+	return errors.Join(err, eerr, rerr, serr)
 }
 
 // Start runs the loop until Stop or ctx ends.

@@ -91,17 +91,17 @@ func (t *tx) createMeasurementPG(m *wps.Measurement, namePrefix string, open []w
 		m.ID, m.OrgID, m.ProcessID, m.Version, namePrefix, m.Status, jsonText(m.State), m.CreatedBy, m.CreatedAt.Millis(), m.UpdatedAt.Millis(), m.ActionCount,
 		m.OrgID, m.ProcessID, m.Status}
 	if len(open) > 0 {
-		q.WriteString(`, o AS (INSERT INTO measurement_open_steps (measurement_id, org_id, step_id, opening, opened_at, due_at)
-			SELECT m.id, ?, v.step_id, v.opening, v.opened_at, v.due_at FROM m, (VALUES `)
+		q.WriteString(`, o AS (INSERT INTO measurement_open_steps (measurement_id, org_id, step_id, opening, opened_at, due_at, escalate_at)
+			SELECT m.id, ?, v.step_id, v.opening, v.opened_at, v.due_at, v.escalate_at FROM m, (VALUES `)
 		args = append(args, m.OrgID)
 		for i, s := range open {
 			if i > 0 {
 				q.WriteString(", ")
 			}
-			q.WriteString(`(?::text, ?::integer, ?::bigint, ?::bigint)`)
-			args = append(args, s.StepID, s.Opening, s.OpenedAt.Millis(), nullTime(s.DueAt))
+			q.WriteString(`(?::text, ?::integer, ?::bigint, ?::bigint, ?::bigint)`)
+			args = append(args, s.StepID, s.Opening, s.OpenedAt.Millis(), nullTime(s.DueAt), nullTime(s.EscalateAt))
 		}
-		q.WriteString(`) AS v (step_id, opening, opened_at, due_at))`)
+		q.WriteString(`) AS v (step_id, opening, opened_at, due_at, escalate_at))`)
 	}
 	if n, rows := seatRows(open); n > 0 {
 		q.WriteString(`, os AS (INSERT INTO measurement_open_seats (org_id, measurement_id, process_id, step_id, policy_name, role)
@@ -591,17 +591,17 @@ func (t *tx) RenameSeatPolicy(orgID, old, name string) error {
 }
 
 // upsertOpenSteps inserts open steps, or moves a step already open to its
-// new opening (and clears its overdue mark); a step open in the same
+// new opening (and clears its overdue and escalation marks); a step open in the same
 // opening stays as it is.
 func upsertOpenSteps(orgID, measurementID string, steps []wps.OpenStep) (string, []any) {
-	args := make([]any, 0, 6*len(steps))
+	args := make([]any, 0, 7*len(steps))
 	for _, s := range steps {
-		args = append(args, measurementID, orgID, s.StepID, s.Opening, s.OpenedAt.Millis(), nullTime(s.DueAt))
+		args = append(args, measurementID, orgID, s.StepID, s.Opening, s.OpenedAt.Millis(), nullTime(s.DueAt), nullTime(s.EscalateAt))
 	}
-	return `INSERT INTO measurement_open_steps (measurement_id, org_id, step_id, opening, opened_at, due_at) VALUES (?, ?, ?, ?, ?, ?)` +
-		strings.Repeat(`, (?, ?, ?, ?, ?, ?)`, len(steps)-1) + `
+	return `INSERT INTO measurement_open_steps (measurement_id, org_id, step_id, opening, opened_at, due_at, escalate_at) VALUES (?, ?, ?, ?, ?, ?, ?)` +
+		strings.Repeat(`, (?, ?, ?, ?, ?, ?, ?)`, len(steps)-1) + `
 		ON CONFLICT (measurement_id, step_id) DO UPDATE SET opening = excluded.opening, opened_at = excluded.opened_at,
-			due_at = excluded.due_at, overdue_notified = FALSE
+			due_at = excluded.due_at, overdue_notified = FALSE, escalate_at = excluded.escalate_at, escalated = 0
 		WHERE measurement_open_steps.opening <> excluded.opening`, args
 }
 

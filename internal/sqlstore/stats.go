@@ -49,13 +49,17 @@ type Backlog struct {
 	// emitted yet, OldestOverdue the deadline of the oldest.
 	Overdue       int
 	OldestOverdue time.Time
+	// Escalations are open steps with an escalation due and not emitted
+	// yet, OldestEscalation the instant of the oldest.
+	Escalations      int
+	OldestEscalation time.Time
 	// Occurrences are PENDING measurements whose occurrence has come
 	// (not yet opened), OldestOccurrence the instant of the oldest.
 	Occurrences      int
 	OldestOccurrence time.Time
 }
 
-// Backlog counts the work waiting at now, in three statements of one read.
+// Backlog counts the work waiting at now, in four statements of one read.
 func (db *DB) Backlog(ctx context.Context, now time.Time) (Backlog, error) {
 	var b Backlog
 	at := now.UnixMilli()
@@ -77,6 +81,11 @@ func (db *DB) Backlog(ctx context.Context, now time.Time) (Backlog, error) {
 			return tx.err(err, "", "")
 		}
 		b.OldestOverdue = oldest(first, true)
+		if err := tx.queryRow(`SELECT count(*), min(escalate_at) FROM measurement_open_steps WHERE escalate_at IS NOT NULL AND escalate_at <= ?`,
+			at).Scan(&b.Escalations, &first); err != nil {
+			return tx.err(err, "", "")
+		}
+		b.OldestEscalation = oldest(first, true)
 		if err := tx.queryRow(`SELECT count(*), min(o.occurs_at) FROM measurements m JOIN occurrences o ON o.measurement_id = m.id
 			WHERE m.status = 'PENDING' AND o.occurs_at <= ?`, at).Scan(&b.Occurrences, &first); err != nil {
 			return tx.err(err, "", "")

@@ -54,7 +54,7 @@ func TestObserveCommitStatsBacklog(t *testing.T) {
 			t.Errorf("stats: %+v", st)
 		}
 		b, err := db.Backlog(context.Background(), time.Now())
-		if err != nil || b.PendingDeliveries != 0 || !b.OldestDue.IsZero() || b.Overdue != 0 || b.Occurrences != 0 {
+		if err != nil || b.PendingDeliveries != 0 || !b.OldestDue.IsZero() || b.Overdue != 0 || b.Occurrences != 0 || b.Escalations != 0 {
 			t.Errorf("backlog of an empty database: %+v %v", b, err)
 		}
 	})

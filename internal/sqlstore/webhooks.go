@@ -422,6 +422,33 @@ func (t *tx) ClaimOverdue(now wps.Time, limit int) ([]wps.OpenStep, error) {
 	return list, nil
 }
 
+func (t *tx) ClaimEscalations(now wps.Time, limit int) ([]wps.OpenStep, error) {
+	skip := ""
+	if t.db.engine == Postgres {
+		skip = ` FOR UPDATE SKIP LOCKED`
+	}
+	rows, err := t.query(`SELECT measurement_id, org_id, step_id, opening, opened_at, due_at, escalate_at, escalated FROM measurement_open_steps
+		WHERE escalate_at IS NOT NULL AND escalate_at <= ? ORDER BY escalate_at`+limitN(limit)+skip, now.Millis())
+	if err != nil {
+		return nil, t.err(err, "", "")
+	}
+	list, err := collect(rows, func(s interface{ Scan(...any) error }) (wps.OpenStep, error) {
+		var o wps.OpenStep
+		var opened int64
+		var due, esc sql.NullInt64
+		err := s.Scan(&o.MeasurementID, &o.OrgID, &o.StepID, &o.Opening, &opened, &due, &esc, &o.Escalated)
+		o.OpenedAt, o.DueAt, o.EscalateAt = wps.FromMillis(opened), optTime(due), optTime(esc)
+		return o, err
+	})
+	return list, t.err(err, "", "")
+}
+
+func (t *tx) MarkEscalated(o wps.OpenStep) error {
+	_, err := t.exec(`UPDATE measurement_open_steps SET escalated = ?, escalate_at = ? WHERE org_id = ? AND measurement_id = ? AND step_id = ? AND opening = ?`,
+		o.Escalated, nullTime(o.EscalateAt), o.OrgID, o.MeasurementID, o.StepID, o.Opening)
+	return t.err(err, "", "")
+}
+
 func (t *tx) RecurringProcesses() ([]wps.Process, error) {
 	rows, err := t.query(`SELECT ` + processCols + ` ` + processJoin + `p.version
 		WHERE p.deleted_at IS NULL AND p.recurrence <> '' ORDER BY p.id`)

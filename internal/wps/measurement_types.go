@@ -62,6 +62,10 @@ type OpenStep struct {
 	Opening       int
 	OpenedAt      Time
 	DueAt         *Time
+	// EscalateAt is when the step's next escalation is due (nil: none
+	// left); Escalated counts those of this opening already emitted.
+	EscalateAt *Time
+	Escalated  int
 	// Seats are the keys of the seats an action can fill now (for ordered
 	// policies only the next one); none while the measurement is PENDING.
 	// ProcessID is the measurement's process, kept with them.

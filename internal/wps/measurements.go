@@ -304,12 +304,13 @@ const (
 	EvActionReproved      = "action.reproved"
 	EvStepConsensed       = "step.consensed"
 	EvStepOverdue         = "step.overdue"
+	EvStepEscalated       = "step.escalated"
 	EvMeasurementApproved = "measurement.approved"
 	EvMeasurementReproved = "measurement.reproved"
 )
 
 // EventTypes lists every event type.
-var EventTypes = []string{EvMeasurementCreated, EvActionCreated, EvActionReproved, EvStepConsensed, EvStepOverdue, EvMeasurementApproved, EvMeasurementReproved}
+var EventTypes = []string{EvMeasurementCreated, EvActionCreated, EvActionReproved, EvStepConsensed, EvStepOverdue, EvStepEscalated, EvMeasurementApproved, EvMeasurementReproved}
 
 // event queues an outbox event, written when the run is saved.
 func (r *run) event(typ, stepID, actionID string) {
@@ -380,6 +381,7 @@ func openSteps(m Measurement, steps []Step, def engine.Def, cals []CalendarVersi
 		_, sd := def.Step(id)
 		o := OpenStep{MeasurementID: m.ID, OrgID: m.OrgID, StepID: id, Opening: ss.Opening, OpenedAt: At(ss.OpenedAt), ProcessID: m.ProcessID}
 		o.DueAt = dueAt(*st, ss.OpenedAt, cals)
+		o.EscalateAt = escalateAt(*st, o.DueAt, 0)
 		if seatsOpen(m) {
 			for _, p := range engine.Fillable(sd, ss) {
 				o.Seats = append(o.Seats, seatKeys(*st, p)...)

@@ -148,7 +148,8 @@ func (s *Service) DeletePolicy(ctx context.Context, p *Principal, id string) err
 func stepMentionsPolicy(st Step, name string) bool {
 	return slices.Contains(st.PolicyNames, name) || slices.Contains(st.OrderedPolicies, name) ||
 		slices.Contains(st.ViewPolicyNames, name) || slices.ContainsFunc(st.Roles, func(r StepRole) bool { return r.P == name }) ||
-		paramsMentionPolicy(st.Parameters, name)
+		paramsMentionPolicy(st.Parameters, name) ||
+		slices.ContainsFunc(st.Escalations, func(e Escalation) bool { return e.PolicyName == name })
 }
 
 // paramsMentionPolicy reports whether a hiddenFrom of params names the policy.
@@ -188,6 +189,11 @@ func renamePolicyReferences(tx Tx, orgID, old, name string) error {
 			for j := range st.Roles {
 				if st.Roles[j].P == old {
 					st.Roles[j].P = name
+				}
+			}
+			for j := range st.Escalations {
+				if st.Escalations[j].PolicyName == old {
+					st.Escalations[j].PolicyName = name
 				}
 			}
 		}

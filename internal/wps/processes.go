@@ -42,30 +42,42 @@ type Routing struct {
 // Step is one stage of a process: who must agree (policies, seats), what
 // they enter (parameters), where the flow goes next, and when.
 type Step struct {
-	ID                          string      `json:"id"`
-	Label                       string      `json:"label"`
-	Description                 string      `json:"description"`
-	Prompt                      string      `json:"prompt"`
-	ProcessID                   string      `json:"processId"`
-	TokenIDs                    []string    `json:"tokenIds" doc:"One seat id per policy, assigned by the service"`
-	PolicyNames                 []string    `json:"policyNames"`
-	Roles                       []StepRole  `json:"roles"`
-	OrderedPolicies             []string    `json:"orderedPolicies"`
-	ViewPolicyNames             []string    `json:"viewPolicyNames"`
-	Routing                     *Routing    `json:"routing,omitempty"`
-	WebhookURLs                 string      `json:"webhookUrls" doc:"Comma-separated http(s) URLs"`
-	LegalContractID             string      `json:"legalContractId"`
-	Frequency                   string      `json:"frequency" doc:"First step only: DAILY, WEEKLY, MONTHLY, YEARLY or an RFC 5545 RRULE"`
-	Deadline                    string      `json:"deadline" doc:"A count of deadlineType units, or an RFC 3339 instant for DATE"`
-	DeadlineType                string      `json:"deadlineType" doc:"HOURS, DAYS, BUSINESS_HOURS, BUSINESS_DAYS (working time over the org's calendar) or DATE"`
-	FrequencyDate               string      `json:"frequencyDate" doc:"RFC 3339 start of the recurrence"`
-	StepIDsDependencies         []string    `json:"stepIdsDependencies" doc:"Steps that must be consensed or skipped first (ids or labels); empty: the previous step"`
-	StepIDsReprovalDependencies []string    `json:"stepIdsReprovalDependencies" doc:"Steps re-opened with this one on a rejection (ids or labels)"`
-	Parameters                  []Parameter `json:"parameters,omitempty"`
-	CreatedAt                   Time        `json:"createdAt"`
-	UpdatedAt                   Time        `json:"updatedAt"`
-	DeletedAt                   *Time       `json:"deletedAt" nullable:"true"`
+	ID                          string       `json:"id"`
+	Label                       string       `json:"label"`
+	Description                 string       `json:"description"`
+	Prompt                      string       `json:"prompt"`
+	ProcessID                   string       `json:"processId"`
+	TokenIDs                    []string     `json:"tokenIds" doc:"One seat id per policy, assigned by the service"`
+	PolicyNames                 []string     `json:"policyNames"`
+	Roles                       []StepRole   `json:"roles"`
+	OrderedPolicies             []string     `json:"orderedPolicies"`
+	ViewPolicyNames             []string     `json:"viewPolicyNames"`
+	Routing                     *Routing     `json:"routing,omitempty"`
+	WebhookURLs                 string       `json:"webhookUrls" doc:"Comma-separated http(s) URLs"`
+	LegalContractID             string       `json:"legalContractId"`
+	Frequency                   string       `json:"frequency" doc:"First step only: DAILY, WEEKLY, MONTHLY, YEARLY or an RFC 5545 RRULE"`
+	Deadline                    string       `json:"deadline" doc:"A count of deadlineType units, or an RFC 3339 instant for DATE"`
+	DeadlineType                string       `json:"deadlineType" doc:"HOURS, DAYS, BUSINESS_HOURS, BUSINESS_DAYS (working time over the org's calendar) or DATE"`
+	FrequencyDate               string       `json:"frequencyDate" doc:"RFC 3339 start of the recurrence"`
+	StepIDsDependencies         []string     `json:"stepIdsDependencies" doc:"Steps that must be consensed or skipped first (ids or labels); empty: the previous step"`
+	StepIDsReprovalDependencies []string     `json:"stepIdsReprovalDependencies" doc:"Steps re-opened with this one on a rejection (ids or labels)"`
+	Parameters                  []Parameter  `json:"parameters,omitempty"`
+	Escalations                 []Escalation `json:"escalations,omitempty" doc:"What happens while a seat of the step is still open after its dueAt (needs a deadline): step.escalated, in order, once per escalation per opening"`
+	CreatedAt                   Time         `json:"createdAt"`
+	UpdatedAt                   Time         `json:"updatedAt"`
+	DeletedAt                   *Time        `json:"deletedAt" nullable:"true"`
 }
+
+// Escalation is one rung of a step's escalations: after After (an ISO
+// 8601 duration, ParseISODuration) past the step's dueAt with a seat
+// still open, step.escalated is emitted for PolicyName's holders.
+type Escalation struct {
+	After      string `json:"after" doc:"ISO 8601 duration past dueAt (PnDTnHnMnS: PT0S, PT4H, P1D, P1DT2H30M); years, months and weeks are refused"`
+	PolicyName string `json:"policyName" doc:"The policy whose holders the escalation is for"`
+}
+
+// MaxEscalations bounds a step's escalations.
+const MaxEscalations = 10
 
 // Process is a flow of steps. Its steps are versioned: once a measurement
 // uses a version, edits make a new one.
@@ -355,6 +367,8 @@ func (c *stepCheck) checkStep(i int, refs map[string]string) {
 		v.Add(f+".deadlineType", "must be HOURS, DAYS, BUSINESS_HOURS, BUSINESS_DAYS or DATE")
 	}
 
+	c.checkEscalations(f, st)
+
 	// Frequency: first step only.
 	if st.Frequency != "" {
 		if i != 0 {
@@ -389,6 +403,31 @@ func (c *stepCheck) checkStep(i int, refs map[string]string) {
 	}
 	if st.Roles == nil {
 		st.Roles = []StepRole{}
+	}
+}
+
+// checkEscalations checks a step's escalations: each after a valid
+// duration, not earlier than the one before (they fire in order), each
+// policy known, and a deadline to count from.
+func (c *stepCheck) checkEscalations(f string, st *Step) {
+	v := c.v
+	if len(st.Escalations) == 0 {
+		st.Escalations = nil
+		return
+	}
+	v.Check(st.DeadlineType != "", f+".escalations", "need a deadline: escalations count from the step's dueAt, so set deadline and deadlineType")
+	v.Check(len(st.Escalations) <= MaxEscalations, f+".escalations", "at most %d escalations", MaxEscalations)
+	var prev time.Duration
+	for j, e := range st.Escalations {
+		ff := fieldIndex(f+".escalations", j)
+		d, err := ParseISODuration(e.After)
+		if err != nil {
+			v.Add(ff+".after", "%v", err)
+		} else {
+			v.Check(d >= prev, ff+".after", "must not be shorter than escalations[%d].after: escalations fire in order", j-1)
+			prev = d
+		}
+		v.Check(c.policies[e.PolicyName], ff+".policyName", "no policy named %q", e.PolicyName)
 	}
 }
 

@@ -38,6 +38,7 @@ type Service struct {
 	// (importWrite), so that other writes wait for one chunk at most.
 	importGate chan struct{}
 	sso        SSODiscoverer
+	escalated  func(Tx, Escalated, []User) error
 }
 
 // keyCache remembers resolved API keys briefly: authentication would
@@ -123,6 +124,12 @@ type ServiceConfig struct {
 	// SSO fetches OpenID providers' discovery documents; nil: PUT /v1/sso
 	// is refused.
 	SSO SSODiscoverer
+	// OnEscalated, when set, is told of every escalation emitted, with
+	// its recipients (EscalationRecipients), in the scheduler's transaction:
+	// where the notifications write their work.escalated mail. It may run
+	// more than once for one escalation (a retried transaction), so it only
+	// writes through tx.
+	OnEscalated func(tx Tx, e Escalated, recipients []User) error
 }
 
 // NewService returns a Service over store.
@@ -146,7 +153,7 @@ func NewService(store Store, cfg ServiceConfig) *Service {
 		sessions: cfg.Sessions, hasher: newHasher(cfg.Sessions.Hashes), maxTemplateBytes: cfg.MaxTemplateBytes,
 		byAccount: newThrottle(cfg.Sessions.AccountBurst, cfg.Sessions.AccountRefill),
 		byAddress: newThrottle(cfg.Sessions.AddressBurst, cfg.Sessions.AddressRefill),
-		imports:   cfg.Imports, importGate: make(chan struct{}, 1), sso: cfg.SSO,
+		imports:   cfg.Imports, importGate: make(chan struct{}, 1), sso: cfg.SSO, escalated: cfg.OnEscalated,
 		naming: newGates(), docs: cfg.Documents, rerenders: newThrottle(cfg.Documents.RerendersPerMinute, time.Minute/time.Duration(cfg.Documents.RerendersPerMinute))}
 }
 

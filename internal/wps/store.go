@@ -363,6 +363,13 @@ type Tx interface {
 	// ClaimOverdue marks up to limit open steps past their deadline as
 	// notified and returns them; each opening is returned once.
 	ClaimOverdue(now Time, limit int) ([]OpenStep, error)
+	// ClaimEscalations locks and returns up to limit open steps whose next
+	// escalation is due (escalate_at <= now), skipping those another
+	// transaction holds; MarkEscalated, in the same transaction, records
+	// how many of the opening's escalations were emitted and when the next
+	// one is due (nil: none left), so each is returned once.
+	ClaimEscalations(now Time, limit int) ([]OpenStep, error)
+	MarkEscalated(o OpenStep) error
 	// RecurringProcesses lists live processes whose first step recurs.
 	RecurringProcesses() ([]Process, error)
 	// ClaimOccurrence records that the occurrence at of a process has its

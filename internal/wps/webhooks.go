@@ -113,7 +113,7 @@ type DeliveryQuery struct {
 const RetryWindow = 24 * time.Hour
 
 // stepEvents are the events a step's webhookUrls receive.
-var stepEvents = []string{EvActionCreated, EvActionReproved, EvStepConsensed, EvStepOverdue}
+var stepEvents = []string{EvActionCreated, EvActionReproved, EvStepConsensed, EvStepOverdue, EvStepEscalated}
 
 // fanOut writes events and one delivery per target of each: the
 // subscriptions that want it and, for step events, the webhookUrls of the
