@@ -27,6 +27,7 @@ import (
 	"wps/internal/imports"
 	"wps/internal/ledger"
 	"wps/internal/metrics"
+	"wps/internal/notify"
 	"wps/internal/schedule"
 	"wps/internal/sheets"
 	"wps/internal/sqlstore"
@@ -162,6 +163,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		MaxTemplateBytes: cfg.MaxTemplateBytes,
 		Documents: wps.DocumentConfig{Limits: contract.Limits{MaxChars: cfg.ContractChars, MaxBytes: cfg.ContractBytes, Timeout: cfg.ContractTimeout},
 			RerendersPerMinute: cfg.Rerenders},
+		Mail: wps.MailConfig{Enabled: cfg.SMTPURL != "", PublicURL: cfg.PublicURL},
 		Imports: wps.ImportConfig{SyncMaxRows: cfg.ImportSyncMax, ChunkRows: cfg.ImportChunk, ChunkTime: importChunkTime(cfg, db), Lease: cfg.ImportLease, MaxOpen: cfg.ImportMaxOpen,
 			PerOrg: cfg.ImportJobsPerOrg}})
 
@@ -229,6 +231,14 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		sched.Start(bg)
 		integrator.Start(bg)
 		importer.Start(bg)
+		if cfg.SMTPURL != "" {
+			mailer, err := notify.New(db, notify.Config{URL: cfg.SMTPURL, From: cfg.SMTPFrom, Logger: log})
+			if err != nil {
+				return err
+			}
+			mailer.Start(bg)
+			defer mailer.Stop()
+		}
 		defer worker.Stop()
 		defer sched.Stop()
 		defer integrator.Stop()

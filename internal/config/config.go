@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/mail"
 	"net/url"
 	"strconv"
 	"strings"
@@ -62,6 +63,9 @@ type Config struct {
 	WebhookWorkers   int                          // WPS_WEBHOOK_CONCURRENCY: webhook attempts in flight in one replica
 	WebhookPerDest   int                          // WPS_WEBHOOK_PER_DESTINATION: one org's attempts in flight to one receiver (host), over every replica
 	ImportMaxOpen    int                          // WPS_IMPORT_MAX_OPEN_JOBS: an org's import jobs not yet ended, at most
+	SMTPURL          string                       // WPS_SMTP_URL: smtp://[user:pass@]host:port or smtps://...; empty: nothing is mailed
+	SMTPFrom         string                       // WPS_SMTP_FROM: the From address of mails
+	PublicURL        string                       // WPS_PUBLIC_URL: the console's address, for links in mails
 }
 
 // Load builds a Config from the environment, then applies flags from args.
@@ -225,6 +229,9 @@ func Load(getenv func(string) string, args []string, stderr io.Writer) (Config, 
 	fs.IntVar(&c.WebhookWorkers, "webhook-concurrency", c.WebhookWorkers, "webhook delivery attempts in flight in one replica (WPS_WEBHOOK_CONCURRENCY)")
 	fs.IntVar(&c.WebhookPerDest, "webhook-per-destination", c.WebhookPerDest, "one org's webhook attempts in flight to one receiver host over every replica (WPS_WEBHOOK_PER_DESTINATION)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "how long in-flight requests may finish on SIGTERM (WPS_SHUTDOWN_TIMEOUT)")
+	fs.StringVar(&c.SMTPURL, "smtp-url", env("WPS_SMTP_URL", ""), "the SMTP server mails go through: smtp://[user:pass@]host:port (STARTTLS when offered) or smtps://... (implicit TLS); empty: nothing is mailed (WPS_SMTP_URL)")
+	fs.StringVar(&c.SMTPFrom, "smtp-from", env("WPS_SMTP_FROM", ""), "the From address of mails, e.g. wps@example.com (WPS_SMTP_FROM)")
+	fs.StringVar(&c.PublicURL, "public-url", env("WPS_PUBLIC_URL", ""), "the console's public address, for links in mails, e.g. https://wps.example.com (WPS_PUBLIC_URL)")
 	cors := fs.String("cors-origins", env("WPS_CORS_ORIGINS", ""), "origins whose browser pages may call the API, comma-separated (https://app.example.com), or * for any (without cookies); empty: CORS off (WPS_CORS_ORIGINS)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -271,6 +278,18 @@ func (c Config) Validate() error {
 		return fmt.Errorf("import chunk time must be from 0 to a quarter of the import lease")
 	case c.SignInPerAccount < 1 || c.SignInPerAddress < 1:
 		return fmt.Errorf("sign-in failures per account and per address must be at least 1")
+	}
+	if c.SMTPURL != "" {
+		u, err := url.Parse(c.SMTPURL)
+		if err != nil || u.Scheme != "smtp" && u.Scheme != "smtps" || u.Hostname() == "" {
+			return fmt.Errorf("smtp url must be smtp://[user:pass@]host:port or smtps://[user:pass@]host:port")
+		}
+		if _, err := mail.ParseAddress(c.SMTPFrom); err != nil {
+			return fmt.Errorf("smtp from must be an email address when smtp url is set")
+		}
+		if u, err := url.Parse(c.PublicURL); err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" || u.RawQuery != "" {
+			return fmt.Errorf("public url must be the console's http(s) address when smtp url is set (links in mails)")
+		}
 	}
 	for _, o := range c.CORSOrigins {
 		if o == "*" && len(c.CORSOrigins) > 1 {

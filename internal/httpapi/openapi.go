@@ -34,6 +34,7 @@ var tagOf = map[string]string{
 	"documents": "contracts", "measurements": "measurements", "measurements:export": "measurements",
 	"actions": "actions", "ledger": "ledger", "webhooks": "webhooks", "webhook-deliveries": "webhooks",
 	"attachments": "attachments", "sheets": "sheets", "import-jobs": "entities",
+	"notifications": "notifications", "password-resets": "sessions",
 }
 
 var tags = []*huma.Tag{
@@ -53,6 +54,7 @@ var tags = []*huma.Tag{
 	{Name: "webhooks", Description: "Webhook subscriptions, the signing secret and deliveries"},
 	{Name: "attachments", Description: "Uploaded files referred to by ATTACHMENT values"},
 	{Name: "sheets", Description: "Spreadsheet workbooks linked to parameters"},
+	{Name: "notifications", Description: "The messages mailed to people, with their delivery"},
 }
 
 // tag is the tag of the operation at path.

@@ -39,6 +39,10 @@ func (s *Server) routes() {
 	register(s, op(del, "/v1/invites/{id}", "deleteInvite", "Revoke an invite", 204, needs(wps.FnUsersInvite)), s.deleteInvite)
 	register(s, withErrors(withSecrets(op(post, "/v1/invites/accept", "acceptInvite", "Accept an invite: the token is the credential", 201, public), "apiKey.key"), 404, 410), s.acceptInvite)
 
+	register(s, withErrors(op(get, "/v1/notifications", "listNotifications", "List the messages mailed (the caller's own; with users:manage everyone's)", 200, member), 403), s.listNotifications)
+	register(s, op(post, "/v1/password-resets", "requestPasswordReset", "Ask for a password reset link by mail: 202 whatever the email", 202, public), s.requestPasswordReset)
+	register(s, withErrors(op(post, "/v1/password-resets/accept", "acceptPasswordReset", "Set a new password with a reset link's token (ends every session of the user)", 204, public), 404, 410), s.acceptPasswordReset)
+
 	register(s, withErrors(op(post, "/v1/roles/assign", "assignRole", "Assign a role to a user", 200, needs(wps.FnRolesManage)), 404), s.assignRole)
 	register(s, withErrors(op(post, "/v1/roles/revoke", "revokeRole", "Revoke a role from a user", 200, needs(wps.FnRolesManage)), 404), s.revokeRole)
 

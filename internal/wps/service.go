@@ -37,6 +37,9 @@ type Service struct {
 	// importGate lets one import job's write at a time into the store
 	// (importWrite), so that other writes wait for one chunk at most.
 	importGate chan struct{}
+	mail       MailConfig
+	resets     *throttle // password reset requests per email
+	resetsBy   *throttle // password reset requests per client address
 }
 
 // keyCache remembers resolved API keys briefly: authentication would
@@ -119,6 +122,11 @@ type ServiceConfig struct {
 	Imports ImportConfig
 	// Documents bounds the rendering of contract documents.
 	Documents DocumentConfig
+	// Mail says whether messages are mailed, and the console's address.
+	Mail MailConfig
+	// ResetsPerHour is how many password resets one email may ask for in
+	// an hour (default 3); an address may ask for ten times as many.
+	ResetsPerHour int
 }
 
 // NewService returns a Service over store.
@@ -135,6 +143,9 @@ func NewService(store Store, cfg ServiceConfig) *Service {
 	cfg.Sessions.defaults()
 	cfg.Imports.defaults()
 	cfg.Documents.defaults()
+	if cfg.ResetsPerHour <= 0 {
+		cfg.ResetsPerHour = 3
+	}
 	if cfg.Sheets == nil {
 		cfg.Sheets = noSheets{}
 	}
@@ -143,7 +154,10 @@ func NewService(store Store, cfg ServiceConfig) *Service {
 		byAccount: newThrottle(cfg.Sessions.AccountBurst, cfg.Sessions.AccountRefill),
 		byAddress: newThrottle(cfg.Sessions.AddressBurst, cfg.Sessions.AddressRefill),
 		imports:   cfg.Imports, importGate: make(chan struct{}, 1),
-		naming: newGates(), docs: cfg.Documents, rerenders: newThrottle(cfg.Documents.RerendersPerMinute, time.Minute/time.Duration(cfg.Documents.RerendersPerMinute))}
+		mail:     cfg.Mail,
+		resets:   newThrottle(cfg.ResetsPerHour, time.Hour/time.Duration(cfg.ResetsPerHour)),
+		resetsBy: newThrottle(10*cfg.ResetsPerHour, time.Hour/time.Duration(10*cfg.ResetsPerHour)),
+		naming:   newGates(), docs: cfg.Documents, rerenders: newThrottle(cfg.Documents.RerendersPerMinute, time.Minute/time.Duration(cfg.Documents.RerendersPerMinute))}
 }
 
 // Store returns the service's store, for the HTTP layer's idempotency records.

@@ -1,0 +1,24 @@
+package wps
+
+import "fmt"
+
+// The texts of the messages, in one place (English until section 21 adds
+// the recipient's language). Names in them are put on one line (OneLine):
+// a name cannot add a header or a line of its own. They carry no
+// parameter value.
+
+func inviteMessage(orgName, inviter, link string) (subject, body string) {
+	org := OneLine(orgName, 100)
+	subject = fmt.Sprintf("You are invited to %s on wps", org)
+	body = fmt.Sprintf("%s invites you to join %s on wps.\n\nAccept the invitation and choose your password here:\n%s\n\n"+
+		"If you did not expect this, ignore this message.\n", OneLine(inviter, 100), org, link)
+	return subject, body
+}
+
+func resetMessage(orgName, link string) (subject, body string) {
+	org := OneLine(orgName, 100)
+	subject = fmt.Sprintf("Reset your wps password for %s", org)
+	body = fmt.Sprintf("Someone asked to reset your password for %s on wps.\n\nChoose a new password here (the link works once, for one hour):\n%s\n\n"+
+		"If it was not you, ignore this message: your password stays as it is.\n", org, link)
+	return subject, body
+}
