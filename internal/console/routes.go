@@ -25,6 +25,10 @@ func (c *Console) routes() {
 	m.HandleFunc("POST /signout", c.signedIn(c.signOut))
 	m.HandleFunc("GET /invite/{token}", c.anyone(c.invitePage))
 	m.HandleFunc("POST /invite/{token}", c.anyone(c.acceptInvite))
+	m.HandleFunc("GET /forgot", c.anyone(c.forgotPage))
+	m.HandleFunc("POST /forgot", c.anyone(c.forgot))
+	m.HandleFunc("GET /reset/{token}", c.anyone(c.resetPage))
+	m.HandleFunc("POST /reset/{token}", c.anyone(c.reset))
 
 	m.HandleFunc("GET /inbox", c.signedIn(c.inbox))
 	m.HandleFunc("GET /measurements", c.signedIn(c.measurements))
