@@ -173,6 +173,18 @@ func TestRefusingServerDelaysWithoutLosing(t *testing.T) {
 		if l := notifications(t, env, env.AdminKey, ""); l[0]["status"] != "SENT" || l[0]["attempts"] != float64(3) {
 			t.Fatalf("log: %v", l)
 		}
+
+		// A permanent refusal (5xx) ends the message at once, with the answer.
+		srv.Reject("nobody@example.com")
+		env.Call("POST", "/v1/invites", env.AdminKey, map[string]any{"email": "nobody@example.com"}, 201)
+		drain(t, w)
+		if l := notifications(t, env, env.AdminKey, "?status=FAILED"); len(l) != 1 || l[0]["attempts"] != float64(1) ||
+			!strings.Contains(l[0]["lastError"].(string), "550") {
+			t.Fatalf("after a 550: %v", l)
+		}
+		if n := env.RawInt(`SELECT count(*) FROM notifications WHERE body <> ''`); n != 0 {
+			t.Fatalf("%d ended messages keep their body", n)
+		}
 	})
 }
 
@@ -204,5 +216,67 @@ func TestNotificationsListedToTheirOwner(t *testing.T) {
 	}
 	if l := notifications(t, env, env.AdminKey, ""); len(l) != 4 { // two invites, two resets
 		t.Fatalf("admin: %v", l)
+	}
+}
+
+// STARTTLS is used when the server offers it (smtp://), and smtps:// speaks
+// TLS from the start; the certificate is checked.
+func TestTLS(t *testing.T) {
+	t.Parallel()
+	for _, implicit := range []bool{false, true} {
+		t.Run(fmt.Sprint("implicit=", implicit), func(t *testing.T) {
+			env := mailEnv(t, sqlstore.SQLite)
+			srv, clientTLS := tu.NewSMTPTLS(t, implicit)
+			env.Call("POST", "/v1/invites", env.AdminKey, map[string]any{"email": "tls@example.com"}, 201)
+			// A client that does not trust the certificate sends nothing.
+			untrusting, err := notify.New(env.DB, notify.Config{URL: srv.URL(), From: "wps@example.com", Now: env.Clock.Now, Timeout: time.Until(tu.Deadline(t))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			drain(t, untrusting)
+			if l := notifications(t, env, env.AdminKey, ""); l[0]["status"] != "PENDING" || len(srv.Mails("")) != 0 {
+				t.Fatalf("sent without a trusted certificate: %v", l)
+			}
+			env.Clock.Advance(2 * time.Minute)
+			w, err := notify.New(env.DB, notify.Config{URL: srv.URL(), From: "wps@example.com", Now: env.Clock.Now, TLS: clientTLS,
+				Timeout: time.Until(tu.Deadline(t))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			drain(t, w)
+			got := srv.Mails("tls@example.com")
+			if len(got) != 1 || !got[0].TLS {
+				t.Fatalf("mails %+v", got)
+			}
+		})
+	}
+}
+
+// The user and password of the URL authenticate. Credentials refused are
+// a configuration to fix, not the message's fault: it waits, with the
+// server's answer, and goes once they are right.
+func TestAuth(t *testing.T) {
+	t.Parallel()
+	env := mailEnv(t, sqlstore.SQLite)
+	srv, clientTLS := tu.NewSMTPTLS(t, false)
+	srv.RequireAuth("mailer", "s3cret:/@")
+	send := func(url string) {
+		t.Helper()
+		w, err := notify.New(env.DB, notify.Config{URL: url, From: "wps@example.com", Now: env.Clock.Now, TLS: clientTLS, Timeout: time.Until(tu.Deadline(t))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		drain(t, w)
+	}
+	env.Call("POST", "/v1/invites", env.AdminKey, map[string]any{"email": "one@example.com"}, 201)
+	send("smtp://mailer:wrong@" + srv.Addr)
+	if l := notifications(t, env, env.AdminKey, ""); l[0]["status"] != "PENDING" || !strings.Contains(l[0]["lastError"].(string), "535") {
+		t.Fatalf("bad credentials: %v", l)
+	}
+	env.Call("POST", "/v1/invites", env.AdminKey, map[string]any{"email": "two@example.com"}, 201)
+	env.Clock.Advance(2 * time.Minute)
+	send("smtp://mailer:s3cret%3A%2F%40@" + srv.Addr)
+	if len(srv.Mails("two@example.com")) != 1 || len(srv.Mails("one@example.com")) != 1 {
+		t.Fatalf("mails: %v", srv.Mails(""))
 	}
 }
