@@ -51,6 +51,8 @@ type usersData struct {
 	CanManage bool
 	CanInvite bool
 	CanRoles  bool
+	Mail      bool               // messages are mailed (WPS_SMTP_URL is set)
+	Mails     []wps.Notification // the latest messages, for users:manage: failures show here
 }
 
 func (c *Console) users(q *req) error { return c.showUsers(q, http.StatusOK, usersData{}) }
@@ -62,6 +64,12 @@ func (c *Console) showUsers(q *req, status int, d usersData) error {
 	}
 	d.Users = list
 	d.CanManage, d.CanInvite, d.CanRoles = q.p.Can(wps.FnUsersManage), q.p.Can(wps.FnUsersInvite), q.p.Can(wps.FnRolesManage)
+	d.Mail = c.svc.MailEnabled()
+	if d.CanManage && d.Mail {
+		if d.Mails, _, err = c.svc.ListNotifications(q.ctx(), q.p, wps.NotificationQuery{Page: wps.Page{Page: 1, PerPage: 10}}); err != nil {
+			return err
+		}
+	}
 	if d.CanInvite {
 		if d.Invites, err = c.svc.ListInvites(q.ctx(), q.p); err != nil {
 			return err

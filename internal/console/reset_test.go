@@ -14,6 +14,20 @@ import (
 	"wps/internal/wps"
 )
 
+// Without mail, the users page says so.
+func TestConsoleSaysMailIsOff(t *testing.T) {
+	env := tu.NewEnv(t, sqlstore.SQLite, tu.Options{Console: true})
+	env.Clock.Advance(time.Since(env.Clock.Now())) // sessions end at real dates, which the cookie jar checks
+	person(t, env, "boss@example.com", "ADMIN")
+	c := newClient(t, env.Server.URL)
+	c.signIn("boss@example.com")
+	_, page := c.do(get, "/admin/users", nil)
+	res, page := c.do(post, "/admin/invites", url.Values{"csrf": {csrf(page)}, "email": {"ana@example.com"}})
+	if res.StatusCode != http.StatusCreated || !strings.Contains(page, "Mail is off on this server") || strings.Contains(page, "mailed to them") {
+		t.Fatalf("invite without mail: %d", res.StatusCode)
+	}
+}
+
 // The links mailed work in the console: an invitation accepted on
 // /invite/{token}, a password asked for on /forgot and chosen on
 // /reset/{token}, which works once.
@@ -21,6 +35,7 @@ func TestConsoleLinksByMail(t *testing.T) {
 	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
 		const public = "https://wps.example.com"
 		env := tu.NewEnv(t, engine, tu.Options{Console: true, Mail: wps.MailConfig{Enabled: true, PublicURL: public}})
+		env.Clock.Advance(time.Since(env.Clock.Now())) // sessions end at real dates, which the cookie jar checks
 		srv := tu.NewSMTP(t)
 		w, err := notify.New(env.DB, notify.Config{URL: srv.URL(), From: "wps@example.com", Now: env.Clock.Now, Timeout: time.Until(tu.Deadline(t))})
 		if err != nil {
@@ -93,6 +108,25 @@ func TestConsoleLinksByMail(t *testing.T) {
 		}
 		if res, _ := c.do(post, "/signin", url.Values{"email": {"rui@example.com"}, "password": {"a brand new password"}, "next": {"/inbox"}}); res.StatusCode != http.StatusSeeOther {
 			t.Fatalf("sign in with the new password: %d", res.StatusCode)
+		}
+
+		// The admin's users page says the invitation was mailed, and lists
+		// the mail with its status.
+		person(t, env, "boss@example.com", "ADMIN")
+		admin := newClient(t, base)
+		admin.signIn("boss@example.com")
+		res, page = admin.do(get, "/admin/users", nil)
+		if res.StatusCode != 200 {
+			t.Fatalf("users page: %d %v", res.StatusCode, res.Header)
+		}
+		res, page = admin.do(post, "/admin/invites", url.Values{"csrf": {csrf(page)}, "email": {"ana@example.com"}})
+		if res.StatusCode != http.StatusCreated || !strings.Contains(page, "created and mailed to them") {
+			t.Fatalf("invite in the console: %d %s", res.StatusCode, page)
+		}
+		deliver()
+		_, page = admin.do(get, "/admin/users", nil)
+		if !strings.Contains(page, "<h2>Mail</h2>") || !strings.Contains(page, "ana@example.com") || !strings.Contains(page, "Sent") {
+			t.Fatalf("no mail log on the users page")
 		}
 	})
 }

@@ -1,0 +1,33 @@
+package main
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"wps/internal/sqlstore"
+	tu "wps/internal/testutil"
+)
+
+// With WPS_SMTP_URL the server's background worker mails: the first
+// admin's invitation reaches them with a link under WPS_PUBLIC_URL, the
+// same invitation the server prints.
+func TestServeMails(t *testing.T) {
+	srv := tu.NewSMTP(t)
+	env := map[string]string{"WPS_DATABASE_URL": tu.DatabaseURL(t, sqlstore.SQLite), "WPS_SMTP_URL": srv.URL(),
+		"WPS_SMTP_FROM": "wps@example.com", "WPS_PUBLIC_URL": "https://wps.example.com", "WPS_BOOTSTRAP_ADMIN_EMAIL": "first@example.com"}
+	_, out, stop := start(t, env)
+	defer stop()
+	tu.Await(t, "the first admin's invitation by mail", func() error {
+		if len(srv.Mails("first@example.com")) == 0 {
+			return errors.New("no mail yet")
+		}
+		return nil
+	})
+	m := srv.Mails("first@example.com")[0]
+	link := m.Link("https://wps.example.com/invite/")
+	_, token, _ := strings.Cut(link, "/invite/")
+	if token == "" || !strings.Contains(out.String(), "/invite/"+token) || m.From != "wps@example.com" {
+		t.Fatalf("mail %q from %s, printed %q", m.Body, m.From, out.String())
+	}
+}
