@@ -247,6 +247,9 @@ type run struct {
 	docs        []pendingDoc         // documents of steps this run consensed, stored in save
 	at          *attempt             // what earlier tries of its write kept (writePrepared), nil outside one
 	ids         map[string]string    // the ids this try gave (id)
+	// openBefore are the open steps as loaded, when mail is on: save mails
+	// work.waiting to whom the Inbox starts listing a step for.
+	openBefore []OpenStep
 }
 
 func (s *Service) loadRun(tx Tx, p *Principal, measurementID string) (*run, error) {
@@ -258,6 +261,9 @@ func (s *Service) loadRun(tx Tx, p *Principal, measurementID string) (*run, erro
 	r.def = engineDef(r.proc.Steps)
 	if r.user, err = actor(tx, p); err != nil {
 		return nil, err
+	}
+	if s.mail.Enabled {
+		r.openBefore = r.openSteps()
 	}
 	return r, nil
 }
@@ -861,8 +867,15 @@ func (r *run) save() error {
 		r.events = nil
 	}
 	created := r.isNew
+	open := r.openSteps()
+	// Before the measurement's rows: its reads (users, policies) must not
+	// come between the contended writes and the commit.
+	if err := r.s.mailWaiting(r.tx, r.m, r.proc, r.openBefore, open); err != nil {
+		return err
+	}
+	r.openBefore = open
 	if r.isNew {
-		if err := r.tx.CreateMeasurement(&r.m, r.proc.Code, r.openSteps()); err != nil {
+		if err := r.tx.CreateMeasurement(&r.m, r.proc.Code, open); err != nil {
 			return err
 		}
 		if !r.created {
@@ -876,7 +889,7 @@ func (r *run) save() error {
 		return err
 	}
 	if !created {
-		if err := r.tx.SetOpenSteps(r.m.OrgID, r.m.ID, r.openSteps()); err != nil {
+		if err := r.tx.SetOpenSteps(r.m.OrgID, r.m.ID, open); err != nil {
 			return err
 		}
 		if len(r.unsaved) > 0 { // its status counters are contended: late

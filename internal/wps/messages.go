@@ -22,3 +22,18 @@ func resetMessage(orgName, link string) (subject, body string) {
 		"If it was not you, ignore this message: your password stays as it is.\n", org, link)
 	return subject, body
 }
+
+func waitingMessage(measurement, process, step string, due *Time, link string) (subject, body string) {
+	what := OneLine(measurement, 100)
+	if what == "" {
+		what = "a new measurement" // its number is given at commit (PostgreSQL)
+	}
+	subject = fmt.Sprintf("Waiting for you: %s of %s", OneLine(step, 100), what)
+	dueText := "It has no deadline."
+	if due != nil {
+		dueText = "It is due " + due.UTC().Format("2006-01-02 15:04 UTC") + "."
+	}
+	body = fmt.Sprintf("The step \"%s\" of %s (process %s) waits for you.\n%s\n\nOpen it here:\n%s\n",
+		OneLine(step, 100), what, OneLine(process, 100), dueText, link)
+	return subject, body
+}

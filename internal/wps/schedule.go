@@ -160,10 +160,15 @@ func (s *Service) openDuePending(ctx context.Context, now Time) error {
 				return err
 			}
 			old := m.Status
-			m.State.Pending = false
 			def := engineDef(proc.Steps)
+			before := openSteps(m, proc.Steps, def)
+			m.State.Pending = false
 			m.Status, m.UpdatedAt = engine.Status(def, m.State), now
-			if err := tx.SetOpenSteps(m.OrgID, m.ID, openSteps(m, proc.Steps, def)); err != nil { // its seats wait on people now
+			open := openSteps(m, proc.Steps, def)
+			if err := s.mailWaiting(tx, m, proc, before, open); err != nil {
+				return err
+			}
+			if err := tx.SetOpenSteps(m.OrgID, m.ID, open); err != nil { // its seats wait on people now
 				return err
 			}
 			if err := tx.UpdateMeasurement(m, old); err != nil {

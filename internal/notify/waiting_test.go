@@ -1,0 +1,125 @@
+package notify_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"wps/internal/sqlstore"
+	tu "wps/internal/testutil"
+)
+
+// work.waiting reaches exactly the users the Inbox starts listing a step
+// for, when they start: a step that opens (each active holder of its
+// seat), the next of ordered policies once the first seat is filled, a step
+// re-opened by a rejection; nobody else, and no parameter value.
+func TestWorkWaitingFollowsTheInbox(t *testing.T) {
+	t.Parallel()
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := mailEnv(t, engine)
+		srv := tu.NewSMTP(t)
+		w := worker(t, env, env.DB, srv.URL())
+		fns := []string{"measurement:create", "measurement:read", "action:write", "action:approve", "action:reprove"}
+		for _, p := range []struct{ name, role string }{{"Inspector", "INSPECTOR"}, {"Supervisor", "SUPERVISOR"}, {"Manager", "MANAGER"}} {
+			env.Call("POST", "/v1/users/policies", env.AdminKey, map[string]any{"name": p.name, "roles": []string{p.role}, "functions": fns}, 201)
+		}
+		keys := map[string]string{}
+		for _, u := range []struct{ name, role string }{{"ian", "INSPECTOR"}, {"ivy", "INSPECTOR"}, {"dee", "INSPECTOR"}, {"sam", "SUPERVISOR"}, {"mia", "MANAGER"}} {
+			tok := env.Call("POST", "/v1/invites", env.AdminKey, map[string]any{"email": u.name + "@example.com", "roles": []string{u.role}}, 201).JSON()["token"]
+			acc := env.Call("POST", "/v1/invites/accept", "", map[string]any{"token": tok}, 201).JSON()
+			keys[u.name] = acc["apiKey"].(map[string]any)["key"].(string)
+			if u.name == "dee" {
+				env.Call("PATCH", "/v1/users/"+acc["user"].(map[string]any)["id"].(string), env.AdminKey, map[string]any{"status": "DEACTIVATED"}, 200)
+			}
+		}
+		proc := env.Call("POST", "/v1/process", env.AdminKey, map[string]any{"name": "Pump service", "code": "PUMP",
+			"steps": []map[string]any{
+				{"label": "Inspect", "policyNames": []string{"Inspector", "Supervisor"}, "orderedPolicies": []string{"Inspector", "Supervisor"},
+					"deadline": "2", "deadlineType": "HOURS", "parameters": []map[string]any{{"name": "reading", "type": "TEXT"}}},
+				{"label": "Close", "policyNames": []string{"Manager"}, "stepIdsReprovalDependencies": []string{"Inspect"}},
+			}}, 201).JSON()
+		steps := map[string]string{}
+		for _, st := range proc["steps"].([]any) {
+			steps[st.(map[string]any)["label"].(string)] = st.(map[string]any)["id"].(string)
+		}
+		drain(t, w)
+		invites := len(srv.Mails(""))
+
+		// waiting lists who got a work.waiting mail since the last call;
+		// listed who the Inbox lists the measurement for.
+		seen := 0
+		waiting := func() []string {
+			t.Helper()
+			drain(t, w)
+			var who []string
+			all := srv.Mails("")[invites:]
+			for _, m := range all[seen:] {
+				who = append(who, strings.TrimSuffix(m.To[0], "@example.com"))
+				if strings.Contains(m.Body, "secret") || m.Header.Get("Bcc") != "" {
+					t.Fatalf("mail: %+v", m)
+				}
+			}
+			seen = len(all)
+			slices.Sort(who)
+			return who
+		}
+		listed := func() []string {
+			t.Helper()
+			var who []string
+			for _, u := range []string{"ian", "ivy", "sam", "mia"} {
+				if env.Call("GET", "/v1/measurements?actionable=me", keys[u], nil, 200).JSON()["meta"].(map[string]any)["total"].(float64) > 0 {
+					who = append(who, u)
+				}
+			}
+			return who
+		}
+		check := func(what string, want ...string) {
+			t.Helper()
+			if got := waiting(); !slices.Equal(got, want) {
+				t.Fatalf("%s: mailed %q, want %q", what, got, want)
+			}
+		}
+		act := func(who, m, step, typ string, params map[string]any) {
+			t.Helper()
+			body := map[string]any{"stepId": steps[step], "type": typ, "parameters": params}
+			if typ == "REJECTION" {
+				body["observation"] = "again"
+			}
+			env.Call("POST", "/v1/measurements/"+m+"/actions", keys[who], body, 201)
+		}
+
+		m := env.Call("POST", "/v1/measurements", keys["ian"], map[string]any{"processId": proc["id"]}, 201).JSON()
+		id := m["id"].(string)
+		check("a measurement starts", "ian", "ivy")
+		if got := listed(); !slices.Equal(got, []string{"ian", "ivy"}) {
+			t.Fatalf("the Inbox lists it for %q", got)
+		}
+		mail := srv.Mails("ian@example.com")[len(srv.Mails("ian@example.com"))-1]
+		if !strings.Contains(mail.Subject, "Inspect") || mail.Link(publicURL+"/measurements/") != publicURL+"/measurements/"+id ||
+			!strings.Contains(mail.Body, "due 2026-01-05 11:00 UTC") || !strings.Contains(mail.Body, "Pump service") {
+			t.Fatalf("mail: %q %q", mail.Subject, mail.Body)
+		}
+
+		act("ian", id, "Inspect", "WRITE_DATA", map[string]any{"reading": "secret 42"})
+		check("the first ordered seat is filled", "sam")
+		if got := listed(); !slices.Equal(got, []string{"sam"}) {
+			t.Fatalf("the Inbox lists it for %q", got)
+		}
+
+		act("sam", id, "Inspect", "APPROVAL", nil)
+		check("the step is consensed: Close opens", "mia")
+
+		act("mia", id, "Close", "REJECTION", nil)
+		check("a rejection re-opens Inspect", "ian", "ivy")
+		if got := listed(); !slices.Equal(got, []string{"ian", "ivy"}) {
+			t.Fatalf("the Inbox lists it for %q", got)
+		}
+
+		// Nothing more: reading and acting elsewhere mails nobody.
+		env.Call("GET", "/v1/measurements/"+id, keys["ian"], nil, 200)
+		check("nothing changed")
+		if l := notifications(t, env, keys["ivy"], "?kind=work.waiting"); len(l) != 2 || l[0]["status"] != "SENT" {
+			t.Fatalf("ivy's log: %v", l)
+		}
+	})
+}
