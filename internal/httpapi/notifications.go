@@ -9,7 +9,7 @@ import (
 type notificationListIn struct {
 	PageQuery
 	UserID string `query:"userId" maxLength:"100" doc:"Only this user's messages (users:manage for another user's)"`
-	Kind   string `query:"kind" enum:"invite,password.reset,work.waiting"`
+	Kind   string `query:"kind" enum:"invite,password.reset,work.waiting,work.returned"`
 	Status string `query:"status" enum:"PENDING,SENT,FAILED"`
 }
 

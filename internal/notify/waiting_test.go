@@ -12,7 +12,8 @@ import (
 // work.waiting reaches exactly the users the Inbox starts listing a step
 // for, when they start: a step that opens (each active holder of its
 // seat), the next of ordered policies once the first seat is filled, a step
-// re-opened by a rejection; nobody else, and no parameter value.
+// re-opened by a rejection or a reproval; nobody else, and no parameter
+// value. work.returned reaches the authors of the actions superseded.
 func TestWorkWaitingFollowsTheInbox(t *testing.T) {
 	t.Parallel()
 	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
@@ -54,7 +55,11 @@ func TestWorkWaitingFollowsTheInbox(t *testing.T) {
 			var who []string
 			all := srv.Mails("")[invites:]
 			for _, m := range all[seen:] {
-				who = append(who, strings.TrimSuffix(m.To[0], "@example.com"))
+				name := strings.TrimSuffix(m.To[0], "@example.com")
+				if strings.HasPrefix(m.Subject, "Returned: ") {
+					name += " (returned)"
+				}
+				who = append(who, name)
 				if strings.Contains(m.Body, "secret") || m.Header.Get("Bcc") != "" {
 					t.Fatalf("mail: %+v", m)
 				}
@@ -79,13 +84,13 @@ func TestWorkWaitingFollowsTheInbox(t *testing.T) {
 				t.Fatalf("%s: mailed %q, want %q", what, got, want)
 			}
 		}
-		act := func(who, m, step, typ string, params map[string]any) {
+		act := func(who, m, step, typ string, params map[string]any) string {
 			t.Helper()
 			body := map[string]any{"stepId": steps[step], "type": typ, "parameters": params}
 			if typ == "REJECTION" {
 				body["observation"] = "again"
 			}
-			env.Call("POST", "/v1/measurements/"+m+"/actions", keys[who], body, 201)
+			return env.Call("POST", "/v1/measurements/"+m+"/actions", keys[who], body, 201).JSON()["id"].(string)
 		}
 
 		m := env.Call("POST", "/v1/measurements", keys["ian"], map[string]any{"processId": proc["id"]}, 201).JSON()
@@ -110,15 +115,27 @@ func TestWorkWaitingFollowsTheInbox(t *testing.T) {
 		check("the step is consensed: Close opens", "mia")
 
 		act("mia", id, "Close", "REJECTION", nil)
-		check("a rejection re-opens Inspect", "ian", "ivy")
+		check("a rejection re-opens Inspect: its actions' authors are told, and its seat's holders", "ian", "ian (returned)", "ivy", "sam (returned)")
 		if got := listed(); !slices.Equal(got, []string{"ian", "ivy"}) {
 			t.Fatalf("the Inbox lists it for %q", got)
 		}
 
-		// Nothing more: reading and acting elsewhere mails nobody.
+		returned := srv.Mails("sam@example.com")[len(srv.Mails("sam@example.com"))-1]
+		if returned.Subject != "Returned: Inspect of PUMP-1" || returned.Link(publicURL+"/measurements/") != publicURL+"/measurements/"+id {
+			t.Fatalf("returned: %q %q", returned.Subject, returned.Body)
+		}
+
+		// A reproval: the author of the action reproved is told (not the
+		// one who reproves), and the seat's holders again.
+		action := act("ivy", id, "Inspect", "WRITE_DATA", map[string]any{"reading": "secret 43"})
+		check("the first seat is filled again", "sam")
+		env.Call("POST", "/v1/actions/"+action+"/reprove", keys["sam"], map[string]any{"observation": "wrong pump"}, 201)
+		check("a reproval", "ian", "ivy", "ivy (returned)")
+
+		// Nothing more: reading mails nobody.
 		env.Call("GET", "/v1/measurements/"+id, keys["ian"], nil, 200)
 		check("nothing changed")
-		if l := notifications(t, env, keys["ivy"], "?kind=work.waiting"); len(l) != 2 || l[0]["status"] != "SENT" {
+		if l := notifications(t, env, keys["ivy"], "?kind=work.waiting"); len(l) != 3 || l[0]["status"] != "SENT" {
 			t.Fatalf("ivy's log: %v", l)
 		}
 	})

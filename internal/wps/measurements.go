@@ -250,6 +250,10 @@ type run struct {
 	// openBefore are the open steps as loaded, when mail is on: save mails
 	// work.waiting to whom the Inbox starts listing a step for.
 	openBefore []OpenStep
+	// returned are the actions this run superseded (a rejection or a
+	// reproval re-opened their steps): save mails work.returned to their
+	// authors.
+	returned []Action
 }
 
 func (s *Service) loadRun(tx Tx, p *Principal, measurementID string) (*run, error) {
@@ -812,6 +816,7 @@ func (r *run) record(a *Action, clientHash string, res engine.Result) error {
 		if slices.Contains(res.Reset, r.actions[i].StepID) && r.actions[i].Type != engine.Rejection {
 			if !r.actions[i].Superseded {
 				superseded = append(superseded, r.actions[i].ID)
+				r.returned = append(r.returned, r.actions[i])
 			}
 			r.actions[i].Superseded = true
 		}
@@ -874,6 +879,10 @@ func (r *run) save() error {
 		return err
 	}
 	r.openBefore = open
+	if err := r.s.mailReturned(r.tx, r.m, r.proc, r.user.ID, r.returned); err != nil {
+		return err
+	}
+	r.returned = nil
 	if r.isNew {
 		if err := r.tx.CreateMeasurement(&r.m, r.proc.Code, open); err != nil {
 			return err

@@ -37,3 +37,10 @@ func waitingMessage(measurement, process, step string, due *Time, link string) (
 		OneLine(step, 100), what, OneLine(process, 100), dueText, link)
 	return subject, body
 }
+
+func returnedMessage(measurement, process, step, link string) (subject, body string) {
+	subject = fmt.Sprintf("Returned: %s of %s", OneLine(step, 100), OneLine(measurement, 100))
+	body = fmt.Sprintf("What you did on the step \"%s\" of %s (process %s) was rejected or reproved: the step is open again.\n\nSee why, and do it again, here:\n%s\n",
+		OneLine(step, 100), OneLine(measurement, 100), OneLine(process, 100), link)
+	return subject, body
+}

@@ -4,9 +4,11 @@ import (
 	"slices"
 )
 
-// KindWorkWaiting is the message to a user when a step starts waiting on
-// them (semantics §16: work.waiting).
-const KindWorkWaiting = "work.waiting"
+// The messages about work (semantics §16).
+const (
+	KindWorkWaiting  = "work.waiting"  // a step starts waiting on the user
+	KindWorkReturned = "work.returned" // a rejection or reproval superseded the user's action
+)
 
 // listedFor tells whether the Inbox lists open step o for a user holding
 // keys (heldKeys): one of their keys fills one of its seats now, and they
@@ -88,4 +90,44 @@ func (s *Service) mailWaiting(tx Tx, m Measurement, proc Process, before, after 
 			return nil
 		}
 	}
+}
+
+// mailReturned queues work.returned for the authors of actions a rejection
+// or reproval superseded (one message per author and step), but not for
+// the actor, who did it, nor for users no longer active. It runs in the
+// change's transaction, before the measurement's contended rows.
+func (s *Service) mailReturned(tx Tx, m Measurement, proc Process, actorID string, superseded []Action) error {
+	if !s.mail.Enabled || len(superseded) == 0 {
+		return nil
+	}
+	type key struct{ user, step string }
+	done := map[key]bool{}
+	users := map[string]*User{}
+	for _, a := range superseded {
+		k := key{a.UserID, a.StepID}
+		if done[k] || a.UserID == actorID || a.UserID == SystemUserID {
+			continue
+		}
+		done[k] = true
+		u, ok := users[a.UserID]
+		if !ok {
+			got, err := tx.GetUser(m.OrgID, a.UserID)
+			if err != nil && !IsCode(err, CodeNotFound) {
+				return err
+			}
+			if err == nil {
+				u = &got
+			}
+			users[a.UserID] = u
+		}
+		_, st := stepByID(proc.Steps, a.StepID)
+		if u == nil || u.Status != UserActive || st == nil {
+			continue
+		}
+		subject, body := returnedMessage(m.Name, proc.Name, st.Label, s.link("/measurements/"+m.ID))
+		if err := s.queueMail(tx, m.OrgID, KindWorkReturned, u.ID, u.Email, subject, body, At(s.Now().Add(notificationWindow))); err != nil {
+			return err
+		}
+	}
+	return nil
 }
