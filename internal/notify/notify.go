@@ -180,13 +180,22 @@ func (w *Worker) RunOnce(ctx context.Context) (int, error) {
 	return len(batch), errors.Join(errs...)
 }
 
+// errDeactivated ends a message whose recipient was deactivated after it
+// was written.
+var errDeactivated = errors.New("not sent: the user is deactivated")
+
 // attempt sends one message and records the outcome.
 func (w *Worker) attempt(ctx context.Context, n wps.Notification) error {
-	err := w.send(ctx, n)
+	err := w.recipientActive(ctx, n)
+	if err == nil {
+		err = w.send(ctx, n)
+	}
 	now := wps.At(w.cfg.Now())
 	n.LockedUntil, n.LastError = nil, ""
 	var se *mail.SendError
 	switch {
+	case errors.Is(err, errDeactivated):
+		n.Status, n.Body = wps.NotificationFailed, ""
 	case err == nil:
 		n.Status, n.SentAt, n.Body = wps.NotificationSent, &now, ""
 	case ctx.Err() != nil:
@@ -205,6 +214,24 @@ func (w *Worker) attempt(ctx context.Context, n wps.Notification) error {
 		w.cfg.Logger.Warn("notify: not sent", "notification", n.ID, "kind", n.Kind, "attempts", n.Attempts, "status", n.Status, "err", n.LastError)
 	}
 	return w.store.Write(context.WithoutCancel(ctx), func(tx wps.Tx) error { return tx.FinishNotification(n) })
+}
+
+// recipientActive fails with errDeactivated when the message is for a user
+// who is no longer active (deactivated users get nothing).
+func (w *Worker) recipientActive(ctx context.Context, n wps.Notification) error {
+	if n.UserID == "" {
+		return nil
+	}
+	return w.store.View(ctx, func(tx wps.Tx) error {
+		u, err := tx.GetUser(n.OrgID, n.UserID)
+		if err != nil {
+			return err
+		}
+		if u.Status != wps.UserActive {
+			return errDeactivated
+		}
+		return nil
+	})
 }
 
 // backoff is the delay before attempt n+1: exponential with ±25% jitter, capped.

@@ -95,6 +95,18 @@ func TestPasswordResetByMail(t *testing.T) {
 			Body: map[string]any{"token": late, "newPassword": "yet another password"}}), 410, "")
 		signIn(t, env, "forgot@example.com", "a brand new password", 201)
 
+		// A user deactivated after asking is mailed nothing: the message
+		// ends FAILED, and the link no longer works.
+		_, bob := member(t, env, "bob@example.com")
+		drain(t, worker(t, env, env.DB, srv.URL()))
+		env.Call("POST", "/v1/password-resets", "", map[string]any{"email": "bob@example.com"}, 202)
+		env.Call("PATCH", "/v1/users/"+bob, env.AdminKey, map[string]any{"status": "DEACTIVATED"}, 200)
+		drain(t, worker(t, env, env.DB, srv.URL()))
+		if l := notifications(t, env, env.AdminKey, "?userId="+bob); len(l) != 1 || l[0]["status"] != "FAILED" ||
+			l[0]["lastError"] != "not sent: the user is deactivated" || len(srv.Mails("bob@example.com")) != 1 { // the invitation only
+			t.Fatalf("deactivated: %v", l)
+		}
+
 		// A deactivated user is mailed nothing.
 		_, id := member(t, env, "gone@example.com")
 		env.Call("PATCH", "/v1/users/"+id, env.AdminKey, map[string]any{"status": "DEACTIVATED"}, 200)
