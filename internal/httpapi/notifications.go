@@ -9,7 +9,7 @@ import (
 type notificationListIn struct {
 	PageQuery
 	UserID string `query:"userId" maxLength:"100" doc:"Only this user's messages (users:manage for another user's)"`
-	Kind   string `query:"kind" enum:"invite,password.reset,work.waiting,work.returned"`
+	Kind   string `query:"kind" enum:"invite,password.reset,work.waiting,work.returned,work.overdue"`
 	Status string `query:"status" enum:"PENDING,SENT,FAILED"`
 }
 

@@ -1,9 +1,11 @@
 package notify_test
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"wps/internal/sqlstore"
 	tu "wps/internal/testutil"
@@ -13,7 +15,8 @@ import (
 // for, when they start: a step that opens (each active holder of its
 // seat), the next of ordered policies once the first seat is filled, a step
 // re-opened by a rejection or a reproval; nobody else, and no parameter
-// value. work.returned reaches the authors of the actions superseded.
+// value. work.returned reaches the authors of the actions superseded, and
+// work.overdue the users the Inbox lists an overdue step for.
 func TestWorkWaitingFollowsTheInbox(t *testing.T) {
 	t.Parallel()
 	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
@@ -58,6 +61,9 @@ func TestWorkWaitingFollowsTheInbox(t *testing.T) {
 				name := strings.TrimSuffix(m.To[0], "@example.com")
 				if strings.HasPrefix(m.Subject, "Returned: ") {
 					name += " (returned)"
+				}
+				if strings.HasPrefix(m.Subject, "Overdue: ") {
+					name += " (overdue)"
 				}
 				who = append(who, name)
 				if strings.Contains(m.Body, "secret") || m.Header.Get("Bcc") != "" {
@@ -135,6 +141,15 @@ func TestWorkWaitingFollowsTheInbox(t *testing.T) {
 		// Nothing more: reading mails nobody.
 		env.Call("GET", "/v1/measurements/"+id, keys["ian"], nil, 200)
 		check("nothing changed")
+
+		// Past the deadline: the same users as the Inbox, once.
+		env.Clock.Advance(3 * time.Hour)
+		for range 2 {
+			if _, err := env.Service.NotifyOverdue(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		check("the step is overdue", "ian (overdue)", "ivy (overdue)")
 		if l := notifications(t, env, keys["ivy"], "?kind=work.waiting"); len(l) != 3 || l[0]["status"] != "SENT" {
 			t.Fatalf("ivy's log: %v", l)
 		}

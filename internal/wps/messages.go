@@ -44,3 +44,14 @@ func returnedMessage(measurement, process, step, link string) (subject, body str
 		OneLine(step, 100), OneLine(measurement, 100), OneLine(process, 100), link)
 	return subject, body
 }
+
+func overdueMessage(measurement, process, step string, due *Time, link string) (subject, body string) {
+	subject = fmt.Sprintf("Overdue: %s of %s", OneLine(step, 100), OneLine(measurement, 100))
+	dueText := ""
+	if due != nil {
+		dueText = " It was due " + due.UTC().Format("2006-01-02 15:04 UTC") + "."
+	}
+	body = fmt.Sprintf("The step \"%s\" of %s (process %s) waits for you and is past its deadline.%s\n\nOpen it here:\n%s\n",
+		OneLine(step, 100), OneLine(measurement, 100), OneLine(process, 100), dueText, link)
+	return subject, body
+}

@@ -43,6 +43,9 @@ func (s *Service) NotifyOverdue(ctx context.Context) (int, error) {
 			if err := fanOut(tx, []Event{e}, proc.stepURLs, hooks[o.OrgID]); err != nil {
 				return err
 			}
+			if err := s.mailOverdue(tx, m, proc, o); err != nil {
+				return err
+			}
 			n++
 		}
 		return nil

@@ -8,6 +8,7 @@ import (
 const (
 	KindWorkWaiting  = "work.waiting"  // a step starts waiting on the user
 	KindWorkReturned = "work.returned" // a rejection or reproval superseded the user's action
+	KindWorkOverdue  = "work.overdue"  // a step waiting on the user passed its deadline
 )
 
 // listedFor tells whether the Inbox lists open step o for a user holding
@@ -62,12 +63,29 @@ func (s *Service) mailWaiting(tx Tx, m Measurement, proc Process, before, after 
 	if len(changes) == 0 {
 		return nil
 	}
-	policies, err := tx.ListPolicies(m.OrgID)
+	return s.eachActiveUser(tx, m.OrgID, func(u User, keys []heldKey) error {
+		for _, c := range changes {
+			if !listedFor(c.now, u.ID, keys) || c.was != nil && listedFor(*c.was, u.ID, keys) {
+				continue
+			}
+			subject, body := waitingMessage(m.Name, proc.Name, c.step.Label, c.now.DueAt, s.link("/measurements/"+m.ID))
+			if err := s.queueMail(tx, m.OrgID, KindWorkWaiting, u.ID, u.Email, subject, body, At(s.Now().Add(notificationWindow))); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// eachActiveUser calls fn with each active user of the org and the seat
+// keys they hold (heldKeys, through the org's policies).
+func (s *Service) eachActiveUser(tx Tx, orgID string, fn func(u User, keys []heldKey) error) error {
+	policies, err := tx.ListPolicies(orgID)
 	if err != nil {
 		return err
 	}
 	for page := 1; ; page++ {
-		users, total, err := tx.ListUsers(m.OrgID, Page{Page: page, PerPage: 500})
+		users, total, err := tx.ListUsers(orgID, Page{Page: page, PerPage: 500})
 		if err != nil {
 			return err
 		}
@@ -75,21 +93,39 @@ func (s *Service) mailWaiting(tx Tx, m Measurement, proc Process, before, after 
 			if u.Status != UserActive {
 				continue
 			}
-			keys := heldKeys(u.Roles, policies)
-			for _, c := range changes {
-				if !listedFor(c.now, u.ID, keys) || c.was != nil && listedFor(*c.was, u.ID, keys) {
-					continue
-				}
-				subject, body := waitingMessage(m.Name, proc.Name, c.step.Label, c.now.DueAt, s.link("/measurements/"+m.ID))
-				if err := s.queueMail(tx, m.OrgID, KindWorkWaiting, u.ID, u.Email, subject, body, At(s.Now().Add(notificationWindow))); err != nil {
-					return err
-				}
+			if err := fn(u, heldKeys(u.Roles, policies)); err != nil {
+				return err
 			}
 		}
 		if page*500 >= total {
 			return nil
 		}
 	}
+}
+
+// mailOverdue queues work.overdue for each active user the Inbox lists the
+// overdue opening o of m's step for (the users work.waiting told).
+func (s *Service) mailOverdue(tx Tx, m Measurement, proc Process, o OpenStep) error {
+	if !s.mail.Enabled {
+		return nil
+	}
+	var open *OpenStep
+	for _, x := range openSteps(m, proc.Steps, engineDef(proc.Steps)) {
+		if x.StepID == o.StepID && x.Opening == o.Opening {
+			open = &x
+		}
+	}
+	_, st := stepByID(proc.Steps, o.StepID)
+	if open == nil || len(open.Seats) == 0 || st == nil {
+		return nil
+	}
+	return s.eachActiveUser(tx, m.OrgID, func(u User, keys []heldKey) error {
+		if !listedFor(*open, u.ID, keys) {
+			return nil
+		}
+		subject, body := overdueMessage(m.Name, proc.Name, st.Label, open.DueAt, s.link("/measurements/"+m.ID))
+		return s.queueMail(tx, m.OrgID, KindWorkOverdue, u.ID, u.Email, subject, body, At(s.Now().Add(notificationWindow)))
+	})
 }
 
 // mailReturned queues work.returned for the authors of actions a rejection
