@@ -155,3 +155,48 @@ func TestWorkWaitingFollowsTheInbox(t *testing.T) {
 		}
 	})
 }
+
+// A recurring process's measurement made ahead (PENDING) waits on nobody:
+// its holders are mailed when its time comes and the Inbox lists it.
+func TestWorkWaitingWhenScheduledMeasurementsOpen(t *testing.T) {
+	t.Parallel()
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := mailEnv(t, engine) // the clock reads 2026-01-05T09:00Z
+		srv := tu.NewSMTP(t)
+		w := worker(t, env, env.DB, srv.URL())
+		env.Call("POST", "/v1/users/policies", env.AdminKey, map[string]any{"name": "Walkers", "roles": []string{"WALKER"},
+			"functions": []string{"measurement:read", "action:write"}}, 201)
+		tok := env.Call("POST", "/v1/invites", env.AdminKey, map[string]any{"email": "wes@example.com", "roles": []string{"WALKER"}}, 201).JSON()["token"]
+		key := env.Call("POST", "/v1/invites/accept", "", map[string]any{"token": tok}, 201).JSON()["apiKey"].(map[string]any)["key"].(string)
+		env.Call("POST", "/v1/process", env.AdminKey, map[string]any{"name": "Daily round", "code": "DR", "steps": []map[string]any{
+			{"label": "Walk", "policyNames": []string{"Walkers"}, "frequency": "DAILY", "frequencyDate": "2026-01-04T08:00:00Z"},
+		}}, 201)
+		waiting := func() int {
+			t.Helper()
+			drain(t, w)
+			n := 0
+			for _, m := range srv.Mails("wes@example.com") {
+				if strings.HasPrefix(m.Subject, "Waiting for you: Walk") {
+					n++
+				}
+			}
+			return n
+		}
+		inbox := func() int {
+			return int(env.Call("GET", "/v1/measurements?actionable=me", key, nil, 200).JSON()["meta"].(map[string]any)["total"].(float64))
+		}
+		if _, err := env.Service.RunRecurrences(context.Background()); err != nil { // 01-04 and 01-05 open, 01-06 PENDING
+			t.Fatal(err)
+		}
+		if n, in := waiting(), inbox(); n != 2 || in != 2 {
+			t.Fatalf("%d mails, %d in the Inbox; want 2", n, in)
+		}
+		env.Clock.Advance(24 * time.Hour)
+		if _, err := env.Service.RunRecurrences(context.Background()); err != nil { // 01-06 opens
+			t.Fatal(err)
+		}
+		if n, in := waiting(), inbox(); n != 3 || in != 3 {
+			t.Fatalf("%d mails, %d in the Inbox; want 3", n, in)
+		}
+	})
+}
