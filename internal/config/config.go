@@ -199,7 +199,7 @@ func Load(getenv func(string) string, args []string, stderr io.Writer) (Config, 
 	fs.StringVar(&c.APICallHosts, "api-call-hosts", env("WPS_API_CALL_HOSTS", ""), "hosts that apiCalls may call, comma-separated, *.example.com for subdomains; empty turns API calls off (WPS_API_CALL_HOSTS)")
 	fs.BoolVar(&c.APICallPrivate, "api-call-allow-private", c.APICallPrivate, "let apiCalls reach loopback and private addresses (WPS_API_CALL_ALLOW_PRIVATE)")
 	fs.DurationVar(&c.APICallTimeout, "api-call-timeout", c.APICallTimeout, "time limit of one API call (WPS_API_CALL_TIMEOUT)")
-	fs.BoolVar(&c.Background, "background", c.Background, "run the webhook worker, the scheduler and the ledger's integrator in this replica (WPS_BACKGROUND)")
+	fs.BoolVar(&c.Background, "background", c.Background, "run the webhook worker, the scheduler, the ledger's integrator, the import jobs' worker and the mail worker in this replica (WPS_BACKGROUND)")
 	fs.DurationVar(&c.CheckpointEvery, "ledger-checkpoint-every", c.CheckpointEvery, "a growing ledger gets a new signed checkpoint at most this often (WPS_LEDGER_CHECKPOINT_EVERY)")
 	fs.Float64Var(&c.RateLimit, "rate-limit", c.RateLimit, "requests per second per API key, 0 turns it off (WPS_RATE_LIMIT)")
 	fs.IntVar(&c.RateBurst, "rate-burst", c.RateBurst, "burst per API key (WPS_RATE_BURST)")
