@@ -27,6 +27,7 @@ func (s *Service) NotifyOverdue(ctx context.Context) (int, error) {
 			return err
 		}
 		hooks := map[string][]Webhook{}
+		holders := map[string][]holder{} // each org's users, read once for mailOverdue
 		for _, o := range due {
 			m, proc, err := lockedMeasurement(tx, o.OrgID, o.MeasurementID)
 			if err != nil {
@@ -43,7 +44,7 @@ func (s *Service) NotifyOverdue(ctx context.Context) (int, error) {
 			if err := fanOut(tx, []Event{e}, proc.stepURLs, hooks[o.OrgID]); err != nil {
 				return err
 			}
-			if err := s.mailOverdue(tx, m, proc, o); err != nil {
+			if err := s.mailOverdue(tx, m, proc, o, holders); err != nil {
 				return err
 			}
 			n++

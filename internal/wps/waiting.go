@@ -77,35 +77,56 @@ func (s *Service) mailWaiting(tx Tx, m Measurement, proc Process, before, after 
 	})
 }
 
-// eachActiveUser calls fn with each active user of the org and the seat
-// keys they hold (heldKeys, through the org's policies).
-func (s *Service) eachActiveUser(tx Tx, orgID string, fn func(u User, keys []heldKey) error) error {
+// holder is an active user with the seat keys they hold.
+type holder struct {
+	User
+	keys []heldKey
+}
+
+// activeHolders lists the org's active users with the seat keys they hold
+// (heldKeys, through the org's policies).
+func activeHolders(tx Tx, orgID string) ([]holder, error) {
 	policies, err := tx.ListPolicies(orgID)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	var out []holder
 	for page := 1; ; page++ {
 		users, total, err := tx.ListUsers(orgID, Page{Page: page, PerPage: 500})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for _, u := range users {
-			if u.Status != UserActive {
-				continue
-			}
-			if err := fn(u, heldKeys(u.Roles, policies)); err != nil {
-				return err
+			if u.Status == UserActive {
+				out = append(out, holder{u, heldKeys(u.Roles, policies)})
 			}
 		}
 		if page*500 >= total {
-			return nil
+			return out, nil
 		}
 	}
 }
 
+// eachActiveUser calls fn with each active user of the org and the seat
+// keys they hold.
+func (s *Service) eachActiveUser(tx Tx, orgID string, fn func(u User, keys []heldKey) error) error {
+	list, err := activeHolders(tx, orgID)
+	if err != nil {
+		return err
+	}
+	for _, h := range list {
+		if err := fn(h.User, h.keys); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // mailOverdue queues work.overdue for each active user the Inbox lists the
-// overdue opening o of m's step for (the users work.waiting told).
-func (s *Service) mailOverdue(tx Tx, m Measurement, proc Process, o OpenStep) error {
+// overdue opening o of m's step for (the users work.waiting told). holders
+// keeps each org's active users for the pass, which claims up to 100
+// openings at once.
+func (s *Service) mailOverdue(tx Tx, m Measurement, proc Process, o OpenStep, holders map[string][]holder) error {
 	if !s.mail.Enabled {
 		return nil
 	}
@@ -119,13 +140,24 @@ func (s *Service) mailOverdue(tx Tx, m Measurement, proc Process, o OpenStep) er
 	if open == nil || len(open.Seats) == 0 || st == nil {
 		return nil
 	}
-	return s.eachActiveUser(tx, m.OrgID, func(u User, keys []heldKey) error {
-		if !listedFor(*open, u.ID, keys) {
-			return nil
+	list, ok := holders[m.OrgID]
+	if !ok {
+		var err error
+		if list, err = activeHolders(tx, m.OrgID); err != nil {
+			return err
+		}
+		holders[m.OrgID] = list
+	}
+	for _, u := range list {
+		if !listedFor(*open, u.ID, u.keys) {
+			continue
 		}
 		subject, body := overdueMessage(m.Name, proc.Name, st.Label, open.DueAt, s.link("/measurements/"+m.ID))
-		return s.queueMail(tx, m.OrgID, KindWorkOverdue, u.ID, u.Email, subject, body, At(s.Now().Add(notificationWindow)))
-	})
+		if err := s.queueMail(tx, m.OrgID, KindWorkOverdue, u.ID, u.Email, subject, body, At(s.Now().Add(notificationWindow))); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // mailReturned queues work.returned for the authors of actions a rejection
