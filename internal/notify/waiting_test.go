@@ -168,8 +168,14 @@ func TestWorkWaitingWhenScheduledMeasurementsOpen(t *testing.T) {
 			"functions": []string{"measurement:read", "action:write"}}, 201)
 		tok := env.Call("POST", "/v1/invites", env.AdminKey, map[string]any{"email": "wes@example.com", "roles": []string{"WALKER"}}, 201).JSON()["token"]
 		key := env.Call("POST", "/v1/invites/accept", "", map[string]any{"token": tok}, 201).JSON()["apiKey"].(map[string]any)["key"].(string)
+		// Lookers hold a seat but may not act: the Inbox lists nothing for
+		// them, and they are mailed nothing.
+		env.Call("POST", "/v1/users/policies", env.AdminKey, map[string]any{"name": "Lookers", "roles": []string{"LOOKER"},
+			"functions": []string{"measurement:read"}}, 201)
+		tok = env.Call("POST", "/v1/invites", env.AdminKey, map[string]any{"email": "lou@example.com", "roles": []string{"LOOKER"}}, 201).JSON()["token"]
+		lou := env.Call("POST", "/v1/invites/accept", "", map[string]any{"token": tok}, 201).JSON()["apiKey"].(map[string]any)["key"].(string)
 		env.Call("POST", "/v1/process", env.AdminKey, map[string]any{"name": "Daily round", "code": "DR", "steps": []map[string]any{
-			{"label": "Walk", "policyNames": []string{"Walkers"}, "frequency": "DAILY", "frequencyDate": "2026-01-04T08:00:00Z"},
+			{"label": "Walk", "policyNames": []string{"Walkers", "Lookers"}, "frequency": "DAILY", "frequencyDate": "2026-01-04T08:00:00Z"},
 		}}, 201)
 		waiting := func() int {
 			t.Helper()
@@ -197,6 +203,10 @@ func TestWorkWaitingWhenScheduledMeasurementsOpen(t *testing.T) {
 		}
 		if n, in := waiting(), inbox(); n != 3 || in != 3 {
 			t.Fatalf("%d mails, %d in the Inbox; want 3", n, in)
+		}
+		if in := env.Call("GET", "/v1/measurements?actionable=me", lou, nil, 200).JSON()["meta"].(map[string]any)["total"]; in != 0.0 ||
+			len(srv.Mails("lou@example.com")) != 1 { // the invitation
+			t.Fatalf("a seat holder who may not act: %v in the Inbox, %d mails", in, len(srv.Mails("lou@example.com")))
 		}
 	})
 }

@@ -11,16 +11,31 @@ const (
 	KindWorkOverdue  = "work.overdue"  // a step waiting on the user passed its deadline
 )
 
-// listedFor tells whether the Inbox lists open step o for a user holding
-// keys (heldKeys): one of their keys fills one of its seats now, and they
-// fill no seat of this opening yet. It is the rule of the actionable index
-// (Tx.ListMeasurements with Filler), worked out in memory.
-func listedFor(o OpenStep, userID string, keys []heldKey) bool {
-	if slices.Contains(o.Fillers, userID) {
+// mayAct tells whether the Inbox lists anything for p: it may act on a
+// step (action:write or action:approve). (Reading measurements is checked
+// before.)
+func mayAct(p *Principal) bool { return p.Can(FnActionWrite) || p.Can(FnActionApprove) }
+
+// fillerOf is whom the Inbox matches against open seats for user: the seat
+// keys they hold through policies (heldKeys), and their id.
+func fillerOf(user User, policies []Policy) Filler {
+	f := Filler{UserID: user.ID}
+	for _, k := range heldKeys(user.Roles, policies) {
+		f.Keys = append(f.Keys, k.SeatKey)
+	}
+	return f
+}
+
+// listedFor tells whether the Inbox lists open step o for f: one of their
+// keys fills one of its seats now, and they fill no seat of this opening
+// yet. It is the rule of the actionable index (Tx.ListMeasurements with a
+// Filler), worked out in memory.
+func listedFor(o OpenStep, f Filler) bool {
+	if slices.Contains(o.Fillers, f.UserID) {
 		return false
 	}
-	for _, k := range keys {
-		if slices.Contains(o.Seats, k.SeatKey) {
+	for _, k := range f.Keys {
+		if slices.Contains(o.Seats, k) {
 			return true
 		}
 	}
@@ -63,9 +78,13 @@ func (s *Service) mailWaiting(tx Tx, m Measurement, proc Process, before, after 
 	if len(changes) == 0 {
 		return nil
 	}
-	return s.eachActiveUser(tx, m.OrgID, func(u User, keys []heldKey) error {
+	list, err := activeHolders(tx, m.OrgID)
+	if err != nil {
+		return err
+	}
+	for _, u := range list {
 		for _, c := range changes {
-			if !listedFor(c.now, u.ID, keys) || c.was != nil && listedFor(*c.was, u.ID, keys) {
+			if !listedFor(c.now, u.filler) || c.was != nil && listedFor(*c.was, u.filler) {
 				continue
 			}
 			subject, body := waitingMessage(m.Name, proc.Name, c.step.Label, c.now.DueAt, s.link("/measurements/"+m.ID))
@@ -73,18 +92,20 @@ func (s *Service) mailWaiting(tx Tx, m Measurement, proc Process, before, after 
 				return err
 			}
 		}
-		return nil
-	})
+	}
+	return nil
 }
 
-// holder is an active user with the seat keys they hold.
+// holder is an active user the Inbox may list work for, with whom it
+// matches against open seats.
 type holder struct {
 	User
-	keys []heldKey
+	filler Filler
 }
 
-// activeHolders lists the org's active users with the seat keys they hold
-// (heldKeys, through the org's policies).
+// activeHolders lists the org's active users whom the Inbox may list work
+// for (they read measurements and act: mayAct), each with their Filler, as
+// ListMeasurements makes it for them.
 func activeHolders(tx Tx, orgID string) ([]holder, error) {
 	policies, err := tx.ListPolicies(orgID)
 	if err != nil {
@@ -97,29 +118,23 @@ func activeHolders(tx Tx, orgID string) ([]holder, error) {
 			return nil, err
 		}
 		for _, u := range users {
-			if u.Status == UserActive {
-				out = append(out, holder{u, heldKeys(u.Roles, policies)})
+			if u.Status != UserActive {
+				continue
+			}
+			p := &Principal{OrgID: orgID, UserID: u.ID, Roles: u.Roles, User: u}
+			for _, pol := range policies {
+				if Holds(u.Roles, pol) {
+					p.Policies = append(p.Policies, pol)
+				}
+			}
+			if p.Can(FnMeasurementRead) && mayAct(p) {
+				out = append(out, holder{u, fillerOf(u, p.Policies)})
 			}
 		}
 		if page*500 >= total {
 			return out, nil
 		}
 	}
-}
-
-// eachActiveUser calls fn with each active user of the org and the seat
-// keys they hold.
-func (s *Service) eachActiveUser(tx Tx, orgID string, fn func(u User, keys []heldKey) error) error {
-	list, err := activeHolders(tx, orgID)
-	if err != nil {
-		return err
-	}
-	for _, h := range list {
-		if err := fn(h.User, h.keys); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // mailOverdue queues work.overdue for each active user the Inbox lists the
@@ -149,7 +164,7 @@ func (s *Service) mailOverdue(tx Tx, m Measurement, proc Process, o OpenStep, ho
 		holders[m.OrgID] = list
 	}
 	for _, u := range list {
-		if !listedFor(*open, u.ID, u.keys) {
+		if !listedFor(*open, u.filler) {
 			continue
 		}
 		subject, body := overdueMessage(m.Name, proc.Name, st.Label, open.DueAt, s.link("/measurements/"+m.ID))
