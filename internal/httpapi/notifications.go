@@ -9,7 +9,7 @@ import (
 type notificationListIn struct {
 	PageQuery
 	UserID string `query:"userId" maxLength:"100" doc:"Only this user's messages (users:manage for another user's)"`
-	Kind   string `query:"kind" enum:"invite,password.reset,work.waiting,work.returned,work.overdue"`
+	Kind   string `query:"kind" enum:"invite,password.reset,work.waiting,work.returned,work.overdue,work.digest"`
 	Status string `query:"status" enum:"PENDING,SENT,FAILED"`
 }
 
@@ -38,4 +38,18 @@ type resetAcceptIn struct {
 
 func (s *Server) acceptPasswordReset(ctx context.Context, in *resetAcceptIn) (*empty, error) {
 	return nil, s.svc.AcceptPasswordReset(ctx, in.Body.Token, in.Body.NewPassword)
+}
+
+func (s *Server) getNotificationPrefs(ctx context.Context, _ *empty) (*body[wps.NotificationPrefs], error) {
+	out, err := s.svc.GetNotificationPrefs(ctx, principal(ctx))
+	return &body[wps.NotificationPrefs]{out}, err
+}
+
+type prefsIn struct {
+	Body wps.NotificationPrefs
+}
+
+func (s *Server) putNotificationPrefs(ctx context.Context, in *prefsIn) (*body[wps.NotificationPrefs], error) {
+	out, err := s.svc.SetNotificationPrefs(ctx, principal(ctx), in.Body)
+	return &body[wps.NotificationPrefs]{out}, err
 }

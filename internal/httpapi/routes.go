@@ -24,6 +24,8 @@ func (s *Server) routes() {
 	register(s, withSecrets(op(post, "/v1/users/me/api-keys", "createApiKey", "Create an API key for the caller", 201, member), "key"), s.createAPIKey)
 	register(s, op(get, "/v1/users/me/api-keys", "listApiKeys", "List the caller's API keys", 200, member), s.listAPIKeys)
 	register(s, op(del, "/v1/users/me/api-keys/{id}", "deleteApiKey", "Revoke one of the caller's API keys", 204, member), s.deleteAPIKey)
+	register(s, op(get, "/v1/users/me/notifications", "getNotificationPrefs", "The caller's choice of mail about work", 200, member), s.getNotificationPrefs)
+	register(s, op(put, "/v1/users/me/notifications", "putNotificationPrefs", "Choose mail about work: immediate, a daily digest, or off", 200, member), s.putNotificationPrefs)
 	register(s, op(put, "/v1/users/me/password", "changePassword", "Set the caller's password (ends their other sessions)", 204, member), s.changePassword)
 	register(s, op(get, "/v1/users", "listUsers", "List the organization's users", 200, needs(wps.FnUsersRead)), s.listUsers)
 	register(s, op(get, "/v1/users/{id}", "getUser", "Get a user", 200, needs(wps.FnUsersRead)), s.getUser)

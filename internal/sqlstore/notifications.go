@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"database/sql"
+	"errors"
 	"slices"
 	"strings"
 
@@ -132,4 +133,61 @@ func (t *tx) GetPasswordResetByHash(hash string) (wps.PasswordReset, error) {
 func (t *tx) EndPasswordResets(orgID, userID string, at wps.Time) error {
 	_, err := t.exec(`UPDATE password_resets SET used_at = ? WHERE org_id = ? AND user_id = ? AND used_at IS NULL`, at.Millis(), orgID, userID)
 	return t.err(err, "", "")
+}
+
+func (t *tx) GetNotificationPref(orgID, userID string) (string, error) {
+	var pref string
+	err := t.queryRow(`SELECT email FROM notification_prefs WHERE org_id = ? AND user_id = ?`, orgID, userID).Scan(&pref)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return pref, t.err(err, "", "")
+}
+
+func (t *tx) PutNotificationPref(orgID, userID, email string, at wps.Time) error {
+	_, err := t.exec(`INSERT INTO notification_prefs (org_id, user_id, email, updated_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT (org_id, user_id) DO UPDATE SET email = excluded.email, updated_at = excluded.updated_at`, orgID, userID, email, at.Millis())
+	return t.err(err, "", "")
+}
+
+func (t *tx) ListNotificationPrefs(orgID string) (map[string]string, error) {
+	rows, err := t.query(`SELECT user_id, email FROM notification_prefs WHERE org_id = ? AND email <> 'immediate'`, orgID)
+	if err != nil {
+		return nil, t.err(err, "", "")
+	}
+	pairs, err := collect(rows, func(s interface{ Scan(...any) error }) ([2]string, error) {
+		var p [2]string
+		return p, s.Scan(&p[0], &p[1])
+	})
+	out := make(map[string]string, len(pairs))
+	for _, p := range pairs {
+		out[p[0]] = p[1]
+	}
+	return out, t.err(err, "", "")
+}
+
+// ClaimDigests reads the partial index notification_prefs_daily.
+func (t *tx) ClaimDigests(cutoff, now wps.Time, limit int) ([]wps.DigestDue, error) {
+	skip := ""
+	if t.db.engine == Postgres {
+		skip = ` FOR UPDATE SKIP LOCKED`
+	}
+	rows, err := t.query(`SELECT org_id, user_id FROM notification_prefs WHERE email = 'daily' AND digest_at < ?
+		ORDER BY digest_at`+limitN(limit)+skip, cutoff.Millis())
+	if err != nil {
+		return nil, t.err(err, "", "")
+	}
+	due, err := collect(rows, func(s interface{ Scan(...any) error }) (wps.DigestDue, error) {
+		var d wps.DigestDue
+		return d, s.Scan(&d.OrgID, &d.UserID)
+	})
+	if err != nil {
+		return nil, t.err(err, "", "")
+	}
+	for _, d := range due {
+		if _, err := t.exec(`UPDATE notification_prefs SET digest_at = ? WHERE org_id = ? AND user_id = ?`, now.Millis(), d.OrgID, d.UserID); err != nil {
+			return nil, t.err(err, "", "")
+		}
+	}
+	return due, nil
 }

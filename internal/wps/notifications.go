@@ -38,7 +38,7 @@ const notificationWindow = 24 * time.Hour
 // emptied once the message is sent or given up.
 type Notification struct {
 	ID            string `json:"id"`
-	Kind          string `json:"kind" enum:"invite,password.reset,work.waiting,work.returned,work.overdue"`
+	Kind          string `json:"kind" enum:"invite,password.reset,work.waiting,work.returned,work.overdue,work.digest"`
 	UserID        string `json:"userId,omitempty" doc:"The recipient's user; empty for an invitation (not a user yet)"`
 	To            string `json:"to" doc:"The recipient's email address"`
 	Subject       string `json:"subject" doc:"The message's subject (on one line)"`

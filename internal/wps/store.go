@@ -91,6 +91,18 @@ type Tx interface {
 	// next attempt, last error, sent time, body; the lease ends.
 	FinishNotification(n Notification) error
 
+	// GetNotificationPref is the user's choice of mail about work ("" when
+	// never set: immediate).
+	GetNotificationPref(orgID, userID string) (string, error)
+	PutNotificationPref(orgID, userID, email string, at Time) error
+	// ListNotificationPrefs maps the org's users who chose other than
+	// immediate to their choice.
+	ListNotificationPrefs(orgID string) (map[string]string, error)
+	// ClaimDigests marks up to limit users (any org) who chose daily and
+	// whose last digest is before cutoff as digested at now, and returns
+	// them (SKIP LOCKED on PostgreSQL: each once across replicas).
+	ClaimDigests(cutoff, now Time, limit int) ([]DigestDue, error)
+
 	CreatePasswordReset(r PasswordReset) error
 	// GetPasswordResetByHash finds a reset by its token's hash (any org),
 	// locked until the transaction ends on PostgreSQL.

@@ -105,9 +105,14 @@ type holder struct {
 
 // activeHolders lists the org's active users whom the Inbox may list work
 // for (they read measurements and act: mayAct), each with their Filler, as
-// ListMeasurements makes it for them.
+// ListMeasurements makes it for them; but not those who chose to be mailed
+// a daily digest or nothing (PrefDaily, PrefOff).
 func activeHolders(tx Tx, orgID string) ([]holder, error) {
 	policies, err := tx.ListPolicies(orgID)
+	if err != nil {
+		return nil, err
+	}
+	prefs, err := tx.ListNotificationPrefs(orgID)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +123,7 @@ func activeHolders(tx Tx, orgID string) ([]holder, error) {
 			return nil, err
 		}
 		for _, u := range users {
-			if u.Status != UserActive {
+			if u.Status != UserActive || prefs[u.ID] == PrefDaily || prefs[u.ID] == PrefOff {
 				continue
 			}
 			p := &Principal{OrgID: orgID, UserID: u.ID, Roles: u.Roles, User: u}
@@ -205,6 +210,11 @@ func (s *Service) mailReturned(tx Tx, m Measurement, proc Process, actorID strin
 		}
 		_, st := stepByID(proc.Steps, a.StepID)
 		if u == nil || u.Status != UserActive || st == nil {
+			continue
+		}
+		if pref, err := tx.GetNotificationPref(m.OrgID, u.ID); err != nil {
+			return err
+		} else if pref == PrefDaily || pref == PrefOff {
 			continue
 		}
 		subject, body := returnedMessage(m.Name, proc.Name, st.Label, s.link("/measurements/"+m.ID))
