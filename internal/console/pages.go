@@ -143,6 +143,29 @@ func (c *Console) reset(q *req) error {
 	return nil
 }
 
+// The user's settings: mail about work.
+
+type settingsData struct {
+	Email string
+	Mail  bool // mail is on (WPS_SMTP_URL)
+}
+
+func (c *Console) settings(q *req) error {
+	prefs, err := c.svc.GetNotificationPrefs(q.ctx(), q.p)
+	if err != nil {
+		return err
+	}
+	c.render(q, http.StatusOK, "settings", "Settings", settingsData{Email: prefs.Email, Mail: c.svc.MailEnabled()})
+	return nil
+}
+
+func (c *Console) saveSettings(q *req) error {
+	if _, err := c.svc.SetNotificationPrefs(q.ctx(), q.p, wps.NotificationPrefs{Email: q.r.PostFormValue("email")}); err != nil {
+		return err
+	}
+	return q.redirect("/settings", "saved")
+}
+
 // Measurements.
 
 type listData struct {

@@ -14,7 +14,7 @@ import (
 	"wps/internal/wps"
 )
 
-// Without mail, the users page says so.
+// Without mail, the users page and the settings page say so.
 func TestConsoleSaysMailIsOff(t *testing.T) {
 	env := tu.NewEnv(t, sqlstore.SQLite, tu.Options{Console: true})
 	env.Clock.Advance(time.Since(env.Clock.Now())) // sessions end at real dates, which the cookie jar checks
@@ -25,6 +25,22 @@ func TestConsoleSaysMailIsOff(t *testing.T) {
 	res, page := c.do(post, "/admin/invites", url.Values{"csrf": {csrf(page)}, "email": {"ana@example.com"}})
 	if res.StatusCode != http.StatusCreated || !strings.Contains(page, "Mail is off on this server") || strings.Contains(page, "mailed to them") {
 		t.Fatalf("invite without mail: %d", res.StatusCode)
+	}
+
+	// The settings page: mail about work, chosen here as through the API.
+	res, page = c.do(get, "/settings", nil)
+	if res.StatusCode != 200 || !strings.Contains(page, `value="immediate" checked`) || !strings.Contains(page, "Mail is off on this server") {
+		t.Fatalf("settings: %d", res.StatusCode)
+	}
+	res, _ = c.do(post, "/settings", url.Values{"csrf": {csrf(page)}, "email": {"daily"}})
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/settings?done=saved" {
+		t.Fatalf("save settings: %d", res.StatusCode)
+	}
+	if _, page = c.do(get, "/settings", nil); !strings.Contains(page, `value="daily" checked`) {
+		t.Fatal("the choice was not kept")
+	}
+	if res, _ = c.do(post, "/settings", url.Values{"csrf": {csrf(page)}, "email": {"hourly"}}); res.StatusCode != 422 {
+		t.Fatalf("a choice that does not exist: %d", res.StatusCode)
 	}
 }
 

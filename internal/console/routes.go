@@ -46,6 +46,9 @@ func (c *Console) routes() {
 	m.HandleFunc("GET /entities/{id}", c.signedIn(c.records))
 	m.HandleFunc("POST /entities/{id}/restore", c.signedIn(c.restoreEntity))
 
+	m.HandleFunc("GET /settings", c.signedIn(c.settings))
+	m.HandleFunc("POST /settings", c.signedIn(c.saveSettings))
+
 	m.HandleFunc("GET /admin", c.signedIn(c.admin))
 	m.HandleFunc("GET /admin/users", c.signedIn(c.users))
 	m.HandleFunc("POST /admin/invites", c.signedIn(c.invite))
