@@ -280,3 +280,29 @@ func TestAuth(t *testing.T) {
 		t.Fatalf("mails: %v", srv.Mails(""))
 	}
 }
+
+// Names with line breaks (an org's from the operator command, an inviter's
+// from an invitation) add no header to the mail: they are put on one line.
+func TestNoHeaderInjectionThroughNames(t *testing.T) {
+	t.Parallel()
+	env := mailEnv(t, sqlstore.SQLite)
+	srv := tu.NewSMTP(t)
+	key := env.NewOrg("Evil\r\nBcc: org@evil.example")
+	tok := env.Call("POST", "/v1/invites", key, map[string]any{"email": "boss@example.com", "name": "Boss\r\nBcc: name@evil.example\r\n\r\nbody",
+		"roles": []string{"ADMIN"}}, 201).JSON()["token"]
+	boss := env.Call("POST", "/v1/invites/accept", "", map[string]any{"token": tok}, 201).JSON()["apiKey"].(map[string]any)["key"].(string)
+	env.Call("POST", "/v1/invites", boss, map[string]any{"email": "new@example.com"}, 201)
+	drain(t, worker(t, env, env.DB, srv.URL()))
+	got := srv.Mails("new@example.com")
+	if len(got) != 1 {
+		t.Fatalf("%d mails", len(got))
+	}
+	m := got[0]
+	if len(m.To) != 1 || m.Header.Get("Bcc") != "" || strings.Contains(m.Raw, "\r\nBcc:") || m.Subject != "You are invited to Evil Bcc: org@evil.example on wps" ||
+		!strings.Contains(m.Body, "Boss Bcc: name@evil.example body invites you") {
+		t.Fatalf("mail: %q", m.Raw)
+	}
+	if len(srv.Mails("org@evil.example"))+len(srv.Mails("name@evil.example")) != 0 {
+		t.Fatal("mailed a Bcc")
+	}
+}
