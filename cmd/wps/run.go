@@ -232,7 +232,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		integrator.Start(bg)
 		importer.Start(bg)
 		if cfg.SMTPURL != "" {
-			mailer, err := notify.New(db, notify.Config{URL: cfg.SMTPURL, From: cfg.SMTPFrom, Logger: log})
+			mailer, err := notify.New(db, notify.Config{URL: cfg.SMTPURL, From: cfg.SMTPFrom, Logger: log, OnAttempt: hooks.mail})
 			if err != nil {
 				return err
 			}
@@ -271,6 +271,7 @@ type hooks struct {
 	commit  func(batch int, took time.Duration)
 	request func(route string, status int, took time.Duration)
 	attempt func(outcome string)
+	mail    func(outcome string)
 	run     func(took time.Duration, err error)
 }
 
@@ -279,7 +280,7 @@ func observers(cfg config.Config) hooks {
 		return hooks{}
 	}
 	m := metrics.New()
-	return hooks{m: m, commit: m.Commit, request: m.Request, attempt: m.Attempt, run: m.SchedulerRun}
+	return hooks{m: m, commit: m.Commit, request: m.Request, attempt: m.Attempt, mail: m.MailAttempt, run: m.SchedulerRun}
 }
 
 // serveMetrics serves /metrics on its own address, apart from the API, so

@@ -40,7 +40,18 @@ type Config struct {
 	BaseDelay   time.Duration // first retry delay (default 30s)
 	MaxDelay    time.Duration // retry delay cap (default 1h)
 	Logger      *slog.Logger
+	// OnAttempt, when set, is told the outcome of every attempt (metrics):
+	// one of the Outcome constants.
+	OnAttempt func(outcome string)
 }
+
+// The outcomes of an attempt.
+const (
+	OutcomeSent        = "sent"        // the SMTP server accepted it
+	OutcomeRetry       = "retry"       // not sent: due again later
+	OutcomeFailed      = "failed"      // refused for good, out of its window, or its user deactivated
+	OutcomeInterrupted = "interrupted" // the worker stopped mid-attempt: due again at once
+)
 
 // Server is a parsed WPS_SMTP_URL.
 type Server struct {
@@ -209,11 +220,27 @@ func (w *Worker) attempt(ctx context.Context, n wps.Notification) error {
 			n.Status, n.Body = wps.NotificationFailed, ""
 		}
 	}
+	if w.cfg.OnAttempt != nil {
+		w.cfg.OnAttempt(outcomeOf(n, err, ctx.Err() != nil))
+	}
 	if err != nil {
 		n.LastError = wps.OneLine(err.Error(), 500)
 		w.cfg.Logger.Warn("notify: not sent", "notification", n.ID, "kind", n.Kind, "attempts", n.Attempts, "status", n.Status, "err", n.LastError)
 	}
 	return w.store.Write(context.WithoutCancel(ctx), func(tx wps.Tx) error { return tx.FinishNotification(n) })
+}
+
+// outcomeOf names an attempt's outcome from the message as recorded.
+func outcomeOf(n wps.Notification, err error, interrupted bool) string {
+	switch {
+	case n.Status == wps.NotificationSent:
+		return OutcomeSent
+	case n.Status == wps.NotificationFailed:
+		return OutcomeFailed
+	case interrupted && err != nil:
+		return OutcomeInterrupted
+	}
+	return OutcomeRetry
 }
 
 // recipientActive fails with errDeactivated when the message is for a user

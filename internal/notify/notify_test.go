@@ -150,7 +150,13 @@ func TestRefusingServerDelaysWithoutLosing(t *testing.T) {
 		if len(list) != 1 || list[0]["status"] != "PENDING" || list[0]["attempts"] != float64(1) || list[0]["lastError"] == "" {
 			t.Fatalf("after a refused connection: %v", list)
 		}
-		w := worker(t, env, env.DB, srv.URL())
+		var mu sync.Mutex
+		var outcomes []string
+		w, err := notify.New(env.DB, notify.Config{URL: srv.URL(), From: "wps@example.com", Now: env.Clock.Now, BaseDelay: time.Minute,
+			Timeout: time.Until(tu.Deadline(t)), Lease: time.Hour, OnAttempt: func(o string) { mu.Lock(); outcomes = append(outcomes, o); mu.Unlock() }})
+		if err != nil {
+			t.Fatal(err)
+		}
 		srv.Refuse(true)
 		drain(t, w) // not due yet: nothing tried
 		if srv.Refused() != 0 {
@@ -184,6 +190,11 @@ func TestRefusingServerDelaysWithoutLosing(t *testing.T) {
 		}
 		if n := env.RawInt(`SELECT count(*) FROM notifications WHERE body <> ''`); n != 0 {
 			t.Fatalf("%d ended messages keep their body", n)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if fmt.Sprint(outcomes) != "[retry sent failed]" {
+			t.Fatalf("outcomes %v", outcomes)
 		}
 	})
 }
