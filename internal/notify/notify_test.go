@@ -317,3 +317,42 @@ func TestNoHeaderInjectionThroughNames(t *testing.T) {
 		t.Fatal("mailed a Bcc")
 	}
 }
+
+// An SMTP server that accepts the connection and never answers holds an
+// attempt for the worker's timeout only; the message waits for its retry.
+func TestSilentServerTimesOut(t *testing.T) {
+	t.Parallel()
+	env := mailEnv(t, sqlstore.SQLite)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conns := make(chan net.Conn, 10) // held open, silent, until the test ends
+	defer func() {
+		ln.Close()
+		for len(conns) > 0 {
+			(<-conns).Close()
+		}
+	}()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns <- c
+		}
+	}()
+	env.Call("POST", "/v1/invites", env.AdminKey, map[string]any{"email": "late@example.com"}, 201)
+	w, err := notify.New(env.DB, notify.Config{URL: "smtp://" + ln.Addr().String(), From: "wps@example.com", Now: env.Clock.Now,
+		Timeout: 300 * time.Millisecond}) // exercised: the peer never answers
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := w.RunOnce(context.Background()); n != 1 || err != nil {
+		t.Fatalf("attempted %d: %v", n, err)
+	}
+	if l := notifications(t, env, env.AdminKey, ""); l[0]["status"] != "PENDING" || l[0]["lastError"] == "" || l[0]["attempts"] != float64(1) {
+		t.Fatalf("after a silent server: %v", l)
+	}
+}
