@@ -12,8 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
-	"math/rand/v2"
 	"net/url"
 	"strconv"
 	"sync"
@@ -21,6 +19,7 @@ import (
 
 	"github.com/wneessen/go-mail"
 
+	"wps/internal/backoff"
 	"wps/internal/wps"
 )
 
@@ -261,11 +260,9 @@ func (w *Worker) recipientActive(ctx context.Context, n wps.Notification) error 
 	})
 }
 
-// backoff is the delay before attempt n+1: exponential with ±25% jitter, capped.
+// backoff is the delay before attempt n+1 (internal/backoff).
 func (w *Worker) backoff(attempts int) time.Duration {
-	d := float64(w.cfg.BaseDelay) * math.Pow(2, float64(max(attempts-1, 0)))
-	d = math.Min(d, float64(w.cfg.MaxDelay))
-	return time.Duration(d * (0.75 + 0.5*rand.Float64()))
+	return backoff.Delay(w.cfg.BaseDelay, w.cfg.MaxDelay, attempts)
 }
 
 // send builds the message and hands it to the SMTP server.
