@@ -154,3 +154,38 @@ func TestPasswordResetThrottled(t *testing.T) {
 	env.Clock.Advance(time.Hour)
 	env.Call("POST", "/v1/password-resets", "", map[string]any{"email": "busy@example.com"}, 202)
 }
+
+// An email with an account in two orgs gets one link per org, and each
+// link sets the password of its own org's account only.
+func TestPasswordResetPerOrg(t *testing.T) {
+	t.Parallel()
+	env := mailEnv(t, sqlstore.SQLite)
+	srv := tu.NewSMTP(t)
+	other := env.NewOrg("Globex")
+	member(t, env, "two@example.com")
+	tok := env.Call("POST", "/v1/invites", other, map[string]any{"email": "two@example.com"}, 201).JSON()["token"]
+	env.Call("POST", "/v1/invites/accept", "", map[string]any{"token": tok, "password": "the globex password"}, 201)
+	drain(t, worker(t, env, env.DB, srv.URL()))
+	env.Call("POST", "/v1/password-resets", "", map[string]any{"email": "two@example.com"}, 202)
+	drain(t, worker(t, env, env.DB, srv.URL()))
+	var acme string
+	n := 0
+	for _, m := range srv.Mails("two@example.com") {
+		if link := m.Link(publicURL + "/reset/"); link != "" {
+			n++
+			if strings.Contains(m.Subject, "Acme") {
+				acme = strings.TrimPrefix(link, publicURL+"/reset/")
+			}
+		}
+	}
+	if n != 2 || acme == "" {
+		t.Fatalf("%d reset mails, Acme's link %q", n, acme)
+	}
+	env.Call("POST", "/v1/password-resets/accept", "", map[string]any{"token": acme, "newPassword": "a brand new password"}, 204)
+	globex := env.Call("GET", "/v1/users/me", other, nil, 200).JSON()["orgId"].(string)
+	env.Call("POST", "/v1/sessions", "", map[string]any{"email": "two@example.com", "password": "the globex password", "orgId": globex}, 201)
+	env.Call("POST", "/v1/sessions", "", map[string]any{"email": "two@example.com", "password": "a brand new password", "orgId": globex}, 401)
+	if got := env.Call("POST", "/v1/sessions", "", map[string]any{"email": "two@example.com", "password": "a brand new password", "orgId": env.OrgID}, 201).JSON(); got["user"].(map[string]any)["orgId"] != env.OrgID {
+		t.Fatalf("signed in to %v", got["user"])
+	}
+}
