@@ -28,6 +28,7 @@ import (
 	"wps/internal/imports"
 	"wps/internal/ledger"
 	"wps/internal/metrics"
+	"wps/internal/notify"
 	"wps/internal/schedule"
 	"wps/internal/sheets"
 	"wps/internal/sqlstore"
@@ -165,6 +166,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		MaxTemplateBytes: cfg.MaxTemplateBytes,
 		Documents: wps.DocumentConfig{Limits: contract.Limits{MaxChars: cfg.ContractChars, MaxBytes: cfg.ContractBytes, Timeout: cfg.ContractTimeout},
 			RerendersPerMinute: cfg.Rerenders},
+		Mail: wps.MailConfig{Enabled: cfg.SMTPURL != "", PublicURL: cfg.PublicURL},
 		Imports: wps.ImportConfig{SyncMaxRows: cfg.ImportSyncMax, ChunkRows: cfg.ImportChunk, ChunkTime: importChunkTime(cfg, db), Lease: cfg.ImportLease, MaxOpen: cfg.ImportMaxOpen,
 			PerOrg: cfg.ImportJobsPerOrg}})
 
@@ -233,6 +235,14 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		sched.Start(bg)
 		integrator.Start(bg)
 		importer.Start(bg)
+		if cfg.SMTPURL != "" {
+			mailer, err := notify.New(db, notify.Config{URL: cfg.SMTPURL, From: cfg.SMTPFrom, Logger: log, OnAttempt: hooks.mail})
+			if err != nil {
+				return err
+			}
+			mailer.Start(bg)
+			defer mailer.Stop()
+		}
 		defer worker.Stop()
 		defer sched.Stop()
 		defer integrator.Stop()
@@ -265,6 +275,7 @@ type hooks struct {
 	commit  func(batch int, took time.Duration)
 	request func(route string, status int, took time.Duration)
 	attempt func(outcome string)
+	mail    func(outcome string)
 	run     func(took time.Duration, err error)
 }
 
@@ -273,7 +284,7 @@ func observers(cfg config.Config) hooks {
 		return hooks{}
 	}
 	m := metrics.New()
-	return hooks{m: m, commit: m.Commit, request: m.Request, attempt: m.Attempt, run: m.SchedulerRun}
+	return hooks{m: m, commit: m.Commit, request: m.Request, attempt: m.Attempt, mail: m.MailAttempt, run: m.SchedulerRun}
 }
 
 // serveMetrics serves /metrics on its own address, apart from the API, so

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/mail"
 	"net/url"
 	"strconv"
 	"strings"
@@ -63,6 +64,8 @@ type Config struct {
 	WebhookWorkers   int                          // WPS_WEBHOOK_CONCURRENCY: webhook attempts in flight in one replica
 	WebhookPerDest   int                          // WPS_WEBHOOK_PER_DESTINATION: one org's attempts in flight to one receiver (host), over every replica
 	ImportMaxOpen    int                          // WPS_IMPORT_MAX_OPEN_JOBS: an org's import jobs not yet ended, at most
+	SMTPURL          string                       // WPS_SMTP_URL: smtp://[user:pass@]host:port or smtps://...; empty: nothing is mailed
+	SMTPFrom         string                       // WPS_SMTP_FROM: the From address of mails
 }
 
 // Load builds a Config from the environment, then applies flags from args.
@@ -196,7 +199,7 @@ func Load(getenv func(string) string, args []string, stderr io.Writer) (Config, 
 	fs.StringVar(&c.APICallHosts, "api-call-hosts", env("WPS_API_CALL_HOSTS", ""), "hosts that apiCalls may call, comma-separated, *.example.com for subdomains; empty turns API calls off (WPS_API_CALL_HOSTS)")
 	fs.BoolVar(&c.APICallPrivate, "api-call-allow-private", c.APICallPrivate, "let apiCalls reach loopback and private addresses (WPS_API_CALL_ALLOW_PRIVATE)")
 	fs.DurationVar(&c.APICallTimeout, "api-call-timeout", c.APICallTimeout, "time limit of one API call (WPS_API_CALL_TIMEOUT)")
-	fs.BoolVar(&c.Background, "background", c.Background, "run the webhook worker, the scheduler and the ledger's integrator in this replica (WPS_BACKGROUND)")
+	fs.BoolVar(&c.Background, "background", c.Background, "run the webhook worker, the scheduler, the ledger's integrator, the import jobs' worker and the mail worker in this replica (WPS_BACKGROUND)")
 	fs.DurationVar(&c.CheckpointEvery, "ledger-checkpoint-every", c.CheckpointEvery, "a growing ledger gets a new signed checkpoint at most this often (WPS_LEDGER_CHECKPOINT_EVERY)")
 	fs.Float64Var(&c.RateLimit, "rate-limit", c.RateLimit, "requests per second per API key, 0 turns it off (WPS_RATE_LIMIT)")
 	fs.IntVar(&c.RateBurst, "rate-burst", c.RateBurst, "burst per API key (WPS_RATE_BURST)")
@@ -227,6 +230,8 @@ func Load(getenv func(string) string, args []string, stderr io.Writer) (Config, 
 	fs.IntVar(&c.WebhookWorkers, "webhook-concurrency", c.WebhookWorkers, "webhook delivery attempts in flight in one replica (WPS_WEBHOOK_CONCURRENCY)")
 	fs.IntVar(&c.WebhookPerDest, "webhook-per-destination", c.WebhookPerDest, "one org's webhook attempts in flight to one receiver host over every replica (WPS_WEBHOOK_PER_DESTINATION)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "how long in-flight requests may finish on SIGTERM (WPS_SHUTDOWN_TIMEOUT)")
+	fs.StringVar(&c.SMTPURL, "smtp-url", env("WPS_SMTP_URL", ""), "the SMTP server mails go through: smtp://[user:pass@]host:port (STARTTLS when offered) or smtps://... (implicit TLS); empty: nothing is mailed (WPS_SMTP_URL)")
+	fs.StringVar(&c.SMTPFrom, "smtp-from", env("WPS_SMTP_FROM", ""), "the From address of mails, e.g. wps@example.com (WPS_SMTP_FROM)")
 	cors := fs.String("cors-origins", env("WPS_CORS_ORIGINS", ""), "origins whose browser pages may call the API, comma-separated (https://app.example.com), or * for any (without cookies); empty: CORS off (WPS_CORS_ORIGINS)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -277,6 +282,18 @@ func (c Config) Validate() error {
 	if c.PublicURL != "" {
 		if u, err := url.Parse(c.PublicURL); err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
 			return fmt.Errorf("public url: %q is not an absolute http or https URL such as https://wps.example.com", c.PublicURL)
+		}
+	}
+	if c.SMTPURL != "" {
+		u, err := url.Parse(c.SMTPURL)
+		if err != nil || u.Scheme != "smtp" && u.Scheme != "smtps" || u.Hostname() == "" {
+			return fmt.Errorf("smtp url must be smtp://[user:pass@]host:port or smtps://[user:pass@]host:port")
+		}
+		if _, err := mail.ParseAddress(c.SMTPFrom); err != nil {
+			return fmt.Errorf("smtp from must be an email address when smtp url is set")
+		}
+		if c.PublicURL == "" {
+			return fmt.Errorf("public url must be the console's http(s) address when smtp url is set (links in mails)")
 		}
 	}
 	for _, o := range c.CORSOrigins {

@@ -45,7 +45,16 @@ func TestLoad(t *testing.T) {
 		f.WebhookWorkers != 16 || f.WebhookPerDest != 3 || f.ImportJobsPerOrg != 2 {
 		t.Fatalf("fairness settings: %+v (%v)", f, err)
 	}
+	if m, err := Load(func(k string) string {
+		return map[string]string{"WPS_SMTP_URL": "smtp://u:p@mail.example.com:587", "WPS_SMTP_FROM": "wps@example.com"}[k]
+	}, []string{"--public-url", "https://wps.example.com"}, io.Discard); err != nil || m.SMTPURL != "smtp://u:p@mail.example.com:587" ||
+		m.SMTPFrom != "wps@example.com" || m.PublicURL != "https://wps.example.com" || c.SMTPURL != "" {
+		t.Fatalf("smtp settings: %+v (%v)", m, err)
+	}
 	for _, bad := range []map[string]string{
+		{"WPS_SMTP_URL": "http://mail.example.com", "WPS_SMTP_FROM": "a@b.c", "WPS_PUBLIC_URL": "https://w.example.com"},
+		{"WPS_SMTP_URL": "smtp://mail.example.com:25", "WPS_PUBLIC_URL": "https://w.example.com"},
+		{"WPS_SMTP_URL": "smtp://mail.example.com:25", "WPS_SMTP_FROM": "a@b.c"},
 		{"WPS_WEBHOOK_CONCURRENCY": "0"},
 		{"WPS_WEBHOOK_PER_DESTINATION": "-1"},
 		{"WPS_IMPORT_JOBS_PER_ORG": "0"},

@@ -53,7 +53,9 @@ type usersData struct {
 	CanInvite bool
 	CanRoles  bool
 	// SSO is each user's last sign-in through single sign-on, by user id.
-	SSO map[string]wps.SSOSignInRecord
+	SSO   map[string]wps.SSOSignInRecord
+	Mail  bool               // messages are mailed (WPS_SMTP_URL is set)
+	Mails []wps.Notification // the latest messages, for users:manage: failures show here
 }
 
 func (c *Console) users(q *req) error { return c.showUsers(q, http.StatusOK, usersData{}) }
@@ -68,6 +70,12 @@ func (c *Console) showUsers(q *req, status int, d usersData) error {
 		return err
 	}
 	d.CanManage, d.CanInvite, d.CanRoles = q.p.Can(wps.FnUsersManage), q.p.Can(wps.FnUsersInvite), q.p.Can(wps.FnRolesManage)
+	d.Mail = c.svc.MailEnabled()
+	if d.CanManage && d.Mail {
+		if d.Mails, _, err = c.svc.ListNotifications(q.ctx(), q.p, wps.NotificationQuery{Page: wps.Page{Page: 1, PerPage: 10}}); err != nil {
+			return err
+		}
+	}
 	if d.CanInvite {
 		if d.Invites, err = c.svc.ListInvites(q.ctx(), q.p); err != nil {
 			return err

@@ -263,6 +263,8 @@ var notices = map[string]string{
 	"imported":    "Records imported.",
 	"signedout":   "You have signed out.",
 	"welcome":     "Your account is ready: sign in with your email and password.",
+	"resetsent":   "If an account has this email, a link to choose a new password is on its way. It works once, for one hour.",
+	"reset":       "Your new password is set: sign in with it.",
 	"deactivated": "The user is deactivated: their keys and sessions have stopped.",
 	"retried":     "The delivery is queued again.",
 	"restored":    "Restored: it is back, with its data.",

@@ -87,6 +87,86 @@ func (c *Console) acceptInvite(q *req) error {
 	return q.redirect("/signin", "welcome")
 }
 
+// Password reset by mail.
+
+type forgotData struct{ Email, Error string }
+
+func (c *Console) forgotPage(q *req) error {
+	c.render(q, http.StatusOK, "forgot", "Forgot your password?", forgotData{})
+	return nil
+}
+
+// forgot asks for a reset link; the page says the same whether or not
+// the email is known.
+func (c *Console) forgot(q *req) error {
+	email := q.r.PostFormValue("email")
+	if err := c.svc.RequestPasswordReset(q.ctx(), email, clientAddr(q.r)); err != nil {
+		if wps.IsCode(err, wps.CodeInvalid) || wps.IsCode(err, wps.CodeRateLimited) {
+			c.render(q, statusOf(err), "forgot", "Forgot your password?", forgotData{Email: email, Error: message(err)})
+			return nil
+		}
+		return err
+	}
+	return q.redirect("/signin", "resetsent")
+}
+
+type resetData struct {
+	Token, Error string
+	Gone         bool // the link cannot be used: ask for another
+	Fields       map[string]string
+}
+
+func (c *Console) resetPage(q *req) error {
+	c.render(q, http.StatusOK, "reset", "Choose a new password", resetData{Token: q.r.PathValue("token")})
+	return nil
+}
+
+func (c *Console) reset(q *req) error {
+	d := resetData{Token: q.r.PathValue("token")}
+	pw := q.r.PostFormValue("password")
+	if pw != q.r.PostFormValue("confirm") {
+		d.Fields = map[string]string{"confirm": "does not match the password"}
+		c.render(q, http.StatusUnprocessableEntity, "reset", "Choose a new password", d)
+		return nil
+	}
+	err := c.svc.AcceptPasswordReset(q.ctx(), d.Token, pw)
+	switch {
+	case err == nil:
+		return q.redirect("/signin", "reset")
+	case wps.IsCode(err, wps.CodeInvalid):
+		d.Error, d.Fields = attention, fieldErrors(err, "")
+	case wps.IsCode(err, wps.CodeGone) || wps.IsCode(err, wps.CodeNotFound):
+		d.Error, d.Gone = "This link no longer works: it was used, or is more than an hour old.", true
+	default:
+		return err
+	}
+	c.render(q, statusOf(err), "reset", "Choose a new password", d)
+	return nil
+}
+
+// The user's settings: mail about work.
+
+type settingsData struct {
+	Email string
+	Mail  bool // mail is on (WPS_SMTP_URL)
+}
+
+func (c *Console) settings(q *req) error {
+	prefs, err := c.svc.GetNotificationPrefs(q.ctx(), q.p)
+	if err != nil {
+		return err
+	}
+	c.render(q, http.StatusOK, "settings", "Settings", settingsData{Email: prefs.Email, Mail: c.svc.MailEnabled()})
+	return nil
+}
+
+func (c *Console) saveSettings(q *req) error {
+	if _, err := c.svc.SetNotificationPrefs(q.ctx(), q.p, wps.NotificationPrefs{Email: q.r.PostFormValue("email")}); err != nil {
+		return err
+	}
+	return q.redirect("/settings", "saved")
+}
+
 // Measurements.
 
 type listData struct {

@@ -26,6 +26,10 @@ func (c *Console) routes() {
 	m.HandleFunc("POST /signout", c.signedIn(c.signOut))
 	m.HandleFunc("GET /invite/{token}", c.anyone(c.invitePage))
 	m.HandleFunc("POST /invite/{token}", c.anyone(c.acceptInvite))
+	m.HandleFunc("GET /forgot", c.anyone(c.forgotPage))
+	m.HandleFunc("POST /forgot", c.anyone(c.forgot))
+	m.HandleFunc("GET /reset/{token}", c.anyone(c.resetPage))
+	m.HandleFunc("POST /reset/{token}", c.anyone(c.reset))
 
 	m.HandleFunc("GET /inbox", c.signedIn(c.inbox))
 	m.HandleFunc("GET /measurements", c.signedIn(c.measurements))
@@ -42,6 +46,9 @@ func (c *Console) routes() {
 	m.HandleFunc("GET /entities", c.signedIn(c.entities))
 	m.HandleFunc("GET /entities/{id}", c.signedIn(c.records))
 	m.HandleFunc("POST /entities/{id}/restore", c.signedIn(c.restoreEntity))
+
+	m.HandleFunc("GET /settings", c.signedIn(c.settings))
+	m.HandleFunc("POST /settings", c.signedIn(c.saveSettings))
 
 	m.HandleFunc("GET /admin", c.signedIn(c.admin))
 	m.HandleFunc("GET /admin/users", c.signedIn(c.users))

@@ -83,7 +83,7 @@ func TestConsoleSecurity(t *testing.T) {
 
 		t.Run("every page carries a strict CSP, signed in or not", func(t *testing.T) {
 			c := newClient(t, base)
-			for _, path := range []string{"/signin", "/nowhere", "/invite/wpsinv_unknown"} {
+			for _, path := range []string{"/signin", "/nowhere", "/invite/wpsinv_unknown", "/forgot", "/reset/wpsrst_unknown"} {
 				res, _ := c.do(get, path, nil)
 				csp := res.Header.Get("Content-Security-Policy")
 				if !strings.Contains(csp, "default-src 'none'") || !strings.Contains(csp, "frame-ancestors 'none'") || !strings.Contains(csp, "script-src 'self'") ||

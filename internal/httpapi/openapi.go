@@ -34,6 +34,7 @@ var tagOf = map[string]string{
 	"documents": "contracts", "measurements": "measurements", "measurements:export": "measurements",
 	"actions": "actions", "ledger": "ledger", "webhooks": "webhooks", "webhook-deliveries": "webhooks",
 	"attachments": "attachments", "sheets": "sheets", "import-jobs": "entities", "sso": "sso",
+	"notifications": "notifications", "password-resets": "sessions",
 }
 
 var tags = []*huma.Tag{
@@ -54,6 +55,7 @@ var tags = []*huma.Tag{
 	{Name: "attachments", Description: "Uploaded files referred to by ATTACHMENT values"},
 	{Name: "sheets", Description: "Spreadsheet workbooks linked to parameters"},
 	{Name: "sso", Description: "Single sign-on: the organization's OpenID provider (people sign in at /sso/start, docs/sso.md)"},
+	{Name: "notifications", Description: "The messages mailed to people, with their delivery"},
 }
 
 // tag is the tag of the operation at path.

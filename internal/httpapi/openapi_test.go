@@ -115,7 +115,8 @@ func TestOpenAPIDocument(t *testing.T) {
 	})
 
 	t.Run("public operations say security: []", func(t *testing.T) {
-		public := []string{"GET /healthz", "GET /readyz", "GET /v1/openapi.json", "GET /v1/docs", "POST /v1/invites/accept", "POST /v1/sessions"}
+		public := []string{"GET /healthz", "GET /readyz", "GET /v1/openapi.json", "GET /v1/docs", "POST /v1/invites/accept", "POST /v1/sessions",
+			"POST /v1/password-resets", "POST /v1/password-resets/accept"}
 		for path, item := range paths {
 			for method, o := range item.(map[string]any) {
 				route := strings.ToUpper(method) + " " + path

@@ -26,6 +26,8 @@ func (s *Server) routes() {
 	register(s, withSecrets(op(post, "/v1/users/me/api-keys", "createApiKey", "Create an API key for the caller", 201, member), "key"), s.createAPIKey)
 	register(s, op(get, "/v1/users/me/api-keys", "listApiKeys", "List the caller's API keys", 200, member), s.listAPIKeys)
 	register(s, op(del, "/v1/users/me/api-keys/{id}", "deleteApiKey", "Revoke one of the caller's API keys", 204, member), s.deleteAPIKey)
+	register(s, op(get, "/v1/users/me/notifications", "getNotificationPrefs", "The caller's choice of mail about work", 200, member), s.getNotificationPrefs)
+	register(s, op(put, "/v1/users/me/notifications", "putNotificationPrefs", "Choose mail about work: immediate, a daily digest, or off", 200, member), s.putNotificationPrefs)
 	register(s, op(put, "/v1/users/me/password", "changePassword", "Set the caller's password (ends their other sessions)", 204, member), s.changePassword)
 	register(s, op(get, "/v1/users", "listUsers", "List the organization's users", 200, needs(wps.FnUsersRead)), s.listUsers)
 	register(s, op(get, "/v1/users/{id}", "getUser", "Get a user", 200, needs(wps.FnUsersRead)), s.getUser)
@@ -44,6 +46,10 @@ func (s *Server) routes() {
 	register(s, op(get, "/v1/invites", "listInvites", "List invites", 200, needs(wps.FnUsersInvite)), s.listInvites)
 	register(s, op(del, "/v1/invites/{id}", "deleteInvite", "Revoke an invite", 204, needs(wps.FnUsersInvite)), s.deleteInvite)
 	register(s, withErrors(withSecrets(op(post, "/v1/invites/accept", "acceptInvite", "Accept an invite: the token is the credential", 201, public), "apiKey.key"), 404, 410), s.acceptInvite)
+
+	register(s, withErrors(op(get, "/v1/notifications", "listNotifications", "List the messages mailed (the caller's own; with users:manage everyone's)", 200, member), 403), s.listNotifications)
+	register(s, op(post, "/v1/password-resets", "requestPasswordReset", "Ask for a password reset link by mail: 202 whatever the email", 202, public), s.requestPasswordReset)
+	register(s, withErrors(op(post, "/v1/password-resets/accept", "acceptPasswordReset", "Set a new password with a reset link's token (ends every session of the user)", 204, public), 404, 410), s.acceptPasswordReset)
 
 	register(s, withErrors(op(post, "/v1/roles/assign", "assignRole", "Assign a role to a user", 200, needs(wps.FnRolesManage)), 404), s.assignRole)
 	register(s, withErrors(op(post, "/v1/roles/revoke", "revokeRole", "Revoke a role from a user", 200, needs(wps.FnRolesManage)), 404), s.revokeRole)

@@ -28,6 +28,7 @@ type Metrics struct {
 	batch     prometheus.Histogram
 	commit    prometheus.Histogram
 	attempts  *prometheus.CounterVec
+	mails     *prometheus.CounterVec
 	runs      *prometheus.HistogramVec
 	lastRun   prometheus.Gauge
 	scrapeTTL time.Duration
@@ -51,12 +52,14 @@ func New() *Metrics {
 		Buckets: latency})
 	m.attempts = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "wps_webhook_delivery_attempts_total",
 		Help: "Webhook delivery attempts by outcome: succeeded, retry, given_up, refused (address guard), interrupted."}, []string{"outcome"})
+	m.mails = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "wps_mail_attempts_total",
+		Help: "Attempts to send a mail by outcome: sent, retry, failed (refused for good, out of time, or the user deactivated), interrupted."}, []string{"outcome"})
 	m.runs = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "wps_scheduler_run_duration_seconds",
 		Help:    "Runs of the scheduler's loop (overdue steps, recurrences, sweeps) by result (ok, error), and how long each took.",
 		Buckets: latency}, []string{"result"})
 	m.lastRun = prometheus.NewGauge(prometheus.GaugeOpts{Name: "wps_scheduler_last_run_timestamp_seconds",
 		Help: "When the scheduler's loop last finished a run (Unix seconds); 0 before the first or with WPS_BACKGROUND=false."})
-	m.reg.MustRegister(m.requests, m.batch, m.commit, m.attempts, m.runs, m.lastRun,
+	m.reg.MustRegister(m.requests, m.batch, m.commit, m.attempts, m.mails, m.runs, m.lastRun,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -83,6 +86,9 @@ func (m *Metrics) Commit(batch int, took time.Duration) {
 
 // Attempt records a webhook delivery attempt's outcome (webhook.Config.OnAttempt).
 func (m *Metrics) Attempt(outcome string) { m.attempts.WithLabelValues(outcome).Inc() }
+
+// MailAttempt records a mail's attempt outcome (notify.Config.OnAttempt).
+func (m *Metrics) MailAttempt(outcome string) { m.mails.WithLabelValues(outcome).Inc() }
 
 // SchedulerRun records a run of the scheduler's loop (schedule.Config.OnRun).
 func (m *Metrics) SchedulerRun(took time.Duration, err error) {

@@ -42,18 +42,20 @@ func New(svc *wps.Service, cfg Config) *Scheduler {
 	return &Scheduler{svc: svc, cfg: cfg}
 }
 
-// RunOnce emits due overdue and escalation events, creates due occurrences and, at most
+// RunOnce emits due overdue and escalation events, creates due occurrences,
+// writes the daily digests due (with mail on) and, at most
 // once a minute, sweeps what has expired (sessions, idempotency records).
 func (s *Scheduler) RunOnce(ctx context.Context) error {
 	_, err := s.svc.NotifyOverdue(ctx)
 	_, eerr := s.svc.NotifyEscalations(ctx)
 	_, rerr := s.svc.RunRecurrences(ctx)
+	_, derr := s.svc.SendDigests(ctx)
 	var serr error
 	if now := s.svc.Now().Time; now.Sub(s.swept) >= time.Minute || now.Before(s.swept) {
 		_, serr = s.svc.Sweep(ctx)
 		s.swept = now
 	}
-	return errors.Join(err, eerr, rerr, serr)
+	return errors.Join(err, eerr, rerr, derr, serr)
 }
 
 // Start runs the loop until Stop or ctx ends.

@@ -254,7 +254,7 @@ func (e *Env) Reopen() *Env {
 // and Blobs filled).
 func serve(t testing.TB, db *sqlstore.DB, clock *Clock, opt Options) (*wps.Service, *httptest.Server) {
 	sc := wps.ServiceConfig{Now: clock.Now, AllowPrivateWebhooks: !opt.RefusePrivateWebhooks, Sessions: opt.Sessions, Sheets: sheets.New(opt.Sheets),
-		Imports: opt.Imports, Documents: opt.Documents}
+		Imports: opt.Imports, Documents: opt.Documents, Mail: opt.Mail}
 	if opt.APICalls != nil {
 		sc.APICaller = apicall.New(*opt.APICalls)
 	}
@@ -344,6 +344,9 @@ type Options struct {
 	// loopback or private addresses, as a server does by default (tests'
 	// receivers listen on 127.0.0.1, so they are allowed unless this is set).
 	RefusePrivateWebhooks bool
+	// Mail turns mail on (messages are written to the outbox) with the
+	// console's address for links.
+	Mail wps.MailConfig
 }
 
 // NewEnv starts an API on engine with a bootstrapped org.

@@ -11,8 +11,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
-	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"strings"
@@ -21,6 +19,7 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
+	"wps/internal/backoff"
 	"wps/internal/outbound"
 	"wps/internal/wps"
 )
@@ -288,11 +287,9 @@ func (w *Worker) attempt(ctx context.Context, d wps.Delivery, secrets []string) 
 	})
 }
 
-// backoff is the delay before attempt n+1: exponential with ±25% jitter, capped.
+// backoff is the delay before attempt n+1 (internal/backoff).
 func (w *Worker) backoff(attempts int) time.Duration {
-	d := float64(w.cfg.BaseDelay) * math.Pow(2, float64(max(attempts-1, 0)))
-	d = math.Min(d, float64(w.cfg.MaxDelay))
-	return time.Duration(d * (0.75 + 0.5*rand.Float64()))
+	return backoff.Delay(w.cfg.BaseDelay, w.cfg.MaxDelay, attempts)
 }
 
 // post sends the signed request; it returns the status code (0 without an

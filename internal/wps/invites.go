@@ -15,7 +15,8 @@ type InviteInput struct {
 	Roles []string
 }
 
-// Invite asks email to join the caller's org. Re-inviting a pending email
+// Invite asks email to join the caller's org, and mails the link when mail
+// is on (the token is in the answer either way). Re-inviting a pending email
 // replaces its token (the old one answers 410). Errors: CodeInvalid,
 // CodeConflict when the email already belongs to a member.
 func (s *Service) Invite(ctx context.Context, p *Principal, in InviteInput) (Invite, error) {
@@ -52,7 +53,22 @@ func (s *Service) Invite(ctx context.Context, p *Principal, in InviteInput) (Inv
 		case !IsCode(err, CodeNotFound):
 			return err
 		}
-		return tx.CreateInvite(inv)
+		if err := tx.CreateInvite(inv); err != nil {
+			return err
+		}
+		if !s.mail.Enabled {
+			return nil
+		}
+		org, err := tx.GetOrg(p.OrgID)
+		if err != nil {
+			return err
+		}
+		inviter := p.User.Name
+		if inviter == "" {
+			inviter = p.User.Email
+		}
+		subject, body := inviteMessage(org.Name, inviter, s.link("/invite/"+token))
+		return s.queueMail(tx, p.OrgID, KindInvite, "", inv.Email, subject, body, At(now.Add(notificationWindow)))
 	})
 	return inv, err
 }

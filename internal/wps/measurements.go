@@ -248,6 +248,13 @@ type run struct {
 	docs        []pendingDoc         // documents of steps this run consensed, stored in save
 	at          *attempt             // what earlier tries of its write kept (writePrepared), nil outside one
 	ids         map[string]string    // the ids this try gave (id)
+	// openBefore are the open steps as loaded, when mail is on: save mails
+	// work.waiting to whom the Inbox starts listing a step for.
+	openBefore []OpenStep
+	// returned are the actions this run superseded (a rejection or a
+	// reproval re-opened their steps): save mails work.returned to their
+	// authors.
+	returned []Action
 }
 
 func (s *Service) loadRun(tx Tx, p *Principal, measurementID string) (*run, error) {
@@ -259,6 +266,9 @@ func (s *Service) loadRun(tx Tx, p *Principal, measurementID string) (*run, erro
 	r.def = engineDef(r.proc.Steps)
 	if r.user, err = actor(tx, p); err != nil {
 		return nil, err
+	}
+	if s.mail.Enabled {
+		r.openBefore = r.openSteps()
 	}
 	return r, nil
 }
@@ -835,6 +845,7 @@ func (r *run) record(a *Action, clientHash string, res engine.Result) error {
 		if slices.Contains(res.Reset, r.actions[i].StepID) && r.actions[i].Type != engine.Rejection {
 			if !r.actions[i].Superseded {
 				superseded = append(superseded, r.actions[i].ID)
+				r.returned = append(r.returned, r.actions[i])
 			}
 			r.actions[i].Superseded = true
 		}
@@ -890,8 +901,19 @@ func (r *run) save() error {
 		r.events = nil
 	}
 	created := r.isNew
+	open := r.openSteps()
+	// Before the measurement's rows: its reads (users, policies) must not
+	// come between the contended writes and the commit.
+	if err := r.s.mailWaiting(r.tx, r.m, r.proc, r.openBefore, open); err != nil {
+		return err
+	}
+	r.openBefore = open
+	if err := r.s.mailReturned(r.tx, r.m, r.proc, r.user.ID, r.returned); err != nil {
+		return err
+	}
+	r.returned = nil
 	if r.isNew {
-		if err := r.tx.CreateMeasurement(&r.m, r.proc.Code, r.openSteps()); err != nil {
+		if err := r.tx.CreateMeasurement(&r.m, r.proc.Code, open); err != nil {
 			return err
 		}
 		if !r.created {
@@ -905,7 +927,7 @@ func (r *run) save() error {
 		return err
 	}
 	if !created {
-		if err := r.tx.SetOpenSteps(r.m.OrgID, r.m.ID, r.openSteps()); err != nil {
+		if err := r.tx.SetOpenSteps(r.m.OrgID, r.m.ID, open); err != nil {
 			return err
 		}
 		if len(r.unsaved) > 0 { // its status counters are contended: late

@@ -28,6 +28,7 @@ func (s *Service) NotifyOverdue(ctx context.Context) (int, error) {
 			return err
 		}
 		hooks := map[string][]Webhook{}
+		holders := map[string][]holder{} // each org's users, read once for mailOverdue
 		for _, o := range due {
 			m, proc, err := lockedMeasurement(tx, o.OrgID, o.MeasurementID)
 			if err != nil {
@@ -42,6 +43,9 @@ func (s *Service) NotifyOverdue(ctx context.Context) (int, error) {
 			e.Payload, _ = gojson.Marshal(eventPayload[overdueEvent]{CreatedAt: now, Data: overdueEvent{
 				DueAt: o.DueAt, MeasurementID: m.ID, Opening: o.Opening, ProcessID: m.ProcessID, StepID: o.StepID}, ID: e.ID, OrgID: o.OrgID, Type: e.Type})
 			if err := fanOut(tx, []Event{e}, proc.stepURLs, hooks[o.OrgID]); err != nil {
+				return err
+			}
+			if err := s.mailOverdue(tx, m, proc, o, holders); err != nil {
 				return err
 			}
 			n++
@@ -161,8 +165,9 @@ func (s *Service) openDuePending(ctx context.Context, now Time) error {
 				return err
 			}
 			old := m.Status
-			m.State.Pending = false
 			def := engineDef(proc.Steps)
+			before := openSteps(m, proc.Steps, def, nil) // its seats (before it opens, none are fillable)
+			m.State.Pending = false
 			m.Status, m.UpdatedAt = engine.Status(def, m.State), now
 			var cals []CalendarVersion
 			if slices.ContainsFunc(proc.Steps, businessDeadline) {
@@ -170,7 +175,11 @@ func (s *Service) openDuePending(ctx context.Context, now Time) error {
 					return err
 				}
 			}
-			if err := tx.SetOpenSteps(m.OrgID, m.ID, openSteps(m, proc.Steps, def, cals)); err != nil { // its seats wait on people now
+			open := openSteps(m, proc.Steps, def, cals)
+			if err := s.mailWaiting(tx, m, proc, before, open); err != nil {
+				return err
+			}
+			if err := tx.SetOpenSteps(m.OrgID, m.ID, open); err != nil { // its seats wait on people now
 				return err
 			}
 			if err := tx.UpdateMeasurement(m, old); err != nil {

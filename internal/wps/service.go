@@ -39,6 +39,9 @@ type Service struct {
 	importGate chan struct{}
 	sso        SSODiscoverer
 	escalated  func(Tx, Escalated, []User) error
+	mail       MailConfig
+	resets     *throttle // password reset requests per email
+	resetsBy   *throttle // password reset requests per client address
 }
 
 // keyCache remembers resolved API keys briefly: authentication would
@@ -130,6 +133,11 @@ type ServiceConfig struct {
 	// more than once for one escalation (a retried transaction), so it only
 	// writes through tx.
 	OnEscalated func(tx Tx, e Escalated, recipients []User) error
+	// Mail says whether messages are mailed, and the console's address.
+	Mail MailConfig
+	// ResetsPerHour is how many password resets one email may ask for in
+	// an hour (default 3); an address may ask for ten times as many.
+	ResetsPerHour int
 }
 
 // NewService returns a Service over store.
@@ -146,6 +154,9 @@ func NewService(store Store, cfg ServiceConfig) *Service {
 	cfg.Sessions.defaults()
 	cfg.Imports.defaults()
 	cfg.Documents.defaults()
+	if cfg.ResetsPerHour <= 0 {
+		cfg.ResetsPerHour = 3
+	}
 	if cfg.Sheets == nil {
 		cfg.Sheets = noSheets{}
 	}
@@ -154,7 +165,10 @@ func NewService(store Store, cfg ServiceConfig) *Service {
 		byAccount: newThrottle(cfg.Sessions.AccountBurst, cfg.Sessions.AccountRefill),
 		byAddress: newThrottle(cfg.Sessions.AddressBurst, cfg.Sessions.AddressRefill),
 		imports:   cfg.Imports, importGate: make(chan struct{}, 1), sso: cfg.SSO, escalated: cfg.OnEscalated,
-		naming: newGates(), docs: cfg.Documents, rerenders: newThrottle(cfg.Documents.RerendersPerMinute, time.Minute/time.Duration(cfg.Documents.RerendersPerMinute))}
+		mail:     cfg.Mail,
+		resets:   newThrottle(cfg.ResetsPerHour, time.Hour/time.Duration(cfg.ResetsPerHour)),
+		resetsBy: newThrottle(10*cfg.ResetsPerHour, time.Hour/time.Duration(10*cfg.ResetsPerHour)),
+		naming:   newGates(), docs: cfg.Documents, rerenders: newThrottle(cfg.Documents.RerendersPerMinute, time.Minute/time.Duration(cfg.Documents.RerendersPerMinute))}
 }
 
 // Store returns the service's store, for the HTTP layer's idempotency records.

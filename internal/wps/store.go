@@ -96,6 +96,39 @@ type Tx interface {
 	ListInvites(orgID string) ([]Invite, error)
 	SetInviteStatus(orgID, id, status string) error
 
+	// CreateNotification writes a message to the outbox.
+	CreateNotification(n Notification) error
+	ListNotifications(orgID string, q NotificationQuery) ([]Notification, int, error)
+	// DueNotifications lists up to limit pending messages (of any org) due
+	// by now that no worker holds, oldest first. It locks nothing.
+	DueNotifications(now Time, limit int) ([]string, error)
+	// ClaimNotifications leases to one worker until leaseUntil those of ids
+	// that are still due and free (SKIP LOCKED on PostgreSQL), counting the
+	// attempt.
+	ClaimNotifications(ids []string, now, leaseUntil Time) ([]Notification, error)
+	// FinishNotification records an attempt's outcome: status, attempts,
+	// next attempt, last error, sent time, body; the lease ends.
+	FinishNotification(n Notification) error
+
+	// GetNotificationPref is the user's choice of mail about work ("" when
+	// never set: immediate).
+	GetNotificationPref(orgID, userID string) (string, error)
+	PutNotificationPref(orgID, userID, email string, at Time) error
+	// ListNotificationPrefs maps the org's users who chose other than
+	// immediate to their choice.
+	ListNotificationPrefs(orgID string) (map[string]string, error)
+	// ClaimDigests marks up to limit users (any org) who chose daily and
+	// whose last digest is before cutoff as digested at now, and returns
+	// them (SKIP LOCKED on PostgreSQL: each once across replicas).
+	ClaimDigests(cutoff, now Time, limit int) ([]DigestDue, error)
+
+	CreatePasswordReset(r PasswordReset) error
+	// GetPasswordResetByHash finds a reset by its token's hash (any org),
+	// locked until the transaction ends on PostgreSQL.
+	GetPasswordResetByHash(hash string) (PasswordReset, error)
+	// EndPasswordResets marks every unused reset of a user used at at.
+	EndPasswordResets(orgID, userID string, at Time) error
+
 	CreatePolicy(p Policy) error
 	GetPolicy(orgID, id string) (Policy, error)
 	ListPolicies(orgID string) ([]Policy, error)

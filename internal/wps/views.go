@@ -737,7 +737,7 @@ func (s *Service) ListMeasurements(ctx context.Context, p *Principal, q Measurem
 	out := []MeasurementSummary{}
 	var total int
 	q.Now = s.Now()
-	if q.Actionable && !p.Can(FnActionWrite) && !p.Can(FnActionApprove) {
+	if q.Actionable && !mayAct(p) {
 		return out, 0, nil
 	}
 	err := s.store.View(ctx, func(tx Tx) error { // the page, its total and its versions are one statement
@@ -747,10 +747,7 @@ func (s *Service) ListMeasurements(ctx context.Context, p *Principal, q Measurem
 			if user, err = actor(tx, p); err != nil {
 				return err
 			}
-			q.Filler = Filler{UserID: user.ID}
-			for _, k := range heldKeys(user.Roles, p.Policies) {
-				q.Filler.Keys = append(q.Filler.Keys, k.SeatKey)
-			}
+			q.Filler = fillerOf(user, p.Policies)
 		}
 		list, n, err := tx.ListMeasurements(p.OrgID, q)
 		if err != nil {

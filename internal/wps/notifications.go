@@ -1,0 +1,113 @@
+package wps
+
+import (
+	"context"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// The kinds of notification (docs/notifications.md).
+const (
+	KindInvite        = "invite"
+	KindPasswordReset = "password.reset"
+)
+
+// The statuses of a notification.
+const (
+	NotificationPending = "PENDING" // waiting to be sent, or to be tried again
+	NotificationSent    = "SENT"    // the SMTP server accepted it
+	NotificationFailed  = "FAILED"  // refused for good, or not sent within its window
+)
+
+// MailConfig says whether mail is sent (an SMTP server is configured) and
+// the console's public address, for links. Without Enabled nothing is
+// written to the outbox.
+type MailConfig struct {
+	Enabled   bool
+	PublicURL string // e.g. https://wps.example.com (no trailing slash)
+}
+
+// notificationWindow is how long a message is tried before it is given up.
+const notificationWindow = 24 * time.Hour
+
+// Notification is one message of the outbox: written in the transaction
+// of the change that causes it, sent by internal/notify, kept as the log.
+// Body holds the text (and a link with a token) only while PENDING: it is
+// emptied once the message is sent or given up.
+type Notification struct {
+	ID            string `json:"id"`
+	Kind          string `json:"kind" enum:"invite,password.reset,work.waiting,work.returned,work.overdue,work.digest"`
+	UserID        string `json:"userId,omitempty" doc:"The recipient's user; empty for an invitation (not a user yet)"`
+	To            string `json:"to" doc:"The recipient's email address"`
+	Subject       string `json:"subject" doc:"The message's subject (on one line)"`
+	Status        string `json:"status" enum:"PENDING,SENT,FAILED"`
+	Attempts      int    `json:"attempts"`
+	LastError     string `json:"lastError" doc:"What the SMTP server (or the connection to it) answered to the last attempt that failed"`
+	CreatedAt     Time   `json:"createdAt"`
+	SentAt        *Time  `json:"sentAt,omitempty" doc:"When the SMTP server accepted it"`
+	NextAttemptAt Time   `json:"-"`
+	GiveUpAt      Time   `json:"-"`
+	LockedUntil   *Time  `json:"-"`
+	Body          string `json:"-"`
+	OrgID         string `json:"-"`
+}
+
+// NotificationQuery filters GET /v1/notifications.
+type NotificationQuery struct {
+	Page   Page
+	UserID string
+	Kind   string
+	Status string
+}
+
+// queueMail writes a message to the outbox in tx, when mail is enabled.
+// Subject is cleaned of line breaks and control characters (no header
+// injection through a name) and shortened.
+func (s *Service) queueMail(tx Tx, orgID, kind, userID, to, subject, body string, giveUpAt Time) error {
+	if !s.mail.Enabled {
+		return nil
+	}
+	now := s.Now()
+	return tx.CreateNotification(Notification{ID: NewID(), OrgID: orgID, Kind: kind, UserID: userID, To: to,
+		Subject: OneLine(subject, 200), Body: body, Status: NotificationPending, NextAttemptAt: now, GiveUpAt: giveUpAt, CreatedAt: now})
+}
+
+// OneLine makes text safe for a header or a line of a message: every
+// control character (CR and LF included) becomes a space, runs of spaces
+// one, and it is cut to at most max characters.
+func OneLine(text string, max int) string {
+	text = strings.Join(strings.FieldsFunc(text, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }), " ")
+	if utf8.RuneCountInString(text) > max {
+		text = string([]rune(text)[:max-1]) + "…"
+	}
+	return text
+}
+
+// link is an address of the console.
+func (s *Service) link(path string) string {
+	return strings.TrimRight(s.mail.PublicURL, "/") + path
+}
+
+// MailEnabled tells whether messages are mailed (WPS_SMTP_URL is set).
+func (s *Service) MailEnabled() bool { return s.mail.Enabled }
+
+// ListNotifications lists the outbox, newest first: the caller's own
+// messages, or with users:manage everyone's (q.UserID filters). Errors:
+// CodeForbidden for another user's messages without users:manage.
+func (s *Service) ListNotifications(ctx context.Context, p *Principal, q NotificationQuery) ([]Notification, int, error) {
+	if !p.Can(FnUsersManage) {
+		if q.UserID != "" && q.UserID != p.UserID {
+			return nil, 0, Errorf(CodeForbidden, "only users:manage lists other users' notifications")
+		}
+		q.UserID = p.UserID
+	}
+	var list []Notification
+	var total int
+	err := s.store.Read(ctx, func(tx Tx) (err error) {
+		list, total, err = tx.ListNotifications(p.OrgID, q)
+		return err
+	})
+	return list, total, err
+}
