@@ -150,7 +150,26 @@ func TestWorkWaitingFollowsTheInbox(t *testing.T) {
 			}
 		}
 		check("the step is overdue", "ian (overdue)", "ivy (overdue)")
-		if l := notifications(t, env, keys["ivy"], "?kind=work.waiting"); len(l) != 3 || l[0]["status"] != "SENT" {
+		// Escalated past it: the Manager's active holders, once.
+		esc := env.Call("POST", "/v1/process", env.AdminKey, map[string]any{"name": "Valve service", "code": "VALVE",
+			"steps": []map[string]any{{"label": "Inspect", "policyNames": []string{"Inspector"}, "deadline": "1", "deadlineType": "HOURS",
+				"escalations": []map[string]any{{"after": "PT1H", "policyName": "Manager"}}}}}, 201).JSON()
+		env.Call("POST", "/v1/measurements", keys["ian"], map[string]any{"processId": esc["id"]}, 201)
+		check("a valve measurement starts", "ian", "ivy")
+		env.Clock.Advance(2*time.Hour + time.Minute)
+		for range 2 {
+			if _, err := env.Service.NotifyEscalations(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := waiting(); !slices.Contains(got, "mia") || slices.Contains(got, "sam") {
+			t.Fatalf("escalation mailed %q, want the Manager (mia)", got)
+		}
+		last := srv.Mails("mia@example.com")[len(srv.Mails("mia@example.com"))-1]
+		if !strings.HasPrefix(last.Subject, "Escalated: Inspect of VALVE-") || !strings.Contains(last.Body, "holder of Manager") {
+			t.Fatalf("escalation mail: %q %q", last.Subject, last.Body)
+		}
+		if l := notifications(t, env, keys["ivy"], "?kind=work.waiting"); len(l) != 4 || l[0]["status"] != "SENT" { // 3 of the pump, 1 of the valve
 			t.Fatalf("ivy's log: %v", l)
 		}
 	})

@@ -37,7 +37,7 @@ type escalatedEvent struct {
 // Escalated is one escalation emitted: step.escalated for the opening of
 // a step still open Escalation.After past its DueAt. Its recipients are
 // the holders of Escalation.PolicyName (EscalationRecipients), for the
-// work.escalated mail of the notifications (not sent by this package).
+// work.escalated mail (mailEscalated, with mail on).
 type Escalated struct {
 	OrgID         string
 	MeasurementID string
@@ -80,13 +80,18 @@ func (s *Service) NotifyEscalations(ctx context.Context) (int, error) {
 				esc := Escalated{OrgID: o.OrgID, MeasurementID: m.ID, ProcessID: m.ProcessID, StepID: o.StepID, Opening: o.Opening,
 					DueAt: *o.DueAt, Index: o.Escalated, Escalation: st.Escalations[o.Escalated]}
 				events = append(events, escalatedEventOf(esc, now))
-				if s.escalated != nil {
+				if s.escalated != nil || s.mail.Enabled {
 					to, err := EscalationRecipients(tx, esc.OrgID, esc.Escalation.PolicyName)
 					if err != nil {
 						return err
 					}
-					if err := s.escalated(tx, esc, to); err != nil {
+					if err := s.mailEscalated(tx, m, proc, esc, to); err != nil {
 						return err
+					}
+					if s.escalated != nil {
+						if err := s.escalated(tx, esc, to); err != nil {
+							return err
+						}
 					}
 				}
 				o.Escalated++

@@ -55,3 +55,14 @@ func overdueMessage(measurement, process, step string, due *Time, link string) (
 		OneLine(step, 100), OneLine(measurement, 100), OneLine(process, 100), dueText, link)
 	return subject, body
 }
+
+func escalatedMessage(measurement, process, step, policy string, due *Time, after string, link string) (subject, body string) {
+	subject = fmt.Sprintf("Escalated: %s of %s", OneLine(step, 100), OneLine(measurement, 100))
+	dueText := ""
+	if due != nil {
+		dueText = " It was due " + due.UTC().Format("2006-01-02 15:04 UTC") + "; it is " + OneLine(after, 40) + " past it."
+	}
+	body = fmt.Sprintf("The step \"%s\" of %s (process %s) is still waiting past its deadline, and is escalated to you as a holder of %s.%s\n\nOpen it here:\n%s\n",
+		OneLine(step, 100), OneLine(measurement, 100), OneLine(process, 100), OneLine(policy, 100), dueText, link)
+	return subject, body
+}

@@ -128,8 +128,8 @@ type ServiceConfig struct {
 	// is refused.
 	SSO SSODiscoverer
 	// OnEscalated, when set, is told of every escalation emitted, with
-	// its recipients (EscalationRecipients), in the scheduler's transaction:
-	// where the notifications write their work.escalated mail. It may run
+	// its recipients (EscalationRecipients), in the scheduler's transaction,
+	// after the work.escalated mail is queued (with Mail on). It may run
 	// more than once for one escalation (a retried transaction), so it only
 	// writes through tx.
 	OnEscalated func(tx Tx, e Escalated, recipients []User) error

@@ -6,9 +6,10 @@ import (
 
 // The messages about work (semantics §16).
 const (
-	KindWorkWaiting  = "work.waiting"  // a step starts waiting on the user
-	KindWorkReturned = "work.returned" // a rejection or reproval superseded the user's action
-	KindWorkOverdue  = "work.overdue"  // a step waiting on the user passed its deadline
+	KindWorkWaiting   = "work.waiting"   // a step starts waiting on the user
+	KindWorkReturned  = "work.returned"  // a rejection or reproval superseded the user's action
+	KindWorkEscalated = "work.escalated" // a step past its deadline is escalated to the holders of a policy
+	KindWorkOverdue   = "work.overdue"   // a step waiting on the user passed its deadline
 )
 
 // mayAct tells whether the Inbox lists anything for p: it may act on a
@@ -219,6 +220,27 @@ func (s *Service) mailReturned(tx Tx, m Measurement, proc Process, actorID strin
 		}
 		subject, body := returnedMessage(m.Name, proc.Name, st.Label, s.link("/measurements/"+m.ID))
 		if err := s.queueMail(tx, m.OrgID, KindWorkReturned, u.ID, u.Email, subject, body, At(s.Now().Add(notificationWindow))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// mailEscalated queues work.escalated for the recipients of an escalation
+// (the active holders of its policy), in the scheduler's transaction that
+// emits step.escalated, so each escalation is mailed once.
+func (s *Service) mailEscalated(tx Tx, m Measurement, proc Process, e Escalated, to []User) error {
+	if !s.mail.Enabled {
+		return nil
+	}
+	_, st := stepByID(proc.Steps, e.StepID)
+	if st == nil {
+		return nil
+	}
+	due := e.DueAt
+	for _, u := range to {
+		subject, body := escalatedMessage(m.Name, proc.Name, st.Label, e.Escalation.PolicyName, &due, e.Escalation.After, s.link("/measurements/"+m.ID))
+		if err := s.queueMail(tx, m.OrgID, KindWorkEscalated, u.ID, u.Email, subject, body, At(s.Now().Add(notificationWindow))); err != nil {
 			return err
 		}
 	}
