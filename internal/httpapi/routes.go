@@ -23,6 +23,7 @@ func (s *Server) routes() {
 	register(s, op(put, "/v1/organizations/calendar", "putCalendar", "Set the business calendar: steps that open from now on count over it", 200, needs(wps.FnOrgUpdate)), s.putCalendar)
 
 	register(s, op(get, "/v1/users/me", "getMe", "The caller's user", 200, member), s.getMe)
+	register(s, op(patch, "/v1/users/me", "updateMe", "Change the caller's name, language and time zone", 200, member), s.updateMe)
 	register(s, withSecrets(op(post, "/v1/users/me/api-keys", "createApiKey", "Create an API key for the caller", 201, member), "key"), s.createAPIKey)
 	register(s, op(get, "/v1/users/me/api-keys", "listApiKeys", "List the caller's API keys", 200, member), s.listAPIKeys)
 	register(s, op(del, "/v1/users/me/api-keys/{id}", "deleteApiKey", "Revoke one of the caller's API keys", 204, member), s.deleteAPIKey)

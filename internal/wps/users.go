@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Me returns the caller's user.
@@ -13,6 +14,51 @@ func (s *Service) Me(ctx context.Context, p *Principal) (User, error) {
 		u, err = tx.GetUser(p.OrgID, p.UserID)
 		return err
 	})
+	return u, err
+}
+
+// Locales are the languages of the console (semantics section 21).
+var Locales = []string{"en", "pt-BR", "es"}
+
+// MeUpdate is what a user changes of their own account; nil fields stay.
+type MeUpdate struct {
+	Name, Locale, TimeZone *string
+}
+
+// UpdateMe changes the caller's name, language and time zone. Any active
+// user may; an API key of a user acts for that user. Errors: CodeInvalid
+// naming name, locale (en, pt-BR, es, or "" for not set) or timeZone (an
+// IANA name, or "").
+func (s *Service) UpdateMe(ctx context.Context, p *Principal, in MeUpdate) (User, error) {
+	var v Validator
+	if in.Name != nil {
+		*in.Name = strings.TrimSpace(*in.Name)
+		v.Check(*in.Name != "" && validName(*in.Name, 200), "name", "must be 1 to 200 printable characters")
+	}
+	if in.Locale != nil {
+		v.Check(*in.Locale == "" || slices.Contains(Locales, *in.Locale), "locale", "must be en, pt-BR or es (or empty: not set)")
+	}
+	if in.TimeZone != nil && *in.TimeZone != "" {
+		_, err := time.LoadLocation(*in.TimeZone)
+		v.Check(err == nil && *in.TimeZone != "Local", "timeZone", "must be an IANA time zone name such as America/Sao_Paulo (or empty: not set)")
+	}
+	if err := v.Err(); err != nil {
+		return User{}, err
+	}
+	var u User
+	err := s.store.Write(ctx, func(tx Tx) (err error) {
+		if u, err = tx.LockUser(p.OrgID, p.UserID); err != nil {
+			return err
+		}
+		setIf(&u.Name, in.Name)
+		setIf(&u.Locale, in.Locale)
+		setIf(&u.TimeZone, in.TimeZone)
+		u.UpdatedAt = s.Now()
+		return tx.UpdateUser(u)
+	})
+	if err == nil {
+		s.keys.forget(p.OrgID) // cached principals carry the user
+	}
 	return u, err
 }
 
