@@ -1,6 +1,7 @@
 package webhook_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -105,6 +106,18 @@ func TestChatChannels(t *testing.T) {
 			}
 			if got := rcv.received("/other"); len(got) != 0 {
 				t.Fatalf("another org's channel was told: %v", got)
+			}
+			// Past its deadline: one work.overdue, to the channel that wants it.
+			env.Clock.Advance(3 * time.Hour)
+			if n, err := env.Service.NotifyOverdue(context.Background()); err != nil || n != 1 {
+				t.Fatalf("overdue pass: %d, %v", n, err)
+			}
+			drain(t, env, w)
+			if s := rcv.received("/slack"); len(s) != 2 || !strings.Contains(string(s[1].body), `"Overdue: Approve of `) || !strings.Contains(string(s[1].body), link) {
+				t.Fatalf("slack after the deadline: %v", s)
+			}
+			if tm := rcv.received("/teams"); len(tm) != 1 {
+				t.Fatalf("teams, which wants work.waiting only, got %d", len(tm))
 			}
 			// The deliveries log shows them, with their channel.
 			list := env.Call("GET", "/v1/webhook-deliveries?perPage=100", env.AdminKey, nil, 200).JSON()["data"].([]any)
