@@ -299,7 +299,7 @@ var fieldDocs = map[string]string{
 var pathNouns = map[string]string{
 	"users": "user", "invites": "invite", "policies": "policy", "entities": "entity", "records": "record",
 	"process": "process", "steps": "step", "contract-templates": "contract template",
-	"measurements": "measurement", "actions": "action", "documents": "document", "webhooks": "webhook subscription",
+	"measurements": "measurement", "actions": "action", "documents": "document", "webhooks": "webhook subscription", "chat-channels": "chat channel",
 	"webhook-deliveries": "delivery", "attachments": "attachment", "sheets": "workbook", "api-keys": "API key",
 }
 

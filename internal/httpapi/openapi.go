@@ -32,7 +32,7 @@ var tagOf = map[string]string{
 	"organizations": "organization", "users": "users", "sessions": "sessions", "invites": "invites",
 	"roles": "roles", "entities": "entities", "process": "processes", "contract-templates": "contracts",
 	"documents": "contracts", "measurements": "measurements", "measurements:export": "measurements",
-	"actions": "actions", "ledger": "ledger", "webhooks": "webhooks", "webhook-deliveries": "webhooks",
+	"actions": "actions", "ledger": "ledger", "webhooks": "webhooks", "webhook-deliveries": "webhooks", "chat-channels": "webhooks",
 	"attachments": "attachments", "sheets": "sheets", "import-jobs": "entities", "sso": "sso",
 	"notifications": "notifications", "password-resets": "sessions",
 }
@@ -51,7 +51,7 @@ var tags = []*huma.Tag{
 	{Name: "measurements", Description: "Measurements driven through a process's steps"},
 	{Name: "actions", Description: "Actions taken on measurements, their reproval and proofs"},
 	{Name: "ledger", Description: "The organization's tamper-evident ledger"},
-	{Name: "webhooks", Description: "Webhook subscriptions, the signing secret and deliveries"},
+	{Name: "webhooks", Description: "Webhook subscriptions, the signing secret, chat channels and deliveries"},
 	{Name: "attachments", Description: "Uploaded files referred to by ATTACHMENT values"},
 	{Name: "sheets", Description: "Spreadsheet workbooks linked to parameters"},
 	{Name: "sso", Description: "Single sign-on: the organization's OpenID provider (people sign in at /sso/start, docs/sso.md)"},

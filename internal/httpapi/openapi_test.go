@@ -34,6 +34,7 @@ var contract = []string{
 	"POST /v1/measurements/{id}/actions", "GET /v1/actions/{id}", "POST /v1/actions/{id}/reprove", "GET /v1/ledger/verify",
 	"POST /v1/webhooks", "GET /v1/webhooks", "PATCH /v1/webhooks/{id}", "DELETE /v1/webhooks/{id}",
 	"GET /v1/webhooks/secret", "POST /v1/webhooks/secret:rotate", "GET /v1/webhook-deliveries", "POST /v1/webhook-deliveries/{id}:retry",
+	"POST /v1/chat-channels", "GET /v1/chat-channels", "GET /v1/chat-channels/{id}", "DELETE /v1/chat-channels/{id}",
 }
 
 func TestOpenAPIDocument(t *testing.T) {

@@ -119,6 +119,10 @@ func (s *Server) routes() {
 	register(s, withSecrets(op(post, "/v1/webhooks/secret:rotate", "rotateWebhookSecret", "Rotate the signing secret (the old one signs too for 24 h)", 200, needs(wps.FnWebhooksManage)), "secret", "previous"), s.rotateSecret)
 	register(s, op(patch, "/v1/webhooks/{id}", "updateWebhook", "Update a webhook subscription", 200, needs(wps.FnWebhooksManage)), s.updateWebhook)
 	register(s, op(del, "/v1/webhooks/{id}", "deleteWebhook", "Delete a webhook subscription", 204, needs(wps.FnWebhooksManage)), s.deleteWebhook)
+	register(s, op(post, "/v1/chat-channels", "createChatChannel", "Tell a Slack or Teams channel the work.* messages", 201, needs(wps.FnWebhooksManage)), s.createChatChannel)
+	register(s, op(get, "/v1/chat-channels", "listChatChannels", "List chat channels", 200, needs(wps.FnWebhooksManage)), s.listChatChannels)
+	register(s, op(get, "/v1/chat-channels/{id}", "getChatChannel", "Show a chat channel", 200, needs(wps.FnWebhooksManage)), s.getChatChannel)
+	register(s, op(del, "/v1/chat-channels/{id}", "deleteChatChannel", "Delete a chat channel (its pending messages are cancelled)", 204, needs(wps.FnWebhooksManage)), s.deleteChatChannel)
 	register(s, op(get, "/v1/webhook-deliveries", "listWebhookDeliveries", "List deliveries with their attempts", 200, needs(wps.FnWebhooksManage)), s.listDeliveries)
 	register(s, op(post, "/v1/webhook-deliveries/{id}:retry", "retryWebhookDelivery", "Send a delivery again", 200, needs(wps.FnWebhooksManage)), s.retryDelivery)
 

@@ -294,10 +294,16 @@ func (w *Worker) backoff(attempts int) time.Duration {
 
 // post sends the signed request; it returns the status code (0 without an
 // answer) and the receiver's Retry-After.
+// A chat message (wps.IsChatMessage) is posted as it is, unsigned: Slack
+// and Teams take their own JSON and no signature.
 func (w *Worker) post(ctx context.Context, d wps.Delivery, secrets []string, at time.Time) (int, time.Duration, error) {
-	sig, err := Sign(secrets, d.EventID, at, d.Payload)
-	if err != nil {
-		return 0, 0, err
+	chat := wps.IsChatMessage(d.EventType)
+	var sig string
+	if !chat {
+		var err error
+		if sig, err = Sign(secrets, d.EventID, at, d.Payload); err != nil {
+			return 0, 0, err
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, w.cfg.Timeout)
 	defer cancel()
@@ -307,9 +313,11 @@ func (w *Worker) post(ctx context.Context, d wps.Delivery, secrets []string, at 
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "wps-webhooks/1")
-	req.Header.Set("webhook-id", d.EventID)
-	req.Header.Set("webhook-timestamp", strconv.FormatInt(at.Unix(), 10))
-	req.Header.Set("webhook-signature", sig)
+	if !chat {
+		req.Header.Set("webhook-id", d.EventID)
+		req.Header.Set("webhook-timestamp", strconv.FormatInt(at.Unix(), 10))
+		req.Header.Set("webhook-signature", sig)
+	}
 	res, err := w.client.Do(req)
 	if err != nil {
 		return 0, 0, err

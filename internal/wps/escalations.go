@@ -80,18 +80,18 @@ func (s *Service) NotifyEscalations(ctx context.Context) (int, error) {
 				esc := Escalated{OrgID: o.OrgID, MeasurementID: m.ID, ProcessID: m.ProcessID, StepID: o.StepID, Opening: o.Opening,
 					DueAt: *o.DueAt, Index: o.Escalated, Escalation: st.Escalations[o.Escalated]}
 				events = append(events, escalatedEventOf(esc, now))
+				var to []User // read only for mail or the hook; the chat channels are told either way
 				if s.escalated != nil || s.mail.Enabled {
-					to, err := EscalationRecipients(tx, esc.OrgID, esc.Escalation.PolicyName)
-					if err != nil {
+					if to, err = EscalationRecipients(tx, esc.OrgID, esc.Escalation.PolicyName); err != nil {
 						return err
 					}
-					if err := s.mailEscalated(tx, m, proc, esc, to); err != nil {
+				}
+				if err := s.mailEscalated(tx, m, proc, esc, to); err != nil {
+					return err
+				}
+				if s.escalated != nil {
+					if err := s.escalated(tx, esc, to); err != nil {
 						return err
-					}
-					if s.escalated != nil {
-						if err := s.escalated(tx, esc, to); err != nil {
-							return err
-						}
 					}
 				}
 				o.Escalated++

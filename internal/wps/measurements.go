@@ -267,9 +267,7 @@ func (s *Service) loadRun(tx Tx, p *Principal, measurementID string) (*run, erro
 	if r.user, err = actor(tx, p); err != nil {
 		return nil, err
 	}
-	if s.mail.Enabled {
-		r.openBefore = r.openSteps()
-	}
+	r.openBefore = r.openSteps() // work.waiting: mail and chat channels
 	return r, nil
 }
 

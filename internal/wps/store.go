@@ -356,6 +356,10 @@ type Tx interface {
 	GetEvent(orgID, id string) (Event, error)
 
 	CreateWebhook(w Webhook) error
+	CreateChatChannel(c ChatChannel) error
+	GetChatChannel(orgID, id string) (ChatChannel, error)
+	ListChatChannels(orgID string) ([]ChatChannel, error)
+	DeleteChatChannel(orgID, id string) error
 	GetWebhook(orgID, id string) (Webhook, error)
 	ListWebhooks(orgID string) ([]Webhook, error)
 	UpdateWebhook(w Webhook) error

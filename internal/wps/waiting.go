@@ -48,11 +48,9 @@ func listedFor(o OpenStep, f Filler) bool {
 // open steps as saved) and not in before for the same opening (a step
 // that opens or re-opens, or whose next ordered seat becomes theirs). It
 // runs in the change's transaction; nothing is read when mail is off or
-// no step has a seat that was not fillable before.
+// no step has a seat that was not fillable before. Each such change is
+// also told the org's chat channels (chatWork), mail on or off.
 func (s *Service) mailWaiting(tx Tx, m Measurement, proc Process, before, after []OpenStep) error {
-	if !s.mail.Enabled {
-		return nil
-	}
 	type change struct {
 		now  OpenStep
 		was  *OpenStep
@@ -77,6 +75,16 @@ func (s *Service) mailWaiting(tx Tx, m Measurement, proc Process, before, after 
 		}
 	}
 	if len(changes) == 0 {
+		return nil
+	}
+	chat := make([]chatMessage, len(changes))
+	for i, c := range changes {
+		chat[i] = chatMessage{c.now.StepID, chatText(KindWorkWaiting, m.Name, proc.Name, c.step.Label, c.now.DueAt, s.link("/measurements/"+m.ID))}
+	}
+	if err := s.chatWork(tx, m, KindWorkWaiting, chat...); err != nil {
+		return err
+	}
+	if !s.mail.Enabled {
 		return nil
 	}
 	list, err := activeHolders(tx, m.OrgID)
@@ -148,9 +156,6 @@ func activeHolders(tx Tx, orgID string) ([]holder, error) {
 // keeps each org's active users for the pass, which claims up to 100
 // openings at once.
 func (s *Service) mailOverdue(tx Tx, m Measurement, proc Process, o OpenStep, holders map[string][]holder) error {
-	if !s.mail.Enabled {
-		return nil
-	}
 	var open *OpenStep
 	for _, x := range openSteps(m, proc.Steps, engineDef(proc.Steps), nil) { // its seats: the deadline is o's
 		if x.StepID == o.StepID && x.Opening == o.Opening {
@@ -159,6 +164,12 @@ func (s *Service) mailOverdue(tx Tx, m Measurement, proc Process, o OpenStep, ho
 	}
 	_, st := stepByID(proc.Steps, o.StepID)
 	if open == nil || len(open.Seats) == 0 || st == nil {
+		return nil
+	}
+	if err := s.chatWork(tx, m, KindWorkOverdue, chatMessage{o.StepID, chatText(KindWorkOverdue, m.Name, proc.Name, st.Label, open.DueAt, s.link("/measurements/"+m.ID))}); err != nil {
+		return err
+	}
+	if !s.mail.Enabled {
 		return nil
 	}
 	list, ok := holders[m.OrgID]
@@ -186,7 +197,19 @@ func (s *Service) mailOverdue(tx Tx, m Measurement, proc Process, o OpenStep, ho
 // the actor, who did it, nor for users no longer active. It runs in the
 // change's transaction, before the measurement's contended rows.
 func (s *Service) mailReturned(tx Tx, m Measurement, proc Process, actorID string, superseded []Action) error {
-	if !s.mail.Enabled || len(superseded) == 0 {
+	if len(superseded) == 0 {
+		return nil
+	}
+	var chat []chatMessage // one per step
+	for _, a := range superseded {
+		if _, st := stepByID(proc.Steps, a.StepID); st != nil && !slices.ContainsFunc(chat, func(c chatMessage) bool { return c.stepID == a.StepID }) {
+			chat = append(chat, chatMessage{a.StepID, chatText(KindWorkReturned, m.Name, proc.Name, st.Label, nil, s.link("/measurements/"+m.ID))})
+		}
+	}
+	if err := s.chatWork(tx, m, KindWorkReturned, chat...); err != nil {
+		return err
+	}
+	if !s.mail.Enabled {
 		return nil
 	}
 	type key struct{ user, step string }
@@ -230,14 +253,17 @@ func (s *Service) mailReturned(tx Tx, m Measurement, proc Process, actorID strin
 // (the active holders of its policy), in the scheduler's transaction that
 // emits step.escalated, so each escalation is mailed once.
 func (s *Service) mailEscalated(tx Tx, m Measurement, proc Process, e Escalated, to []User) error {
-	if !s.mail.Enabled {
-		return nil
-	}
 	_, st := stepByID(proc.Steps, e.StepID)
 	if st == nil {
 		return nil
 	}
 	due := e.DueAt
+	if err := s.chatWork(tx, m, KindWorkEscalated, chatMessage{e.StepID, chatText(KindWorkEscalated, m.Name, proc.Name, st.Label, &due, s.link("/measurements/"+m.ID))}); err != nil {
+		return err
+	}
+	if !s.mail.Enabled {
+		return nil
+	}
 	for _, u := range to {
 		subject, body := escalatedMessage(m.Name, proc.Name, st.Label, e.Escalation.PolicyName, &due, e.Escalation.After, s.link("/measurements/"+m.ID))
 		if err := s.queueMail(tx, m.OrgID, KindWorkEscalated, u.ID, u.Email, subject, body, At(s.Now().Add(notificationWindow))); err != nil {

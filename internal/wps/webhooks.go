@@ -59,7 +59,7 @@ type Delivery struct {
 	ID            string    `json:"id"`
 	EventID       string    `json:"eventId"`
 	EventType     string    `json:"eventType"`
-	WebhookID     string    `json:"webhookId,omitempty" doc:"The subscription; empty for a step's webhookUrls"`
+	WebhookID     string    `json:"webhookId,omitempty" doc:"The subscription, or the chat channel of a work.* message; empty for a step's webhookUrls"`
 	URL           string    `json:"url"`
 	MeasurementID string    `json:"measurementId,omitempty"`
 	Status        string    `json:"status" enum:"PENDING,SUCCEEDED,GIVEN_UP,CANCELLED"`
