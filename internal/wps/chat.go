@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	gojson "github.com/goccy/go-json"
 
@@ -68,6 +69,7 @@ func (s *Service) CreateChatChannel(ctx context.Context, p *Principal, in ChatCh
 	now := s.Now()
 	c := ChatChannel{ID: NewID(), OrgID: p.OrgID, Kind: in.Kind, URL: in.URL, Events: normalize(in.Events), CreatedAt: now, UpdatedAt: now}
 	err := s.store.Write(ctx, func(tx Tx) error { return tx.CreateChatChannel(c) })
+	s.noChat.Delete(p.OrgID)
 	return c, err
 }
 
@@ -111,6 +113,12 @@ func (s *Service) DeleteChatChannel(ctx context.Context, p *Principal, id string
 	})
 }
 
+// noChatFor is how long an org seen without chat channels is taken to
+// have none, so that most writes read nothing for chat: a channel created
+// on another replica is told messages from at most this long after (this
+// replica forgets at once, see CreateChatChannel).
+const noChatFor = 2 * time.Second
+
 // chatMessage is one work.* message about a step, for the chat channels.
 type chatMessage struct{ stepID, text string }
 
@@ -122,9 +130,16 @@ func (s *Service) chatWork(tx Tx, m Measurement, kind string, msgs ...chatMessag
 	if len(msgs) == 0 {
 		return nil
 	}
+	if at, ok := s.noChat.Load(m.OrgID); ok && s.Now().Sub(at.(time.Time)) < noChatFor {
+		return nil // the org had no channel a moment ago: no read on the write path
+	}
 	channels, err := tx.ListChatChannels(m.OrgID)
-	if err != nil || len(channels) == 0 {
+	if err != nil {
 		return err
+	}
+	if len(channels) == 0 {
+		s.noChat.Store(m.OrgID, s.Now().Time)
+		return nil
 	}
 	now := s.Now()
 	for _, msg := range msgs {

@@ -15,6 +15,7 @@ import (
 // Service applies the rules of the domain over a Store. It is safe for
 // concurrent use; every method that changes state does so in one transaction.
 type Service struct {
+	noChat       sync.Map // org id → when it was seen without chat channels (chatWork)
 	store        Store
 	now          Clock
 	inviteTTL    time.Duration
