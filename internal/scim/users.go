@@ -168,20 +168,30 @@ func status(active *bool) *string {
 	return &s
 }
 
-func (h *handler) createUser(w http.ResponseWriter, r *http.Request, p *wps.Principal) error {
+// readUser reads a whole User (POST, PUT): the SCIM schema, its
+// attributes, and a userName (the email), which both need.
+func readUser(r *http.Request) (userChange, error) {
+	var c userChange
 	body, err := decode(r)
 	if err != nil {
-		return err
+		return c, err
 	}
 	if err := hasSchema(body, userSchema); err != nil {
-		return err
+		return c, err
 	}
-	var c userChange
 	if err := c.setAll(body); err != nil {
-		return err
+		return c, err
 	}
 	if c.userName == nil || *c.userName == "" {
-		return invalidValue("userName is required (the user's email)")
+		return c, invalidValue("userName is required (the user's email)")
+	}
+	return c, nil
+}
+
+func (h *handler) createUser(w http.ResponseWriter, r *http.Request, p *wps.Principal) error {
+	c, err := readUser(r)
+	if err != nil {
+		return err
 	}
 	in := wps.NewUser{Email: *c.userName, Deactivated: c.active != nil && !*c.active}
 	if n := c.name(); n != nil {
@@ -269,19 +279,9 @@ func (h *handler) getUser(w http.ResponseWriter, r *http.Request, p *wps.Princip
 // replaceUser is PUT: the attributes wps keeps become the body's (an
 // absent externalId or name clears it; an absent active keeps the status).
 func (h *handler) replaceUser(w http.ResponseWriter, r *http.Request, p *wps.Principal) error {
-	body, err := decode(r)
+	c, err := readUser(r)
 	if err != nil {
 		return err
-	}
-	if err := hasSchema(body, userSchema); err != nil {
-		return err
-	}
-	var c userChange
-	if err := c.setAll(body); err != nil {
-		return err
-	}
-	if c.userName == nil || *c.userName == "" {
-		return invalidValue("userName is required (the user's email)")
 	}
 	empty := ""
 	in := wps.UserUpdate{Email: c.userName, Name: c.name(), ExternalID: c.externalID, Status: status(c.active)}

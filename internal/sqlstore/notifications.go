@@ -95,14 +95,13 @@ func (t *tx) ClaimNotifications(ids []string, now, leaseUntil wps.Time) ([]wps.N
 		return got, t.err(err, "", "")
 	}
 	slices.SortFunc(got, func(a, b wps.Notification) int { return slices.Index(ids, a.ID) - slices.Index(ids, b.ID) })
-	leased := []any{leaseUntil.Millis()}
+	leased := make([]string, len(got))
 	for i := range got {
 		got[i].Attempts++
 		got[i].LockedUntil = &leaseUntil
-		leased = append(leased, got[i].ID)
+		leased[i] = got[i].ID
 	}
-	_, err = t.exec(`UPDATE notifications SET attempts = attempts + 1, locked_until = ? WHERE id IN (?`+strings.Repeat(", ?", len(got)-1)+`)`, leased...)
-	return got, t.err(err, "", "")
+	return got, t.lease("notifications", leaseUntil, leased)
 }
 
 func (t *tx) FinishNotification(n wps.Notification) error {

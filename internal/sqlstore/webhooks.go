@@ -377,14 +377,24 @@ func (t *tx) ClaimDeliveries(ids []string, now, leaseUntil wps.Time) ([]wps.Deli
 	if len(list) == 0 {
 		return list, nil
 	}
-	leased := []any{leaseUntil.Millis()}
+	leased := make([]string, len(list))
 	for i := range list {
 		list[i].Attempts++
 		list[i].LockedUntil = &leaseUntil
-		leased = append(leased, list[i].ID)
+		leased[i] = list[i].ID
 	}
-	_, err = t.exec(`UPDATE deliveries SET attempts = attempts + 1, locked_until = ? WHERE id IN (?`+strings.Repeat(", ?", len(list)-1)+`)`, leased...)
-	return list, t.err(err, "", "")
+	return list, t.lease("deliveries", leaseUntil, leased)
+}
+
+// lease counts an attempt of each row of table (deliveries, notifications)
+// and holds it until until: the claim of the outboxes' workers.
+func (t *tx) lease(table string, until wps.Time, ids []string) error {
+	args := []any{until.Millis()}
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	_, err := t.exec(`UPDATE `+table+` SET attempts = attempts + 1, locked_until = ? WHERE id IN (?`+strings.Repeat(", ?", len(ids)-1)+`)`, args...)
+	return t.err(err, "", "")
 }
 
 func (t *tx) AddAttempt(a wps.Attempt) error {

@@ -5,6 +5,8 @@ import (
 	"slices"
 
 	gojson "github.com/goccy/go-json"
+
+	"wps/internal/calendar"
 )
 
 // escalateAt is when escalation i of st falls due for an opening due at
@@ -14,7 +16,7 @@ func escalateAt(st Step, due *Time, i int) *Time {
 	if due == nil || i >= len(st.Escalations) {
 		return nil
 	}
-	d, err := ParseISODuration(st.Escalations[i].After)
+	d, err := calendar.ParseDuration(st.Escalations[i].After)
 	if err != nil {
 		return nil
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/teambition/rrule-go"
 
+	"wps/internal/calendar"
 	"wps/internal/formula"
 	"wps/internal/outbound"
 )
@@ -69,7 +70,7 @@ type Step struct {
 }
 
 // Escalation is one rung of a step's escalations: after After (an ISO
-// 8601 duration, ParseISODuration) past the step's dueAt with a seat
+// 8601 duration, calendar.ParseDuration) past the step's dueAt with a seat
 // still open, step.escalated is emitted for PolicyName's holders.
 type Escalation struct {
 	After      string `json:"after" doc:"ISO 8601 duration past dueAt (PnDTnHnMnS: PT0S, PT4H, P1D, P1DT2H30M); years, months and weeks are refused"`
@@ -420,7 +421,7 @@ func (c *stepCheck) checkEscalations(f string, st *Step) {
 	var prev time.Duration
 	for j, e := range st.Escalations {
 		ff := fieldIndex(f+".escalations", j)
-		d, err := ParseISODuration(e.After)
+		d, err := calendar.ParseDuration(e.After)
 		if err != nil {
 			v.Add(ff+".after", "%v", err)
 		} else {

@@ -1,4 +1,4 @@
-package wps
+package calendar
 
 import (
 	"errors"
@@ -7,21 +7,21 @@ import (
 	"time"
 )
 
-// MaxEscalationAfter bounds an escalation's after (as deadlines are
+// MaxDuration bounds a duration ParseDuration accepts (as deadlines are
 // bounded: 100000 hours).
-const MaxEscalationAfter = 100000 * time.Hour
+const MaxDuration = 100000 * time.Hour
 
 // isoDuration is the PnDTnHnMnS subset of ISO 8601 durations: whole
 // numbers, days of 24 hours, each designator at most once and in order.
 var isoDuration = regexp.MustCompile(`^P(?:([0-9]{1,9})D)?(?:T(?:([0-9]{1,9})H)?(?:([0-9]{1,9})M)?(?:([0-9]{1,9})S)?)?$`)
 
-// ParseISODuration reads an ISO 8601 duration of the PnDTnHnMnS subset
+// ParseDuration reads an ISO 8601 duration of the PnDTnHnMnS subset
 // ("PT0S", "PT4H", "P1D", "P1DT2H30M"); a day is 24 hours. Years and
 // months are refused (their length depends on the date they start from,
 // and a week is written as P7D); so are fractions, signs, an empty
 // duration ("P", "PT", a "T" with nothing after it) and durations longer
-// than MaxEscalationAfter. The error says which, for a 422.
-func ParseISODuration(s string) (time.Duration, error) {
+// than MaxDuration. The error says which, for a 422.
+func ParseDuration(s string) (time.Duration, error) {
 	m := isoDuration.FindStringSubmatch(s)
 	switch {
 	case len(s) > 0 && (s[0] == '-' || s[0] == '+'):
@@ -38,7 +38,7 @@ func ParseISODuration(s string) (time.Duration, error) {
 		}
 		n, _ := strconv.ParseInt(m[i+1], 10, 64) // at most 9 digits: no overflow
 		d += time.Duration(n) * unit
-		if d > MaxEscalationAfter {
+		if d > MaxDuration {
 			return 0, errors.New("must be at most 100000 hours")
 		}
 	}

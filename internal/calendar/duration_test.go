@@ -1,4 +1,4 @@
-package wps
+package calendar
 
 import (
 	"strings"
@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-func TestParseISODuration(t *testing.T) {
+func TestParseDuration(t *testing.T) {
 	for _, c := range []struct {
 		in   string
 		want time.Duration
@@ -22,7 +22,7 @@ func TestParseISODuration(t *testing.T) {
 		{"PT100000H", 100000 * time.Hour},
 		{"P4166DT16H", 100000 * time.Hour},
 	} {
-		got, err := ParseISODuration(c.in)
+		got, err := ParseDuration(c.in)
 		if err != nil || got != c.want {
 			t.Errorf("%q: %v, %v; want %v", c.in, got, err, c.want)
 		}
@@ -58,7 +58,7 @@ func TestParseISODuration(t *testing.T) {
 		{"PT100001H", "100000 hours"},
 		{"P4167D", "100000 hours"},
 	} {
-		_, err := ParseISODuration(c.in)
+		_, err := ParseDuration(c.in)
 		if err == nil || !strings.Contains(err.Error(), c.says) {
 			t.Errorf("%q: %v; want an error saying %q", c.in, err, c.says)
 		}
