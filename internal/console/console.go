@@ -21,6 +21,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"wps/internal/httpapi"
 	"wps/internal/wps"
@@ -51,6 +53,7 @@ type Console struct {
 	log    *slog.Logger
 	mux    *http.ServeMux
 	pages  map[string]*template.Template
+	zones  sync.Map          // time zone name → its pages (pagesIn)
 	assets map[string]string // asset name → content hash, for cache-busting URLs
 }
 
@@ -272,6 +275,11 @@ var notices = map[string]string{
 
 func (c *Console) render(q *req, status int, name, title string, data any) {
 	t := c.pages[name]
+	if q.p != nil && q.p.User.TimeZone != "" {
+		if loc, err := time.LoadLocation(q.p.User.TimeZone); err == nil {
+			t = c.pagesIn(loc)[name] // times in the user's zone
+		}
+	}
 	pg := page{Title: title, Path: q.r.URL.Path, Data: data, Notice: notices[q.r.URL.Query().Get("done")]}
 	if r, ok := data.(interface{ refresh() string }); ok {
 		pg.Refresh = r.refresh()

@@ -145,6 +145,13 @@ func TestConsoleInspection(t *testing.T) {
 		ines.screenshot("inbox")
 		ines.press("link", o.name)
 		ines.sees("Measure the pump at its outlet.")
+		// Times in the user's time zone, with its offset, once she sets one.
+		o.env.Call(http.MethodPatch, "/v1/users/me", o.inspector, map[string]any{"timeZone": "America/Sao_Paulo"}, 200)
+		ines.open("/inbox")
+		if got := ines.text("tr.overdue"); !strings.Contains(got, "(UTC-03:00)") {
+			t.Fatalf("the Inbox's due time is not in her zone: %q", got)
+		}
+		ines.press("link", o.name)
 		// A label with markup is text, not markup: only the console's own script runs.
 		if n := ines.eval(`String(document.scripts.length)`); n != "1" {
 			t.Fatalf("%s scripts on the page", n)

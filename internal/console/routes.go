@@ -92,11 +92,27 @@ func (c *Console) asset(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(b)
 }
 
-// loadTemplates parses each page with the layout around it.
-func (c *Console) loadTemplates() {
+// loadTemplates parses each page with the layout around it, showing
+// times in UTC.
+func (c *Console) loadTemplates() { c.pages = c.parsePages(time.UTC) }
+
+// pagesIn are the pages that show times in loc (a user's time zone),
+// parsed once per zone.
+func (c *Console) pagesIn(loc *time.Location) map[string]*template.Template {
+	if loc == time.UTC {
+		return c.pages
+	}
+	if p, ok := c.zones.Load(loc.String()); ok {
+		return p.(map[string]*template.Template)
+	}
+	p, _ := c.zones.LoadOrStore(loc.String(), c.parsePages(loc))
+	return p.(map[string]*template.Template)
+}
+
+func (c *Console) parsePages(loc *time.Location) map[string]*template.Template {
 	funcs := template.FuncMap{
 		"asset": func(name string) string { return "/assets/" + name + "?v=" + c.assets[name] },
-		"when":  when,
+		"when":  whenIn(loc),
 		"ago":   func(t wps.Time) string { return ago(c.svc.Now().Time, t.Time) },
 		"short": func(s string) string {
 			if len(s) > 12 {
@@ -114,23 +130,31 @@ func (c *Console) loadTemplates() {
 		"icon":     icon,
 	}
 	base := template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts.html"))
-	c.pages = map[string]*template.Template{}
+	pages := map[string]*template.Template{}
 	names, _ := fs.Glob(templateFS, "templates/*.html")
 	for _, n := range names {
 		name := strings.TrimSuffix(path.Base(n), ".html")
 		if name == "layout" || name == "parts" {
 			continue
 		}
-		c.pages[name] = template.Must(template.Must(base.Clone()).ParseFS(templateFS, n))
+		pages[name] = template.Must(template.Must(base.Clone()).ParseFS(templateFS, n))
 	}
+	return pages
 }
 
-// when shows an instant in UTC, to the minute.
-func when(t wps.Time) string {
-	if t.IsZero() {
-		return ""
+// whenIn shows instants in loc, to the minute, with the zone's offset: a
+// user's time zone (PATCH /v1/users/me), UTC when they set none.
+func whenIn(loc *time.Location) func(wps.Time) string {
+	return func(t wps.Time) string {
+		if t.IsZero() {
+			return ""
+		}
+		t2 := t.In(loc)
+		if loc == time.UTC {
+			return t2.Format("2006-01-02 15:04 UTC")
+		}
+		return t2.Format("2006-01-02 15:04 (UTC-07:00)")
 	}
-	return t.UTC().Format("2006-01-02 15:04 UTC")
 }
 
 // ago says how long before now t was, roughly.

@@ -149,13 +149,12 @@ func (s *Server) putCalendar(ctx context.Context, in *calendarIn) (*body[calenda
 type meIn struct {
 	Body struct {
 		Name     *string `json:"name,omitempty" maxLength:"200" doc:"The user's name"`
-		Locale   *string `json:"locale,omitempty" doc:"en, pt-BR or es; empty: not set (the browser's language, else English)"`
 		TimeZone *string `json:"timeZone,omitempty" maxLength:"100" doc:"An IANA time zone name (America/Sao_Paulo); empty: not set (UTC)"`
 	}
 }
 
 func (s *Server) updateMe(ctx context.Context, in *meIn) (*body[wps.User], error) {
-	u, err := s.svc.UpdateMe(ctx, principal(ctx), wps.MeUpdate{Name: in.Body.Name, Locale: in.Body.Locale, TimeZone: in.Body.TimeZone})
+	u, err := s.svc.UpdateMe(ctx, principal(ctx), wps.MeUpdate{Name: in.Body.Name, TimeZone: in.Body.TimeZone})
 	return &body[wps.User]{u}, err
 }
 

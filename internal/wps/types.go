@@ -97,9 +97,8 @@ type User struct {
 	Name   string   `json:"name"`
 	Roles  []string `json:"roles"`
 	Status string   `json:"status" enum:"ACTIVE,DEACTIVATED"`
-	// Locale and TimeZone are the user's own settings (PATCH /v1/users/me).
-	Locale    string `json:"locale" enum:",en,pt-BR,es" doc:"The console's language for the user: en, pt-BR or es; empty: not set (the browser's language, else English)"`
-	TimeZone  string `json:"timeZone" doc:"The IANA time zone the user's times are shown in; empty: not set (UTC)"`
+	// TimeZone is the user's own setting (PATCH /v1/users/me).
+	TimeZone  string `json:"timeZone" doc:"The IANA time zone the console shows the user's times in; empty: not set (UTC)"`
 	CreatedAt Time   `json:"createdAt"`
 	UpdatedAt Time   `json:"updatedAt"`
 	// PasswordHash is the argon2id hash of the user's password, "" for none.

@@ -17,26 +17,19 @@ func (s *Service) Me(ctx context.Context, p *Principal) (User, error) {
 	return u, err
 }
 
-// Locales are the languages of the console (semantics section 21).
-var Locales = []string{"en", "pt-BR", "es"}
-
 // MeUpdate is what a user changes of their own account; nil fields stay.
 type MeUpdate struct {
-	Name, Locale, TimeZone *string
+	Name, TimeZone *string
 }
 
-// UpdateMe changes the caller's name, language and time zone. Any active
-// user may; an API key of a user acts for that user. Errors: CodeInvalid
-// naming name, locale (en, pt-BR, es, or "" for not set) or timeZone (an
-// IANA name, or "").
+// UpdateMe changes the caller's name and time zone (the console shows
+// times in it). Any active user may; an API key of a user acts for that
+// user. Errors: CodeInvalid naming name or timeZone (an IANA name, or "").
 func (s *Service) UpdateMe(ctx context.Context, p *Principal, in MeUpdate) (User, error) {
 	var v Validator
 	if in.Name != nil {
 		*in.Name = strings.TrimSpace(*in.Name)
 		v.Check(*in.Name != "" && validName(*in.Name, 200), "name", "must be 1 to 200 printable characters")
-	}
-	if in.Locale != nil {
-		v.Check(*in.Locale == "" || slices.Contains(Locales, *in.Locale), "locale", "must be en, pt-BR or es (or empty: not set)")
 	}
 	if in.TimeZone != nil && *in.TimeZone != "" {
 		_, err := time.LoadLocation(*in.TimeZone)
@@ -51,7 +44,6 @@ func (s *Service) UpdateMe(ctx context.Context, p *Principal, in MeUpdate) (User
 			return err
 		}
 		setIf(&u.Name, in.Name)
-		setIf(&u.Locale, in.Locale)
 		setIf(&u.TimeZone, in.TimeZone)
 		u.UpdatedAt = s.Now()
 		return tx.UpdateUser(u)

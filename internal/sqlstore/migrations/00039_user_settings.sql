@@ -1,10 +1,7 @@
 -- +goose Up
--- A user's own settings (semantics section 21): the console's language and
--- the time zone times are shown in; '' is not set (the browser's language;
--- UTC).
-ALTER TABLE users ADD COLUMN locale TEXT NOT NULL DEFAULT '';
+-- A user's own setting (semantics section 21): the time zone the console
+-- shows their times in; '' is not set (UTC).
 ALTER TABLE users ADD COLUMN time_zone TEXT NOT NULL DEFAULT '';
 
 -- +goose Down
 ALTER TABLE users DROP COLUMN time_zone;
-ALTER TABLE users DROP COLUMN locale;
