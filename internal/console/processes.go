@@ -46,6 +46,9 @@ type processData struct {
 	Diagram  diagram
 	Labels   map[string]string
 	CanStart bool
+	// Older are the versions whose measurements may move to the latest
+	// (to a user who may move them).
+	Older []int
 }
 
 func (c *Console) process(q *req) error {
@@ -62,8 +65,38 @@ func (c *Console) process(q *req) error {
 	for _, st := range p.Steps {
 		d.Labels[st.ID] = st.Label
 	}
+	if q.p.Can(wps.FnProcessWrite) {
+		for _, v := range versions {
+			if v.Version < len(versions) && v.Locked {
+				d.Older = append(d.Older, v.Version)
+			}
+		}
+	}
 	c.render(q, http.StatusOK, "process", p.Label, d)
 	return nil
+}
+
+// migrate moves a version's running measurements to the latest version:
+// a dry run first, whose page offers the move itself.
+func (c *Console) migrate(q *req) error {
+	id := q.r.PathValue("id")
+	from, _ := strconv.Atoi(q.r.PostForm.Get("fromVersion"))
+	dry := q.r.PostForm.Get("dryRun") == "true"
+	m, err := c.svc.MigrateMeasurements(q.ctx(), q.p, id, wps.MigrationInput{FromVersion: from, DryRun: dry})
+	if err != nil {
+		return err
+	}
+	p, err := c.svc.GetProcess(q.ctx(), q.p, id, 0)
+	if err != nil {
+		return err
+	}
+	c.render(q, http.StatusOK, "migration", p.Label, migrationData{P: p, M: m})
+	return nil
+}
+
+type migrationData struct {
+	P wps.Process
+	M wps.Migration
 }
 
 // diagram is a process drawn as SVG: steps in columns by how many steps

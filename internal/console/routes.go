@@ -42,6 +42,7 @@ func (c *Console) routes() {
 	m.HandleFunc("GET /processes", c.signedIn(c.processes))
 	m.HandleFunc("GET /processes/{id}", c.signedIn(c.process))
 	m.HandleFunc("POST /processes/{id}/restore", c.signedIn(c.restoreProcess))
+	m.HandleFunc("POST /processes/{id}/migrations", c.signedIn(c.migrate))
 
 	m.HandleFunc("GET /entities", c.signedIn(c.entities))
 	m.HandleFunc("GET /entities/{id}", c.signedIn(c.records))

@@ -82,6 +82,16 @@ func (s *Server) listProcessVersions(ctx context.Context, in *idPath) (*list[wps
 	return listOf(v), err
 }
 
+type migrationIn struct {
+	ID   string `path:"id" maxLength:"100"`
+	Body wps.MigrationInput
+}
+
+func (s *Server) migrateMeasurements(ctx context.Context, in *migrationIn) (*body[wps.Migration], error) {
+	m, err := s.svc.MigrateMeasurements(ctx, principal(ctx), in.ID, in.Body)
+	return &body[wps.Migration]{m}, err
+}
+
 type stepAddIn struct {
 	ID       string `path:"id" maxLength:"100"`
 	Position int    `query:"position" default:"-1" minimum:"-1" doc:"Insert before this position (from 0); appended when absent"`

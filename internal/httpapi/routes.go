@@ -83,6 +83,7 @@ func (s *Server) routes() {
 	register(s, op(del, "/v1/process/{id}", "deleteProcess", "Delete a process (soft: :restore brings it back; its measurements stay)", 204, needs(wps.FnProcessWrite)), s.deleteProcess)
 	register(s, op(post, "/v1/process/{id}:restore", "restoreProcess", "Bring a deleted process back (409 when a live process has its code or label)", 200, needs(wps.FnProcessWrite)), s.restoreProcess)
 	register(s, op(get, "/v1/process/{id}/versions", "listProcessVersions", "List a process's versions", 200, needs(wps.FnProcessRead)), s.listProcessVersions)
+	register(s, op(post, "/v1/process/{id}/migrations", "migrateMeasurements", "Move the live measurements of a version to the latest (dryRun: say what would happen)", 200, needs(wps.FnProcessWrite)), s.migrateMeasurements)
 	register(s, op(get, "/v1/process/{id}/export", "exportProcess", "Export a process definition (portable JSON)", 200, needs(wps.FnProcessRead)), s.exportProcess)
 	register(s, op(post, "/v1/process/{id}/steps", "addStep", "Add a step", 201, needs(wps.FnProcessWrite)), s.addStep)
 	register(s, op(patch, "/v1/process/{id}/steps/{stepId}", "updateStep", "Update a step (the fields sent)", 200, needs(wps.FnProcessWrite)), s.updateStep)

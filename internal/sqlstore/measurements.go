@@ -249,8 +249,8 @@ func (t *tx) ReadMeasurement(orgID, id string) (wps.Measurement, wps.Process, []
 }
 
 func (t *tx) UpdateMeasurement(m wps.Measurement, oldStatus string) error {
-	res, err := t.exec(`UPDATE measurements SET status = ?, state = ?, updated_at = ?, action_count = ? WHERE org_id = ? AND id = ?`,
-		m.Status, jsonText(m.State), m.UpdatedAt.Millis(), m.ActionCount, m.OrgID, m.ID)
+	res, err := t.exec(`UPDATE measurements SET status = ?, state = ?, updated_at = ?, action_count = ?, version = ? WHERE org_id = ? AND id = ?`,
+		m.Status, jsonText(m.State), m.UpdatedAt.Millis(), m.ActionCount, m.Version, m.OrgID, m.ID)
 	if err := affected(res, err, "measurement"); err != nil || m.Status == oldStatus {
 		return t.err(err, "measurement", "")
 	}
@@ -270,6 +270,16 @@ func (t *tx) UpdateMeasurement(m wps.Measurement, oldStatus string) error {
 
 // ListMeasurements takes each measurement's steps from db.versions by the
 // revision the page's statement reads with it.
+func (t *tx) LiveMeasurementsOf(orgID, processID string, version int) ([]string, error) {
+	rows, err := t.query(`SELECT id FROM measurements WHERE org_id = ? AND process_id = ? AND version = ? AND status <> 'APPROVED' ORDER BY seq`,
+		orgID, processID, version)
+	if err != nil {
+		return nil, t.err(err, "", "")
+	}
+	list, err := collect(rows, scanString)
+	return list, t.err(err, "", "")
+}
+
 func (t *tx) ListMeasurements(orgID string, q wps.MeasurementQuery) ([]wps.ListedMeasurement, int, error) {
 	var where strings.Builder
 	where.WriteString(`org_id = ?`)

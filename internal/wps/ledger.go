@@ -34,6 +34,7 @@ const (
 	LeafReproved      = "reproved"       // an action reproved (markLeaf)
 	LeafDocument      = "document"       // a generated document's SHA-256 (Leaf)
 	LeafSheet         = "sheet"          // a filled workbook's SHA-256 (Leaf)
+	LeafMigrated      = "migrated"       // a measurement moved to another version of its process (migrationLeaf)
 )
 
 // LedgerEntry is an entry of an org's ledger: queued by the write that
@@ -80,7 +81,7 @@ type Leaf struct {
 var leafKind = regexp.MustCompile(`^[a-z][a-z-]{0,31}$`)
 
 // reservedKinds are the entries the service itself writes.
-var reservedKinds = []string{LeafAction, LeafChainedAction, LeafCreation, LeafMeasurement, LeafOpened, LeafSuperseded, LeafReproved}
+var reservedKinds = []string{LeafAction, LeafChainedAction, LeafCreation, LeafMeasurement, LeafOpened, LeafSuperseded, LeafReproved, LeafMigrated}
 
 // IsActionLeaf reports whether entries of kind are actions.
 func IsActionLeaf(kind string) bool {

@@ -343,6 +343,7 @@ func (v *verifier) replay(tx Tx, m Measurement, proc Process, actions []Action, 
 	for _, a := range actions {
 		rows[a.ID] = a
 	}
+	proc.Version = m.Version // the version of the steps read with it (the process's latest may be later)
 	r := &run{s: v.s, tx: tx, p: v.p, m: m, proc: proc, def: engineDef(proc.Steps)}
 	var state engine.State
 	started, stuck := false, false
@@ -352,8 +353,8 @@ func (v *verifier) replay(tx Tx, m Measurement, proc Process, actions []Action, 
 	// start starts the measurement from its creation's entry.
 	start := func(e LedgerEntry) bool {
 		var ml measurementLeaf
-		if err := json.Unmarshal(e.Payload, &ml); err != nil || started || ml.ProcessID != m.ProcessID || ml.Version != m.Version ||
-			ml.MeasurementID != m.ID || ml.CreatedBy != m.CreatedBy || !ml.CreatedAt.Equal(m.CreatedAt.Time) {
+		if err := json.Unmarshal(e.Payload, &ml); err != nil || started || ml.ProcessID != m.ProcessID ||
+			ml.MeasurementID != m.ID || ml.CreatedBy != m.CreatedBy || !ml.CreatedAt.Equal(m.CreatedAt.Time) || !r.atVersion(ml.Version) {
 			bad("", "the measurement's creation entry does not match it")
 			return false
 		}
@@ -372,6 +373,21 @@ func (v *verifier) replay(tx Tx, m Measurement, proc Process, actions []Action, 
 			}
 		case LeafOpened:
 			state.Pending = false
+		case LeafMigrated:
+			var ml migrationLeaf
+			from := r.def
+			if err := json.Unmarshal(e.Payload, &ml); err != nil || !started || ml.FromVersion != r.proc.Version || !r.atVersion(ml.ToVersion) {
+				bad("", "a migrated entry does not follow from the entries before it")
+				stuck = true
+				continue
+			}
+			next, _, _, err := engine.Migrate(from, r.def, state, ml.At.Time)
+			if err != nil {
+				bad("", "the move to version %d does not follow from the entries before it: %v", ml.ToVersion, err)
+				stuck = true
+				continue
+			}
+			state = next
 		case LeafSuperseded, LeafReproved:
 			var ml markLeaf
 			if err := json.Unmarshal(e.Payload, &ml); err != nil {
@@ -445,6 +461,9 @@ func (v *verifier) replay(tx Tx, m Measurement, proc Process, actions []Action, 
 			}
 		}
 	}
+	if r.proc.Version != m.Version {
+		bad("", "the stored version %d is not what its entries give (%d)", m.Version, r.proc.Version)
+	}
 	if got := engine.Status(r.def, state); got != m.Status {
 		bad("", "the stored status %s is not what its entries give (%s)", m.Status, got)
 	}
@@ -454,6 +473,22 @@ func (v *verifier) replay(tx Tx, m Measurement, proc Process, actions []Action, 
 	if m.ActionCount != len(actions) {
 		bad("", "the measurement counts %d actions and has %d", m.ActionCount, len(actions))
 	}
+}
+
+// atVersion sets the version the replay works with (the measurement's as
+// created, then as moved), reading it unless it is the one stored with
+// the measurement. False when the process has no such version.
+func (r *run) atVersion(version int) bool {
+	if version == r.proc.Version {
+		return true
+	}
+	proc, err := r.tx.GetProcessVersion(r.m.OrgID, r.m.ProcessID, version)
+	if err != nil {
+		return false
+	}
+	proc.Version = version // the version of these steps (the process's latest may be later)
+	r.proc, r.def = proc, engineDef(proc.Steps)
+	return true
 }
 
 // replayAction applies a recorded action to state through the engine, as

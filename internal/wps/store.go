@@ -240,7 +240,10 @@ type Tx interface {
 	// measurement, as GetMeasurement does, and the actions are the ones the
 	// lock's previous holder committed.
 	ReadMeasurement(orgID, id string) (Measurement, Process, []Action, error)
-	// UpdateMeasurement saves state and status; oldStatus keeps the counts right.
+	// LiveMeasurementsOf lists the ids of the measurements of a process's
+	// version that are not APPROVED, oldest first.
+	LiveMeasurementsOf(orgID, processID string, version int) ([]string, error)
+	// UpdateMeasurement saves state, status and version; oldStatus keeps the counts right.
 	UpdateMeasurement(m Measurement, oldStatus string) error
 	// ListMeasurements pages the measurements q selects, newest first,
 	// with their total. With q.Actionable, those with an open step that
