@@ -35,7 +35,9 @@ func TestConsoleMigration(t *testing.T) {
 		if res.StatusCode != 200 || !strings.Contains(page, "1 would move") || !strings.Contains(page, "Sign off: added") || !strings.Contains(page, "Move 1 to version 2") {
 			t.Fatalf("preview: %d\n%s", res.StatusCode, page)
 		}
-		version := func() any { return env.Call(get, "/v1/measurements/"+o.measure, o.inspector, nil, 200).JSON()["version"] }
+		version := func() any {
+			return env.Call(get, "/v1/measurements/"+o.measure, o.inspector, nil, 200).JSON()["version"]
+		}
 		if version() != 1.0 {
 			t.Fatal("the preview moved the measurement")
 		}
