@@ -20,6 +20,18 @@ func TestConsoleMigration(t *testing.T) {
 		steps = append(steps, map[string]any{"label": "Sign off", "policyNames": []string{"Manager"}})
 		env.Call("PATCH", path, env.AdminKey, map[string]any{"steps": steps}, 200)
 
+		t.Run("two versions side by side", func(t *testing.T) {
+			c := newClient(t, env.Server.URL)
+			c.signIn("ines@example.com")
+			_, page := c.do(get, "/processes/"+o.process, nil)
+			if !strings.Contains(page, `href="/processes/`+o.process+`/compare"`) || !strings.Contains(page, "<td>Administrator</td>") {
+				t.Fatalf("no versions with their authors:\n%s", page)
+			}
+			_, page = c.do(get, "/processes/"+o.process+"/compare?a=1&b=2", nil)
+			if !strings.Contains(page, "Step Sign off: added") || !strings.Contains(page, "<th scope=\"row\">policyNames</th><td></td><td>[&#34;Manager&#34;]</td>") {
+				t.Fatalf("comparison:\n%s", page)
+			}
+		})
 		ines := newClient(t, env.Server.URL)
 		ines.signIn("ines@example.com")
 		if _, page := ines.do(get, "/processes/"+o.process, nil); strings.Contains(page, "Preview the move") {

@@ -43,6 +43,7 @@ func (c *Console) routes() {
 	m.HandleFunc("GET /processes/{id}", c.signedIn(c.process))
 	m.HandleFunc("POST /processes/{id}/restore", c.signedIn(c.restoreProcess))
 	m.HandleFunc("POST /processes/{id}/migrations", c.signedIn(c.migrate))
+	m.HandleFunc("GET /processes/{id}/compare", c.signedIn(c.compare))
 
 	m.HandleFunc("GET /entities", c.signedIn(c.entities))
 	m.HandleFunc("GET /entities/{id}", c.signedIn(c.records))
@@ -128,6 +129,7 @@ func (c *Console) parsePages(loc *time.Location) map[string]*template.Template {
 		"add":      func(a, b int) int { return a + b },
 		"sub":      func(a, b int) int { return a - b },
 		"list":     func(xs ...string) []string { return xs },
+		"pair":     func(a, b any) []any { return []any{a, b} },
 		"icon":     icon,
 	}
 	base := template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts.html"))

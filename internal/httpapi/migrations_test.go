@@ -64,6 +64,10 @@ func TestMigrateMeasurements(t *testing.T) {
 			t.Fatalf("version %v", v2["version"])
 		}
 		def = steps(v2)
+		vs := env.Call(get, path+"/versions", env.AdminKey, nil, 200).JSON()["data"].([]any)
+		if v := vs[0].(map[string]any); len(vs) != 2 || v["version"] != 2.0 || v["changedBy"] == "" || v["changedByName"] != "Administrator" || v["changedAt"] == nil {
+			t.Fatalf("versions: %v", vs)
+		}
 		for _, st := range def {
 			ids[st["label"].(string)] = st["id"].(string)
 		}

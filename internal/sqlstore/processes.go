@@ -325,8 +325,8 @@ func (t *tx) ProcessActionsMentioning(orgID, processID, text, afterID string, li
 }
 
 func (t *tx) CreateProcessVersion(v wps.ProcessVersion) error {
-	_, err := t.exec(`INSERT INTO process_versions (process_id, version, org_id, steps, locked, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
-		v.ProcessID, v.Version, v.OrgID, jsonText(v.Steps), false, v.CreatedAt.Millis())
+	_, err := t.exec(`INSERT INTO process_versions (process_id, version, org_id, steps, locked, created_at, changed_by, changed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		v.ProcessID, v.Version, v.OrgID, jsonText(v.Steps), false, v.CreatedAt.Millis(), v.ChangedBy, v.ChangedAt.Millis())
 	return t.err(err, "process version", "this version exists")
 }
 
@@ -344,8 +344,14 @@ type versionRef struct {
 // the current steps).
 func (t *tx) UpdateProcessVersion(v wps.ProcessVersion) error {
 	ref := versionRef{v.ProcessID, v.Version}
-	err := t.versionUpdate(ref, `steps = ?, revision = revision + 1 WHERE org_id = ? AND process_id = ? AND version = ? AND locked = ?`,
-		jsonText(v.Steps), v.OrgID, v.ProcessID, v.Version, v.Locked)
+	changed, at := `changed_by`, `changed_at` // a policy renamed in every version keeps their authors
+	args := []any{jsonText(v.Steps)}
+	if v.ChangedBy != "" {
+		changed, at = `?`, `?`
+		args = append(args, v.ChangedBy, v.ChangedAt.Millis())
+	}
+	err := t.versionUpdate(ref, `steps = ?, changed_by = `+changed+`, changed_at = `+at+`, revision = revision + 1
+		WHERE org_id = ? AND process_id = ? AND version = ? AND locked = ?`, append(args, v.OrgID, v.ProcessID, v.Version, v.Locked)...)
 	if rev, read := t.revs[ref]; read && err == nil {
 		t.revs[ref] = rev + 1
 	}
@@ -371,7 +377,7 @@ func (t *tx) versionUpdate(ref versionRef, set string, args ...any) error {
 }
 
 func (t *tx) ListProcessVersions(orgID, processID string) ([]wps.ProcessVersion, error) {
-	rows, err := t.query(`SELECT process_id, version, steps, locked, created_at FROM process_versions
+	rows, err := t.query(`SELECT process_id, version, steps, locked, created_at, changed_by, changed_at FROM process_versions
 		WHERE org_id = ? AND process_id = ? ORDER BY version DESC`, orgID, processID)
 	if err != nil {
 		return nil, t.err(err, "", "")
@@ -379,12 +385,12 @@ func (t *tx) ListProcessVersions(orgID, processID string) ([]wps.ProcessVersion,
 	list, err := collect(rows, func(s interface{ Scan(...any) error }) (wps.ProcessVersion, error) {
 		v := wps.ProcessVersion{OrgID: orgID}
 		var steps string
-		var created int64
-		if err := s.Scan(&v.ProcessID, &v.Version, &steps, &v.Locked, &created); err != nil {
+		var created, changed int64
+		if err := s.Scan(&v.ProcessID, &v.Version, &steps, &v.Locked, &created, &v.ChangedBy, &changed); err != nil {
 			return v, err
 		}
 		fromJSON(steps, &v.Steps)
-		v.StepCount, v.CreatedAt = len(v.Steps), wps.FromMillis(created)
+		v.StepCount, v.CreatedAt, v.ChangedAt = len(v.Steps), wps.FromMillis(created), wps.FromMillis(changed)
 		return v, nil
 	})
 	return list, t.err(err, "", "")

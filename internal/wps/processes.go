@@ -105,8 +105,12 @@ type ProcessVersion struct {
 	Locked    bool   `json:"inUse" doc:"A measurement uses this version, so it never changes"`
 	StepCount int    `json:"stepCount"`
 	CreatedAt Time   `json:"createdAt"`
-	Steps     []Step `json:"-"`
-	OrgID     string `json:"-"`
+	ChangedBy string `json:"changedBy" doc:"The id of the user who last changed its steps ('' for versions made before this was recorded)"`
+	ChangedAt Time   `json:"changedAt" doc:"When its steps last changed"`
+	// ChangedByName is that user's name, as ListProcessVersions reads it.
+	ChangedByName string `json:"changedByName" doc:"That user's name"`
+	Steps         []Step `json:"-"`
+	OrgID         string `json:"-"`
 }
 
 // ProcessInput is the body of a process create or import.
@@ -917,7 +921,7 @@ func (s *Service) CreateProcess(ctx context.Context, p *Principal, in ProcessInp
 		if err := tx.CreateProcess(proc); err != nil {
 			return err
 		}
-		return tx.CreateProcessVersion(versionOf(proc))
+		return tx.CreateProcessVersion(versionOf(proc, p.UserID))
 	})
 	return proc, err
 }
@@ -939,8 +943,10 @@ func freeCode(tx Tx, orgID, base string) (string, error) {
 	}
 }
 
-func versionOf(p Process) ProcessVersion {
-	return ProcessVersion{ProcessID: p.ID, OrgID: p.OrgID, Version: p.Version, Steps: p.Steps, CreatedAt: p.UpdatedAt, StepCount: len(p.Steps)}
+// versionOf is the version p is at, as by changed it.
+func versionOf(p Process, by string) ProcessVersion {
+	return ProcessVersion{ProcessID: p.ID, OrgID: p.OrgID, Version: p.Version, Steps: p.Steps, CreatedAt: p.UpdatedAt, StepCount: len(p.Steps),
+		ChangedBy: by, ChangedAt: p.UpdatedAt}
 }
 
 // GetProcess returns a live process at its latest version, or at version
@@ -1081,8 +1087,21 @@ func (s *Service) ListProcessVersions(ctx context.Context, p *Principal, id stri
 			return err
 		}
 		var err error
-		list, err = tx.ListProcessVersions(p.OrgID, id)
-		return err
+		if list, err = tx.ListProcessVersions(p.OrgID, id); err != nil {
+			return err
+		}
+		names := map[string]string{}
+		for i, v := range list {
+			if _, ok := names[v.ChangedBy]; !ok && v.ChangedBy != "" {
+				u, err := tx.GetUser(p.OrgID, v.ChangedBy)
+				if err != nil && !IsCode(err, CodeNotFound) {
+					return err
+				}
+				names[v.ChangedBy] = displayName(u)
+			}
+			list[i].ChangedByName = names[v.ChangedBy]
+		}
+		return nil
 	})
 	return list, err
 }
@@ -1155,11 +1174,11 @@ func (s *Service) editProcess(tx Tx, p *Principal, id string, change func(in *Pr
 	stepsChanged := !sameSteps(cur.Steps, steps)
 	if stepsChanged && cur.Locked {
 		next.Version, next.Locked = cur.Version+1, false
-		if err := tx.CreateProcessVersion(versionOf(next)); err != nil {
+		if err := tx.CreateProcessVersion(versionOf(next, p.UserID)); err != nil {
 			return cur, err
 		}
 	} else if stepsChanged {
-		if err := tx.UpdateProcessVersion(versionOf(next)); err != nil {
+		if err := tx.UpdateProcessVersion(versionOf(next, p.UserID)); err != nil {
 			return cur, err
 		}
 	}

@@ -218,6 +218,8 @@ type Tx interface {
 	// their ids and data only.
 	ProcessActionsMentioning(orgID, processID, text, afterID string, limit int) ([]Action, error)
 	CreateProcessVersion(v ProcessVersion) error
+	// UpdateProcessVersion saves the version's steps, and ChangedBy and
+	// ChangedAt unless ChangedBy is "" (they stay as they were).
 	UpdateProcessVersion(v ProcessVersion) error
 	ListProcessVersions(orgID, processID string) ([]ProcessVersion, error)
 	// LockProcessVersion marks a version as used by a measurement.
