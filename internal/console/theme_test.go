@@ -2,7 +2,9 @@ package console
 
 import (
 	"testing"
+	"time"
 
+	"wps/internal/lang"
 	"wps/internal/wps"
 )
 
@@ -81,7 +83,7 @@ func TestValueText(t *testing.T) {
 		{wps.Parameter{Type: wps.TypeBoolean}, "true", "Yes"}, {wps.Parameter{Type: wps.TypeBoolean}, "false", "No"},
 		{wps.Parameter{Type: wps.TypeNumber, AdvancedOptions: &wps.AdvancedOptions{Locale: "pt-BR", Currency: "BRL"}}, "1234.5", "R$\u00a01.234,50"},
 	} {
-		if got := valueText(c.p, c.v); got != c.want {
+		if got := valueText(words{lang.For("en"), time.UTC}, c.p, c.v); got != c.want {
 			t.Errorf("valueText(%s, %q) = %q, want %q", c.p.Type, c.v, got, c.want)
 		}
 	}
