@@ -265,7 +265,6 @@ func (c *Console) retryDelivery(q *req) error {
 
 // Org settings.
 
-
 type orgData struct {
 	Sections []navItem
 	Error    string
