@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"wps/internal/httpapi"
+	"wps/internal/lang"
 	"wps/internal/wps"
 )
 
@@ -144,24 +145,51 @@ func (c *Console) reset(q *req) error {
 	return nil
 }
 
-// The user's settings: mail about work.
+// The user's settings: language, time zone, mail about work.
 
 type settingsData struct {
-	Email string
-	Mail  bool // mail is on (WPS_SMTP_URL)
+	Email    string
+	Mail     bool // mail is on (WPS_SMTP_URL)
+	Locale   string
+	TimeZone string
+	Locales  []string // the languages, each named in itself (lang.name.*)
+	Zones    []string // time zones offered (any IANA name may be typed)
+	Error    string
+	Fields   map[string]string
 }
+
+// zones are the time zones the settings page suggests.
+var zones = []string{"UTC", "America/Sao_Paulo", "America/Manaus", "America/Recife", "America/Argentina/Buenos_Aires", "America/Santiago",
+	"America/Bogota", "America/Lima", "America/Mexico_City", "America/New_York", "America/Chicago", "America/Denver", "America/Los_Angeles",
+	"Europe/Lisbon", "Europe/London", "Europe/Madrid", "Europe/Paris", "Europe/Berlin", "Africa/Luanda", "Africa/Maputo", "Asia/Tokyo", "Australia/Sydney"}
 
 func (c *Console) settings(q *req) error {
 	prefs, err := c.svc.GetNotificationPrefs(q.ctx(), q.p)
 	if err != nil {
 		return err
 	}
-	c.render(q, http.StatusOK, "settings", q.t("nav.settings"), settingsData{Email: prefs.Email, Mail: c.svc.MailEnabled()})
+	return c.showSettings(q, http.StatusOK, settingsData{Email: prefs.Email, Locale: q.p.User.Locale, TimeZone: q.p.User.TimeZone})
+}
+
+func (c *Console) showSettings(q *req, status int, d settingsData) error {
+	d.Mail, d.Locales, d.Zones = c.svc.MailEnabled(), lang.Supported, zones
+	c.render(q, status, "settings", q.t("nav.settings"), d)
 	return nil
 }
 
+// saveSettings saves the language and time zone (PATCH /v1/users/me) and
+// the choice of mail; the next page is in the new language.
 func (c *Console) saveSettings(q *req) error {
-	if _, err := c.svc.SetNotificationPrefs(q.ctx(), q.p, wps.NotificationPrefs{Email: q.r.PostFormValue("email")}); err != nil {
+	d := settingsData{Email: q.r.PostFormValue("email"), Locale: q.r.PostFormValue("locale"), TimeZone: strings.TrimSpace(q.r.PostFormValue("timeZone"))}
+	_, err := c.svc.UpdateMe(q.ctx(), q.p, wps.MeUpdate{Locale: &d.Locale, TimeZone: &d.TimeZone})
+	if err == nil {
+		_, err = c.svc.SetNotificationPrefs(q.ctx(), q.p, wps.NotificationPrefs{Email: d.Email})
+	}
+	if wps.IsCode(err, wps.CodeInvalid) {
+		d.Error, d.Fields = q.t("error.attention"), fieldErrors(err, "")
+		return c.showSettings(q, http.StatusUnprocessableEntity, d)
+	}
+	if err != nil {
 		return err
 	}
 	return q.redirect("/settings", "saved")
