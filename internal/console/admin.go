@@ -32,7 +32,7 @@ func adminLinks(p *wps.Principal) []adminLink {
 func (c *Console) admin(q *req) error {
 	links := adminLinks(q.p)
 	if len(links) == 0 {
-		return wps.Errorf(wps.CodeForbidden, "no admin page is open to you")
+		return wps.Errorf(wps.CodeForbidden, "%s", q.t("admin.none"))
 	}
 	c.render(q, http.StatusOK, "admin", q.t("nav.admin"), links)
 	return nil

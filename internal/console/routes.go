@@ -64,7 +64,7 @@ func (c *Console) routes() {
 	m.HandleFunc("GET /admin/sso", c.signedIn(c.ssoSettings))
 	m.HandleFunc("POST /admin/sso", c.signedIn(c.saveSSO))
 
-	m.HandleFunc("/", c.anyone(func(q *req) error { return wps.NotFound("page") }))
+	m.HandleFunc("/", c.anyone(func(q *req) error { return wps.Errorf(wps.CodeNotFound, "%s", q.t("error.noPage")) }))
 }
 
 // asset serves an embedded file; with its content hash in ?v= it is cached
