@@ -93,6 +93,10 @@ func (c *Console) fields(q *req, params []wps.StepParameter, cur map[string]curr
 						for _, ci := range it.DataItems {
 							if ci.ParameterID == col.Hint || ci.Label == col.Label {
 								cell.Value = ci.Value
+								if d, err := time.Parse(time.DateOnly, ci.Value); err == nil && col.Type == wps.TypeDate && ci.Param != nil {
+									layout, _ := q.words().dateLayout(*ci.Param)
+									cell.Value = d.Format(layout)
+								}
 							}
 						}
 						row.Cells = append(row.Cells, cell)

@@ -42,7 +42,7 @@ func TestConsoleLanguages(t *testing.T) {
 		ines.press("link", o.name)
 		ines.sees("Measure the pump at its outlet.") // the process's own words stay as written
 		ines.sees("Histórico")
-		if got := ines.text("form"); !strings.Contains(got, "Salvar") || !strings.Contains(got, "Observação") {
+		if got := ines.text("section.form-step"); !strings.Contains(got, "Salvar") || !strings.Contains(got, "Observação") {
 			t.Fatalf("the step's form: %q", got)
 		}
 		ines.open("/settings")
