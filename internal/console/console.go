@@ -244,7 +244,11 @@ func (c *Console) fail(q *req, err error) {
 	if errors.As(err, &e) && e.RetryAfter > 0 {
 		q.w.Header().Set("Retry-After", strconv.Itoa(int(e.RetryAfter.Seconds()+0.999)))
 	}
-	c.render(q, st, "error", q.t("title.error"), map[string]any{"Status": st, "StatusText": q.t(fmt.Sprintf("http.%d", st)), "Message": q.message(err)})
+	text := q.t(fmt.Sprintf("http.%d", st)) // the catalogue's http.* names the statuses the console shows
+	if strings.HasPrefix(text, "http.") {
+		text = http.StatusText(st)
+	}
+	c.render(q, st, "error", q.t("title.error"), map[string]any{"Status": st, "StatusText": text, "Message": q.message(err)})
 }
 
 // page is what every template gets: the page's data and the frame around it.
