@@ -10,21 +10,21 @@ import (
 	"wps/internal/wps"
 )
 
-type adminLink struct{ Href, Label, Text string }
+type adminLink struct{ Href, Label, Text string } // Label and Text: message ids
 
 // adminLinks are the admin pages the user's functions open.
 func adminLinks(p *wps.Principal) []adminLink {
 	var out []adminLink
 	if p.Can(wps.FnUsersRead) {
-		out = append(out, adminLink{"/admin/users", "Users", "Invite people, give roles, deactivate."})
-		out = append(out, adminLink{"/admin/policies", "Policies", "Which roles may do what, and fill which seats."})
+		out = append(out, adminLink{"/admin/users", "title.users", "admin.users"})
+		out = append(out, adminLink{"/admin/policies", "title.policies", "admin.policies"})
 	}
 	if p.Can(wps.FnWebhooksManage) {
-		out = append(out, adminLink{"/admin/webhooks", "Webhooks", "Subscriptions and their deliveries."})
+		out = append(out, adminLink{"/admin/webhooks", "title.webhooks", "admin.webhooks"})
 	}
 	if p.Can(wps.FnOrgUpdate) {
-		out = append(out, adminLink{"/admin/org", "Organization", "Colour, logo, pinned link, sections shown."})
-		out = append(out, adminLink{"/admin/sso", "Single sign-on", "Sign in through your OpenID provider; password sign-in."})
+		out = append(out, adminLink{"/admin/org", "title.org", "admin.org"})
+		out = append(out, adminLink{"/admin/sso", "title.sso", "admin.sso"})
 	}
 	return out
 }
@@ -32,9 +32,9 @@ func adminLinks(p *wps.Principal) []adminLink {
 func (c *Console) admin(q *req) error {
 	links := adminLinks(q.p)
 	if len(links) == 0 {
-		return wps.Errorf(wps.CodeForbidden, "no admin page is open to you")
+		return wps.Errorf(wps.CodeForbidden, "%s", q.t("admin.none"))
 	}
-	c.render(q, http.StatusOK, "admin", "Admin", links)
+	c.render(q, http.StatusOK, "admin", q.t("nav.admin"), links)
 	return nil
 }
 
@@ -89,7 +89,7 @@ func (c *Console) showUsers(q *req, status int, d usersData) error {
 			}
 		}
 	}
-	c.render(q, status, "users", "Users", d)
+	c.render(q, status, "users", q.t("title.users"), d)
 	return nil
 }
 
@@ -102,7 +102,7 @@ func (c *Console) invite(q *req) error {
 		if !wps.IsCode(err, wps.CodeInvalid) && !wps.IsCode(err, wps.CodeConflict) {
 			return err
 		}
-		return c.showUsers(q, statusOf(err), usersData{Error: message(err), Fields: fieldErrors(err, ""), Form: q.r.PostForm})
+		return c.showUsers(q, statusOf(err), usersData{Error: q.message(err), Fields: fieldErrors(err, ""), Form: q.r.PostForm})
 	}
 	u := url.URL{Scheme: "http", Host: q.r.Host, Path: "/invite/" + inv.Token}
 	if q.r.TLS != nil || c.opt.SecureCookies {
@@ -147,7 +147,7 @@ func (c *Console) updateUser(q *req) error {
 	}
 	if err != nil {
 		if wps.IsCode(err, wps.CodeInvalid) || wps.IsCode(err, wps.CodeConflict) {
-			return c.showUsers(q, statusOf(err), usersData{Error: message(err)})
+			return c.showUsers(q, statusOf(err), usersData{Error: q.message(err)})
 		}
 		return err
 	}
@@ -172,7 +172,7 @@ func (c *Console) showPolicies(q *req, status int, d policiesData) error {
 		return err
 	}
 	d.Items, d.Functions, d.CanManage = list, wps.Functions, q.p.Can(wps.FnPoliciesManage)
-	c.render(q, status, "policies", "Policies", d)
+	c.render(q, status, "policies", q.t("title.policies"), d)
 	return nil
 }
 
@@ -194,7 +194,7 @@ func (c *Console) savePolicy(q *req) error {
 	}
 	if err != nil {
 		if wps.IsCode(err, wps.CodeInvalid) || wps.IsCode(err, wps.CodeConflict) {
-			return c.showPolicies(q, statusOf(err), policiesData{Error: message(err), Form: f})
+			return c.showPolicies(q, statusOf(err), policiesData{Error: q.message(err), Form: f})
 		}
 		return err
 	}
@@ -227,7 +227,7 @@ func (c *Console) showWebhooks(q *req, status int, d webhooksData) error {
 	if err != nil && !wps.IsCode(err, wps.CodeInvalid) {
 		return err
 	}
-	c.render(q, status, "webhooks", "Webhooks", d)
+	c.render(q, status, "webhooks", q.t("title.webhooks"), d)
 	return nil
 }
 
@@ -249,7 +249,7 @@ func (c *Console) createWebhook(q *req) error {
 	w, err := c.svc.CreateWebhook(q.ctx(), q.p, wps.WebhookInput{URL: &u, Events: &events})
 	if err != nil {
 		if wps.IsCode(err, wps.CodeInvalid) {
-			return c.showWebhooks(q, statusOf(err), webhooksData{Error: message(err), Form: f})
+			return c.showWebhooks(q, statusOf(err), webhooksData{Error: q.message(err), Form: f})
 		}
 		return err
 	}
@@ -264,10 +264,6 @@ func (c *Console) retryDelivery(q *req) error {
 }
 
 // Org settings.
-
-// attention heads a form shown again with errors by its fields (each
-// message is said once, by its field).
-const attention = "Some values need attention: see the messages by the fields."
 
 type orgData struct {
 	Sections []navItem
@@ -291,7 +287,7 @@ func (c *Console) showOrg(q *req, status int, d orgData) error {
 	if col, ok := parseHex(q.org.ThemeColor); ok {
 		d.Contrast = strconv.FormatFloat(contrast(col, onColor(col)), 'f', 1, 64)
 	}
-	c.render(q, status, "org", "Organization", d)
+	c.render(q, status, "org", q.t("title.org"), d)
 	return nil
 }
 
@@ -318,7 +314,7 @@ func (c *Console) saveOrg(q *req) error {
 				return err
 			}
 			if !strings.HasPrefix(a.ContentType, "image/") || a.ContentType == "image/svg+xml" {
-				return c.showOrg(q, http.StatusUnprocessableEntity, orgData{Error: attention, Fields: map[string]string{"logo": "must be a PNG, JPEG, GIF or WebP image"},
+				return c.showOrg(q, http.StatusUnprocessableEntity, orgData{Error: q.t("error.attention"), Fields: map[string]string{"logo": q.t("org.logoType")},
 					ThemeColor: color, PinnedURL: pinned, Operations: ops})
 			}
 			u.LogoKey = &a.ID
@@ -331,9 +327,9 @@ func (c *Console) saveOrg(q *req) error {
 	org, err := c.svc.UpdateOrg(q.ctx(), q.p, u)
 	if err != nil {
 		if wps.IsCode(err, wps.CodeInvalid) {
-			d := orgData{Error: attention, Fields: fieldErrors(err, ""), ThemeColor: color, PinnedURL: pinned, Operations: ops}
+			d := orgData{Error: q.t("error.attention"), Fields: fieldErrors(err, ""), ThemeColor: color, PinnedURL: pinned, Operations: ops}
 			if len(d.Fields) == 0 {
-				d.Error = message(err)
+				d.Error = q.message(err)
 			}
 			return c.showOrg(q, statusOf(err), d)
 		}

@@ -12,6 +12,7 @@ import (
 	"embed"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"html/template"
 	"io/fs"
 	"log/slog"
@@ -25,6 +26,7 @@ import (
 	"time"
 
 	"wps/internal/httpapi"
+	"wps/internal/lang"
 	"wps/internal/wps"
 )
 
@@ -53,7 +55,7 @@ type Console struct {
 	log    *slog.Logger
 	mux    *http.ServeMux
 	pages  map[string]*template.Template
-	zones  sync.Map          // time zone name → its pages (pagesIn)
+	zones  sync.Map          // language and time zone → their pages (pagesFor)
 	assets map[string]string // asset name → content hash, for cache-busting URLs
 }
 
@@ -112,7 +114,29 @@ type req struct {
 	// labels are linked records' labels read for this page, by entity and
 	// record id ("" when the reader may not read them).
 	labels map[string]string
+	// lang words the page: the user's language, else the browser's, else English.
+	lang *lang.Printer
+	// loc is the time zone the page shows times in: the user's, else UTC.
+	loc *time.Location
 }
+
+// newReq is a request of p (nil on public pages), with its language and
+// time zone.
+func newReq(w http.ResponseWriter, r *http.Request, p *wps.Principal) *req {
+	q := &req{w: w, r: r, p: p, loc: time.UTC}
+	locale := ""
+	if p != nil {
+		locale = p.User.Locale
+		if loc, err := time.LoadLocation(p.User.TimeZone); p.User.TimeZone != "" && err == nil {
+			q.loc = loc
+		}
+	}
+	q.lang = lang.For(lang.Pick(locale, r.Header.Get("Accept-Language")))
+	return q
+}
+
+// t words message id in the request's language (lang.Printer.T).
+func (q *req) t(id string, args ...any) string { return q.lang.T(id, args...) }
 
 func (q *req) ctx() context.Context { return q.r.Context() }
 
@@ -133,23 +157,25 @@ func (c *Console) signedIn(h handler) http.HandlerFunc {
 		}
 		if p == nil {
 			if err != nil && !wps.IsCode(err, wps.CodeUnauthorized) {
-				c.fail(&req{w: w, r: r}, err)
+				c.fail(newReq(w, r, nil), err)
 				return
 			}
 			if r.Method == http.MethodGet {
 				http.Redirect(w, r, "/signin?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
 				return
 			}
-			c.fail(&req{w: w, r: r}, wps.Errorf(wps.CodeUnauthorized, "your session has ended: sign in again"))
+			q := newReq(w, r, nil)
+			c.fail(q, wps.Errorf(wps.CodeUnauthorized, "%s", q.t("error.sessionEnded")))
 			return
 		}
 		httpapi.SetCaller(r, p)
-		q := &req{w: w, r: r, p: p, token: token}
+		q := newReq(w, r, p)
+		q.token = token
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			if strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/form-data") {
 				r.Body = http.MaxBytesReader(w, r.Body, c.opt.MaxUploadBytes)
 				if err := r.ParseMultipartForm(8 << 20); err != nil {
-					c.fail(q, wps.Errorf(wps.CodeTooLarge, "the form is over the limit of %d bytes", c.opt.MaxUploadBytes))
+					c.fail(q, wps.Errorf(wps.CodeTooLarge, "%s", q.t("error.tooLarge", "Bytes", c.opt.MaxUploadBytes)))
 					return
 				}
 				defer r.MultipartForm.RemoveAll() // files past 8 MiB wait in temporary files
@@ -158,7 +184,7 @@ func (c *Console) signedIn(h handler) http.HandlerFunc {
 			}
 			got := r.PostFormValue("csrf")
 			if subtle.ConstantTimeCompare([]byte(got), []byte(wps.CSRFToken(token))) != 1 {
-				c.fail(q, wps.Errorf(wps.CodeForbidden, "this form has expired or came from another site: reload the page and try again"))
+				c.fail(q, wps.Errorf(wps.CodeForbidden, "%s", q.t("error.formExpired")))
 				return
 			}
 		}
@@ -183,9 +209,9 @@ var sameSite = http.NewCrossOriginProtection()
 func (c *Console) anyone(h handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
-		q := &req{w: w, r: r}
+		q := newReq(w, r, nil)
 		if err := sameSite.Check(r); err != nil {
-			c.fail(q, wps.Errorf(wps.CodeForbidden, "this form came from another site: open the sign-in page of this site and try again"))
+			c.fail(q, wps.Errorf(wps.CodeForbidden, "%s", q.t("error.otherSite")))
 			return
 		}
 		if err := h(q); err != nil {
@@ -197,14 +223,15 @@ func (c *Console) anyone(h handler) http.HandlerFunc {
 // statusOf is the HTTP status the API answers for err.
 func statusOf(err error) int { return httpapi.Status(err) }
 
-// message is what a person reads for err: the domain's message, or a
-// generic one for an internal error (logged, never shown).
-func message(err error) string {
+// message is what a person reads for err: the domain's message (in
+// English, as the API says it), or a generic one in the page's language
+// for an internal error (logged, never shown).
+func (q *req) message(err error) string {
 	var e *wps.Error
 	if errors.As(err, &e) && e.Code != wps.CodeInternal {
 		return e.Message
 	}
-	return "Something went wrong on our side. It has been logged; try again in a moment."
+	return q.t("error.internal")
 }
 
 // fail renders an error page.
@@ -217,11 +244,16 @@ func (c *Console) fail(q *req, err error) {
 	if errors.As(err, &e) && e.RetryAfter > 0 {
 		q.w.Header().Set("Retry-After", strconv.Itoa(int(e.RetryAfter.Seconds()+0.999)))
 	}
-	c.render(q, st, "error", "Error", map[string]any{"Status": st, "StatusText": http.StatusText(st), "Message": message(err)})
+	text := q.t(fmt.Sprintf("http.%d", st)) // the catalogue's http.* names the statuses the console shows
+	if strings.HasPrefix(text, "http.") {
+		text = http.StatusText(st)
+	}
+	c.render(q, st, "error", q.t("title.error"), map[string]any{"Status": st, "StatusText": text, "Message": q.message(err)})
 }
 
 // page is what every template gets: the page's data and the frame around it.
 type page struct {
+	Lang   string // <html lang>
 	Title  string
 	User   *wps.User
 	Org    wps.Org
@@ -247,40 +279,28 @@ type navItem struct {
 // shown to non-admins, and each shows only to a user who holds the
 // function its pages need.
 var sections = []navItem{
-	{Name: "inbox", Label: "Inbox", Href: "/inbox"},
-	{Name: "measurements", Label: "Measurements", Href: "/measurements", Needs: wps.FnMeasurementRead},
-	{Name: "processes", Label: "Processes", Href: "/processes", Needs: wps.FnProcessRead},
-	{Name: "entities", Label: "Entities", Href: "/entities", Needs: wps.FnEntityRead},
+	{Name: "inbox", Label: "nav.inbox", Href: "/inbox"},
+	{Name: "measurements", Label: "nav.measurements", Href: "/measurements", Needs: wps.FnMeasurementRead},
+	{Name: "processes", Label: "nav.processes", Href: "/processes", Needs: wps.FnProcessRead},
+	{Name: "entities", Label: "nav.entities", Href: "/entities", Needs: wps.FnEntityRead},
 }
 
 // notices are the messages a redirect after a change may show (by code,
-// so that a link cannot make the console say anything else).
-var notices = map[string]string{
-	"saved":       "Saved.",
-	"approved":    "Approved.",
-	"rejected":    "Rejected: the steps to rework are open again.",
-	"reproved":    "Reproved: the action's step is open again.",
-	"started":     "Measurement started.",
-	"invited":     "Invitation created.",
-	"updated":     "Changes saved.",
-	"imported":    "Records imported.",
-	"signedout":   "You have signed out.",
-	"welcome":     "Your account is ready: sign in with your email and password.",
-	"resetsent":   "If an account has this email, a link to choose a new password is on its way. It works once, for one hour.",
-	"reset":       "Your new password is set: sign in with it.",
-	"deactivated": "The user is deactivated: their keys and sessions have stopped.",
-	"retried":     "The delivery is queued again.",
-	"restored":    "Restored: it is back, with its data.",
-}
+// so that a link cannot make the console say anything else): the codes
+// of the catalogue's notice.* messages.
+var notices = []string{"saved", "approved", "rejected", "reproved", "started", "invited", "updated", "imported",
+	"signedout", "welcome", "resetsent", "reset", "deactivated", "retried", "restored"}
 
+// render shows page name in the request's language and time zone.
 func (c *Console) render(q *req, status int, name, title string, data any) {
-	t := c.pages[name]
-	if q.p != nil && q.p.User.TimeZone != "" {
-		if loc, err := time.LoadLocation(q.p.User.TimeZone); err == nil {
-			t = c.pagesIn(loc)[name] // times in the user's zone
-		}
+	if q.lang == nil {
+		q.lang, q.loc = lang.For(lang.Default), time.UTC
 	}
-	pg := page{Title: title, Path: q.r.URL.Path, Data: data, Notice: notices[q.r.URL.Query().Get("done")]}
+	t := c.pagesFor(q.lang, q.loc)[name]
+	pg := page{Lang: q.lang.Locale, Title: title, Path: q.r.URL.Path, Data: data}
+	if done := q.r.URL.Query().Get("done"); slices.Contains(notices, done) {
+		pg.Notice = q.t("notice." + done)
+	}
 	if r, ok := data.(interface{ refresh() string }); ok {
 		pg.Refresh = r.refresh()
 	}
@@ -293,11 +313,12 @@ func (c *Console) render(q *req, status int, name, title string, data any) {
 			}
 			if q.p.IsAdmin() || len(q.org.Operations) == 0 || slices.Contains(q.org.Operations, s.Name) {
 				s.Current = strings.HasPrefix(q.r.URL.Path, s.Href)
+				s.Label = q.t(s.Label)
 				pg.Nav = append(pg.Nav, s)
 			}
 		}
 		if len(adminLinks(q.p)) > 0 {
-			pg.Nav = append(pg.Nav, navItem{Name: "admin", Label: "Admin", Href: "/admin", Current: strings.HasPrefix(q.r.URL.Path, "/admin")})
+			pg.Nav = append(pg.Nav, navItem{Name: "admin", Label: q.t("nav.admin"), Href: "/admin", Current: strings.HasPrefix(q.r.URL.Path, "/admin")})
 		}
 		if col, ok := parseHex(q.org.ThemeColor); ok {
 			pg.Theme = "/theme.css?c=" + col.hex()

@@ -26,7 +26,7 @@ func (c *Console) entities(q *req) error {
 			return err
 		}
 	}
-	c.render(q, http.StatusOK, "entities", "Entities", d)
+	c.render(q, http.StatusOK, "entities", q.t("nav.entities"), d)
 	return nil
 }
 
@@ -124,7 +124,7 @@ func (c *Console) records(q *req) error {
 		if !wps.IsCode(err, wps.CodeInvalid) {
 			return err
 		}
-		d.Error = message(err)
+		d.Error = q.message(err)
 	}
 	d.Total = total
 	links := map[string]map[string]string{} // entity id → record id → label, for ENTITY columns
@@ -194,12 +194,12 @@ func (c *Console) cellText(q *req, p wps.Parameter, val any, links map[string]ma
 			color = optionColor(p, items[0])
 		}
 		for i, it := range items {
-			items[i] = valueText(p, it)
+			items[i] = valueText(q.words(), p, it)
 		}
 		return strings.Join(items, ", "), nil, color
 	default:
 		for i, it := range items {
-			items[i] = valueText(p, it)
+			items[i] = valueText(q.words(), p, it)
 		}
 	}
 	return strings.Join(items, ", "), nil, ""

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"wps/internal/wps"
 )
@@ -26,6 +27,8 @@ type field struct {
 	More                       bool // an ENTITY picker shows only the first records
 	Legend                     bool // some options have a colour: a legend shows them
 	Step, Min, Max             string
+	Pattern                    string // a DATE's text input: how to write it (dd/MM/yyyy)
+	Zone                       string // a DATETIME's input: the time zone it is in
 	MinLength, MaxLength       int
 	Error                      string
 }
@@ -68,8 +71,16 @@ func (c *Console) fields(q *req, params []wps.StepParameter, cur map[string]curr
 			if f.Multiple && f.Input != "select-multiple" && f.Input != "file" {
 				f.Value = strings.Join(f.Values, "\n")
 			}
-			if f.Input == "datetime-local" && len(f.Value) >= 16 {
-				f.Value = f.Value[:16]
+			switch p.Type {
+			case wps.TypeDate:
+				if d, err := time.Parse(time.DateOnly, f.Value); err == nil {
+					layout, _ := q.words().dateLayout(p)
+					f.Value = d.Format(layout)
+				}
+			case wps.TypeDateTime:
+				if t, err := time.Parse(time.RFC3339Nano, f.Value); err == nil {
+					f.Value = t.In(q.loc).Format("2006-01-02T15:04")
+				}
 			}
 			for i := range f.Options {
 				f.Options[i].Selected = slices.Contains(f.Values, f.Options[i].Value)
@@ -82,6 +93,10 @@ func (c *Console) fields(q *req, params []wps.StepParameter, cur map[string]curr
 						for _, ci := range it.DataItems {
 							if ci.ParameterID == col.Hint || ci.Label == col.Label {
 								cell.Value = ci.Value
+								if d, err := time.Parse(time.DateOnly, ci.Value); err == nil && col.Type == wps.TypeDate && ci.Param != nil {
+									layout, _ := q.words().dateLayout(*ci.Param)
+									cell.Value = d.Format(layout)
+								}
 							}
 						}
 						row.Cells = append(row.Cells, cell)
@@ -148,10 +163,14 @@ func (c *Console) field(q *req, p wps.Parameter) field {
 		}
 	case wps.TypeBoolean:
 		f.Input = "boolean"
-	case wps.TypeDate:
-		f.Input = "date"
-	case wps.TypeDateTime:
-		f.Input = "datetime-local"
+	case wps.TypeDate: // a text input in the parameter's dateFormat, else the language's
+		f.Input = "text"
+		_, f.Pattern = q.words().dateLayout(p)
+		if f.Placeholder == "" {
+			f.Placeholder = f.Pattern
+		}
+	case wps.TypeDateTime: // in the reader's time zone
+		f.Input, f.Zone = "datetime-local", q.loc.String()
 	case wps.TypeEmail:
 		f.Input = "email"
 	case wps.TypeURL:
@@ -226,7 +245,7 @@ func (c *Console) readRecordOptions(q *req, p wps.Parameter) ([]option, bool) {
 	cols := labelColumns(e, p.ShowColumns)
 	var out []option
 	for _, r := range list {
-		label := recordText(e, r, cols)
+		label := recordText(q.words(), e, r, cols)
 		if label == "" {
 			label = r.ID
 		}

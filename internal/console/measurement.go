@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"wps/internal/wps"
 )
@@ -103,7 +104,7 @@ func (c *Console) showMeasurement(q *req, status int, failed *stepForm) error {
 		d.Process = m.Process.Name
 	}
 	d.Workbooks = c.workbooks(q, m)
-	current, last := currentValues(m, false), currentValues(m, true)
+	current, last := currentValues(q.words(), m, false), currentValues(q.words(), m, true)
 	var files [][]fileLink
 	for _, st := range m.Process.Steps {
 		d.Labels[st.ID] = st.Label
@@ -191,7 +192,7 @@ func (c *Console) shown(q *req, p wps.StepParameter, v current) shownValue {
 		if call.ID == v.apiCall && v.apiCall != "" {
 			sv.Source = call.Description
 			if sv.Source == "" {
-				sv.Source = "Filled by an API call"
+				sv.Source = q.t("measurement.apiCall")
 			}
 		}
 	}
@@ -222,7 +223,7 @@ type current struct {
 // wrote it and was not superseded or reproved wins. With sentBack, the
 // values of superseded and reproved actions count too: a form to rework
 // starts from them.
-func currentValues(m wps.MeasurementView, sentBack bool) map[string]current {
+func currentValues(w words, m wps.MeasurementView, sentBack bool) map[string]current {
 	out := map[string]current{}
 	for _, a := range m.Process.Actions {
 		if (a.Superseded || a.Reproved) && !sentBack {
@@ -236,11 +237,11 @@ func currentValues(m wps.MeasurementView, sentBack bool) map[string]current {
 					cur.files = append(cur.files, fileLink{ID: it.Value, Name: it.Value})
 					continue
 				}
-				v := itemText(it)
+				v := itemText(w, it)
 				if len(it.DataItems) > 0 { // a TABLE row
 					var cells []string
 					for _, cell := range it.DataItems {
-						cells = append(cells, cell.Label+": "+itemText(cell))
+						cells = append(cells, cell.Label+": "+itemText(w, cell))
 					}
 					v = strings.Join(cells, ", ")
 				}
@@ -254,9 +255,9 @@ func currentValues(m wps.MeasurementView, sentBack bool) map[string]current {
 }
 
 // itemText is a data item as people read it (valueText of its parameter).
-func itemText(it wps.DataItemView) string {
+func itemText(w words, it wps.DataItemView) string {
 	if it.Param != nil {
-		return valueText(*it.Param, it.Value)
+		return valueText(w, *it.Param, it.Value)
 	}
 	if it.DisplayValue != "" {
 		return it.DisplayValue
@@ -310,9 +311,9 @@ func (c *Console) act(q *req) error {
 	if e, ok := fieldErrors(err, "")["observation"]; ok {
 		f.ObservationError = e
 	}
-	f.Error = attention
+	f.Error = q.t("error.attention")
 	if err != nil && len(fieldErrors(err, "parameters.")) == 0 && f.ObservationError == "" {
-		f.Error = message(err) // not about a field: a seat taken, a step closed
+		f.Error = q.message(err) // not about a field: a seat taken, a step closed
 	}
 	for k, v := range formErrs { // about a field the form does not show
 		if k != "observation" {
@@ -442,13 +443,13 @@ func (c *Console) readForm(q *req, params []wps.StepParameter) (map[string]json.
 				for _, fh := range r.MultipartForm.File[name] {
 					f, err := fh.Open()
 					if err != nil {
-						errs[p.Name] = "cannot read the file"
+						errs[p.Name] = q.t("measurement.cannotRead")
 						continue
 					}
 					a, err := c.svc.Upload(q.ctx(), q.p, c.opt.Blobs, fh.Filename, fh.Header.Get("Content-Type"), f)
 					f.Close()
 					if err != nil {
-						errs[p.Name] = message(err)
+						errs[p.Name] = q.message(err)
 						continue
 					}
 					added = append(added, a.ID)
@@ -477,7 +478,7 @@ func (c *Console) readForm(q *req, params []wps.StepParameter) (map[string]json.
 				row := map[string]json.RawMessage{}
 				for _, col := range p.Parameters {
 					if v := strings.TrimSpace(r.PostFormValue(tableCellName(p.Name, idx, col.Name))); v != "" {
-						row[col.Name] = scalarJSON(col, v)
+						row[col.Name] = scalarJSON(q.words(), col, v)
 					}
 				}
 				if len(row) > 0 {
@@ -507,7 +508,7 @@ func (c *Console) readForm(q *req, params []wps.StepParameter) (map[string]json.
 				v = strings.TrimSpace(v)
 			}
 			if v != "" {
-				out[p.Name] = scalarJSON(p, v)
+				out[p.Name] = scalarJSON(q.words(), p, v)
 			}
 		}
 	}
@@ -516,8 +517,9 @@ func (c *Console) readForm(q *req, params []wps.StepParameter) (map[string]json.
 
 // scalarJSON is a form's text as JSON of the parameter's type: numbers and
 // booleans as such when they parse (else as text, for the service to
-// refuse with its message), instants from the browser's local form as UTC.
-func scalarJSON(p wps.Parameter, v string) json.RawMessage {
+// refuse with its message), dates from the parameter's dateFormat (else the
+// language's) as yyyy-mm-dd, instants from the reader's time zone as UTC.
+func scalarJSON(w words, p wps.Parameter, v string) json.RawMessage {
 	switch p.Type {
 	case wps.TypeInt, wps.TypeNumber:
 		if _, err := strconv.ParseFloat(v, 64); err == nil && !strings.ContainsAny(v, "xXnN") {
@@ -527,11 +529,17 @@ func scalarJSON(p wps.Parameter, v string) json.RawMessage {
 		if v == "true" || v == "false" {
 			return json.RawMessage(v)
 		}
+	case wps.TypeDate:
+		layout, _ := w.dateLayout(p)
+		if d, err := time.Parse(layout, v); err == nil {
+			v = d.Format(time.DateOnly)
+		}
 	case wps.TypeDateTime:
-		if len(v) == len("2006-01-02T15:04") {
-			v += ":00Z"
-		} else if len(v) == len("2006-01-02T15:04:05") {
-			v += "Z"
+		for _, layout := range []string{"2006-01-02T15:04", "2006-01-02T15:04:05"} {
+			if t, err := time.ParseInLocation(layout, v, w.loc); err == nil {
+				v = t.UTC().Format(time.RFC3339)
+				break
+			}
 		}
 	}
 	return mustJSON(v)

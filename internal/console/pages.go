@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"wps/internal/httpapi"
+	"wps/internal/lang"
 	"wps/internal/wps"
 )
 
@@ -20,7 +21,7 @@ type signInData struct {
 }
 
 func (c *Console) signInPage(q *req) error {
-	c.render(q, http.StatusOK, "signin", "Sign in", signInData{Next: localPath(q.r.URL.Query().Get("next")), Org: q.r.URL.Query().Get("org")})
+	c.render(q, http.StatusOK, "signin", q.t("title.signin"), signInData{Next: localPath(q.r.URL.Query().Get("next")), Org: q.r.URL.Query().Get("org")})
 	return nil
 }
 
@@ -31,7 +32,7 @@ func (c *Console) signIn(q *req) error {
 	out, err := c.svc.SignIn(q.ctx(), wps.SignInInput{Email: email, Password: q.r.PostFormValue("password"), Address: clientAddr(q.r)})
 	if err != nil {
 		if wps.IsCode(err, wps.CodeInvalid) || wps.IsCode(err, wps.CodeUnauthorized) || wps.IsCode(err, wps.CodeForbidden) || wps.IsCode(err, wps.CodeRateLimited) {
-			c.render(q, statusOf(err), "signin", "Sign in", signInData{Email: email, Next: next, Error: message(err)})
+			c.render(q, statusOf(err), "signin", q.t("title.signin"), signInData{Email: email, Next: next, Error: q.message(err)})
 			return nil
 		}
 		return err
@@ -56,7 +57,7 @@ type inviteData struct {
 }
 
 func (c *Console) invitePage(q *req) error {
-	c.render(q, http.StatusOK, "invite", "Accept your invitation", inviteData{Token: q.r.PathValue("token")})
+	c.render(q, http.StatusOK, "invite", q.t("title.invite"), inviteData{Token: q.r.PathValue("token")})
 	return nil
 }
 
@@ -64,24 +65,24 @@ func (c *Console) acceptInvite(q *req) error {
 	d := inviteData{Token: q.r.PathValue("token"), Name: q.r.PostFormValue("name")}
 	pw := q.r.PostFormValue("password")
 	if pw != q.r.PostFormValue("confirm") {
-		d.Fields = map[string]string{"confirm": "does not match the password"}
-		c.render(q, http.StatusUnprocessableEntity, "invite", "Accept your invitation", d)
+		d.Fields = map[string]string{"confirm": q.t("password.mismatch")}
+		c.render(q, http.StatusUnprocessableEntity, "invite", q.t("title.invite"), d)
 		return nil
 	}
 	if pw == "" {
-		d.Fields = map[string]string{"password": "is required"}
-		c.render(q, http.StatusUnprocessableEntity, "invite", "Accept your invitation", d)
+		d.Fields = map[string]string{"password": q.t("password.required")}
+		c.render(q, http.StatusUnprocessableEntity, "invite", q.t("title.invite"), d)
 		return nil
 	}
 	if _, err := c.svc.AcceptInvite(q.ctx(), d.Token, d.Name, pw); err != nil {
 		if !wps.IsCode(err, wps.CodeInvalid) {
 			return err
 		}
-		d.Error, d.Fields = message(err), fieldErrors(err, "")
+		d.Error, d.Fields = q.message(err), fieldErrors(err, "")
 		if d.Fields["password"] != "" || d.Fields["confirm"] != "" {
-			d.Error = attention // said once, by the field
+			d.Error = q.t("error.attention") // said once, by the field
 		}
-		c.render(q, http.StatusUnprocessableEntity, "invite", "Accept your invitation", d)
+		c.render(q, http.StatusUnprocessableEntity, "invite", q.t("title.invite"), d)
 		return nil
 	}
 	return q.redirect("/signin", "welcome")
@@ -92,7 +93,7 @@ func (c *Console) acceptInvite(q *req) error {
 type forgotData struct{ Email, Error string }
 
 func (c *Console) forgotPage(q *req) error {
-	c.render(q, http.StatusOK, "forgot", "Forgot your password?", forgotData{})
+	c.render(q, http.StatusOK, "forgot", q.t("title.forgot"), forgotData{})
 	return nil
 }
 
@@ -102,7 +103,7 @@ func (c *Console) forgot(q *req) error {
 	email := q.r.PostFormValue("email")
 	if err := c.svc.RequestPasswordReset(q.ctx(), email, clientAddr(q.r)); err != nil {
 		if wps.IsCode(err, wps.CodeInvalid) || wps.IsCode(err, wps.CodeRateLimited) {
-			c.render(q, statusOf(err), "forgot", "Forgot your password?", forgotData{Email: email, Error: message(err)})
+			c.render(q, statusOf(err), "forgot", q.t("title.forgot"), forgotData{Email: email, Error: q.message(err)})
 			return nil
 		}
 		return err
@@ -117,7 +118,7 @@ type resetData struct {
 }
 
 func (c *Console) resetPage(q *req) error {
-	c.render(q, http.StatusOK, "reset", "Choose a new password", resetData{Token: q.r.PathValue("token")})
+	c.render(q, http.StatusOK, "reset", q.t("title.reset"), resetData{Token: q.r.PathValue("token")})
 	return nil
 }
 
@@ -125,8 +126,8 @@ func (c *Console) reset(q *req) error {
 	d := resetData{Token: q.r.PathValue("token")}
 	pw := q.r.PostFormValue("password")
 	if pw != q.r.PostFormValue("confirm") {
-		d.Fields = map[string]string{"confirm": "does not match the password"}
-		c.render(q, http.StatusUnprocessableEntity, "reset", "Choose a new password", d)
+		d.Fields = map[string]string{"confirm": q.t("password.mismatch")}
+		c.render(q, http.StatusUnprocessableEntity, "reset", q.t("title.reset"), d)
 		return nil
 	}
 	err := c.svc.AcceptPasswordReset(q.ctx(), d.Token, pw)
@@ -134,34 +135,61 @@ func (c *Console) reset(q *req) error {
 	case err == nil:
 		return q.redirect("/signin", "reset")
 	case wps.IsCode(err, wps.CodeInvalid):
-		d.Error, d.Fields = attention, fieldErrors(err, "")
+		d.Error, d.Fields = q.t("error.attention"), fieldErrors(err, "")
 	case wps.IsCode(err, wps.CodeGone) || wps.IsCode(err, wps.CodeNotFound):
-		d.Error, d.Gone = "This link no longer works: it was used, or is more than an hour old.", true
+		d.Error, d.Gone = q.t("reset.gone"), true
 	default:
 		return err
 	}
-	c.render(q, statusOf(err), "reset", "Choose a new password", d)
+	c.render(q, statusOf(err), "reset", q.t("title.reset"), d)
 	return nil
 }
 
-// The user's settings: mail about work.
+// The user's settings: language, time zone, mail about work.
 
 type settingsData struct {
-	Email string
-	Mail  bool // mail is on (WPS_SMTP_URL)
+	Email    string
+	Mail     bool // mail is on (WPS_SMTP_URL)
+	Locale   string
+	TimeZone string
+	Locales  []string // the languages, each named in itself (lang.name.*)
+	Zones    []string // time zones offered (any IANA name may be typed)
+	Error    string
+	Fields   map[string]string
 }
+
+// zones are the time zones the settings page suggests.
+var zones = []string{"UTC", "America/Sao_Paulo", "America/Manaus", "America/Recife", "America/Argentina/Buenos_Aires", "America/Santiago",
+	"America/Bogota", "America/Lima", "America/Mexico_City", "America/New_York", "America/Chicago", "America/Denver", "America/Los_Angeles",
+	"Europe/Lisbon", "Europe/London", "Europe/Madrid", "Europe/Paris", "Europe/Berlin", "Africa/Luanda", "Africa/Maputo", "Asia/Tokyo", "Australia/Sydney"}
 
 func (c *Console) settings(q *req) error {
 	prefs, err := c.svc.GetNotificationPrefs(q.ctx(), q.p)
 	if err != nil {
 		return err
 	}
-	c.render(q, http.StatusOK, "settings", "Settings", settingsData{Email: prefs.Email, Mail: c.svc.MailEnabled()})
+	return c.showSettings(q, http.StatusOK, settingsData{Email: prefs.Email, Locale: q.p.User.Locale, TimeZone: q.p.User.TimeZone})
+}
+
+func (c *Console) showSettings(q *req, status int, d settingsData) error {
+	d.Mail, d.Locales, d.Zones = c.svc.MailEnabled(), lang.Supported, zones
+	c.render(q, status, "settings", q.t("nav.settings"), d)
 	return nil
 }
 
+// saveSettings saves the language and time zone (PATCH /v1/users/me) and
+// the choice of mail; the next page is in the new language.
 func (c *Console) saveSettings(q *req) error {
-	if _, err := c.svc.SetNotificationPrefs(q.ctx(), q.p, wps.NotificationPrefs{Email: q.r.PostFormValue("email")}); err != nil {
+	d := settingsData{Email: q.r.PostFormValue("email"), Locale: q.r.PostFormValue("locale"), TimeZone: strings.TrimSpace(q.r.PostFormValue("timeZone"))}
+	_, err := c.svc.UpdateMe(q.ctx(), q.p, wps.MeUpdate{Locale: &d.Locale, TimeZone: &d.TimeZone})
+	if err == nil {
+		_, err = c.svc.SetNotificationPrefs(q.ctx(), q.p, wps.NotificationPrefs{Email: d.Email})
+	}
+	if wps.IsCode(err, wps.CodeInvalid) {
+		d.Error, d.Fields = q.t("error.attention"), fieldErrors(err, "")
+		return c.showSettings(q, http.StatusUnprocessableEntity, d)
+	}
+	if err != nil {
 		return err
 	}
 	return q.redirect("/settings", "saved")
@@ -214,7 +242,7 @@ func (c *Console) list(q *req, inbox bool) error {
 	list, total, err := c.svc.ListMeasurements(q.ctx(), q.p, mq)
 	if err != nil {
 		if wps.IsCode(err, wps.CodeInvalid) {
-			c.render(q, http.StatusUnprocessableEntity, "error", "Measurements", map[string]any{"Status": 422, "StatusText": "Invalid filter", "Message": message(err)})
+			c.render(q, http.StatusUnprocessableEntity, "error", q.t("nav.measurements"), map[string]any{"Status": 422, "StatusText": q.t("list.invalidFilter"), "Message": q.message(err)})
 			return nil
 		}
 		return err
@@ -257,9 +285,9 @@ func (c *Console) list(q *req, inbox bool) error {
 	if page < d.Pages {
 		d.Next = pageURL(q.r.URL.Path, v, page+1)
 	}
-	title := "All measurements"
+	title := q.t("list.all")
 	if inbox {
-		title = "Inbox"
+		title = q.t("nav.inbox")
 	}
 	c.render(q, http.StatusOK, "list", title, d)
 	return nil

@@ -26,7 +26,7 @@ func (c *Console) processes(q *req) error {
 			return err
 		}
 	}
-	c.render(q, http.StatusOK, "processes", "Processes", d)
+	c.render(q, http.StatusOK, "processes", q.t("nav.processes"), d)
 	return nil
 }
 

@@ -6,10 +6,10 @@ import (
 	"net/http"
 	"path"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
+	"wps/internal/lang"
 	"wps/internal/wps"
 )
 
@@ -66,7 +66,7 @@ func (c *Console) routes() {
 	m.HandleFunc("GET /admin/sso", c.signedIn(c.ssoSettings))
 	m.HandleFunc("POST /admin/sso", c.signedIn(c.saveSSO))
 
-	m.HandleFunc("/", c.anyone(func(q *req) error { return wps.NotFound("page") }))
+	m.HandleFunc("/", c.anyone(func(q *req) error { return wps.Errorf(wps.CodeNotFound, "%s", q.t("error.noPage")) }))
 }
 
 // asset serves an embedded file; with its content hash in ?v= it is cached
@@ -94,28 +94,32 @@ func (c *Console) asset(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(b)
 }
 
-// loadTemplates parses each page with the layout around it, showing
-// times in UTC.
-func (c *Console) loadTemplates() { c.pages = c.parsePages(time.UTC) }
+// loadTemplates parses each page with the layout around it, in English,
+// showing times in UTC.
+func (c *Console) loadTemplates() { c.pages = c.parsePages(lang.For(lang.Default), time.UTC) }
 
-// pagesIn are the pages that show times in loc (a user's time zone),
-// parsed once per zone.
-func (c *Console) pagesIn(loc *time.Location) map[string]*template.Template {
-	if loc == time.UTC {
+// pagesFor are the pages in language p that show times in loc (a user's
+// time zone), parsed once per language and zone.
+func (c *Console) pagesFor(p *lang.Printer, loc *time.Location) map[string]*template.Template {
+	if loc == time.UTC && p.Locale == lang.Default {
 		return c.pages
 	}
-	if p, ok := c.zones.Load(loc.String()); ok {
-		return p.(map[string]*template.Template)
+	key := p.Locale + " " + loc.String()
+	if pages, ok := c.zones.Load(key); ok {
+		return pages.(map[string]*template.Template)
 	}
-	p, _ := c.zones.LoadOrStore(loc.String(), c.parsePages(loc))
-	return p.(map[string]*template.Template)
+	pages, _ := c.zones.LoadOrStore(key, c.parsePages(p, loc))
+	return pages.(map[string]*template.Template)
 }
 
-func (c *Console) parsePages(loc *time.Location) map[string]*template.Template {
+func (c *Console) parsePages(p *lang.Printer, loc *time.Location) map[string]*template.Template {
 	funcs := template.FuncMap{
 		"asset": func(name string) string { return "/assets/" + name + "?v=" + c.assets[name] },
-		"when":  whenIn(loc),
-		"ago":   func(t wps.Time) string { return ago(c.svc.Now().Time, t.Time) },
+		"t":     p.T,
+		"th":    p.HTML,
+		"when":  func(t wps.Time) string { return p.When(t.Time, loc) },
+		"ago":   func(t wps.Time) string { return p.Ago(c.svc.Now().Time, t.Time) },
+		"due":   func(t wps.Time) string { return p.Due(c.svc.Now().Time, t.Time) },
 		"short": func(s string) string {
 			if len(s) > 12 {
 				return s[:12] + "…"
@@ -125,7 +129,7 @@ func (c *Console) parsePages(loc *time.Location) map[string]*template.Template {
 		"join":     strings.Join,
 		"contains": slices.Contains[[]string],
 		"lower":    strings.ToLower,
-		"title":    statusTitle,
+		"title":    p.Status,
 		"add":      func(a, b int) int { return a + b },
 		"sub":      func(a, b int) int { return a - b },
 		"list":     func(xs ...string) []string { return xs },
@@ -143,49 +147,4 @@ func (c *Console) parsePages(loc *time.Location) map[string]*template.Template {
 		pages[name] = template.Must(template.Must(base.Clone()).ParseFS(templateFS, n))
 	}
 	return pages
-}
-
-// whenIn shows instants in loc, to the minute, with the zone's offset: a
-// user's time zone (PATCH /v1/users/me), UTC when they set none.
-func whenIn(loc *time.Location) func(wps.Time) string {
-	return func(t wps.Time) string {
-		if t.IsZero() {
-			return ""
-		}
-		t2 := t.In(loc)
-		if loc == time.UTC {
-			return t2.Format("2006-01-02 15:04 UTC")
-		}
-		return t2.Format("2006-01-02 15:04 (UTC-07:00)")
-	}
-}
-
-// ago says how long before now t was, roughly.
-func ago(now, t time.Time) string {
-	d := now.Sub(t)
-	switch {
-	case d < time.Minute:
-		return "just now"
-	case d < time.Hour:
-		return plural(int(d/time.Minute), "minute") + " ago"
-	case d < 48*time.Hour:
-		return plural(int(d/time.Hour), "hour") + " ago"
-	}
-	return plural(int(d/(24*time.Hour)), "day") + " ago"
-}
-
-func plural(n int, unit string) string {
-	if n == 1 {
-		return "1 " + unit
-	}
-	return strconv.Itoa(n) + " " + unit + "s"
-}
-
-// statusTitle is a status as people read it: IN_CONSENSUS → In consensus.
-func statusTitle(s string) string {
-	if s == "" {
-		return ""
-	}
-	s = strings.ToLower(strings.ReplaceAll(s, "_", " "))
-	return strings.ToUpper(s[:1]) + s[1:]
 }

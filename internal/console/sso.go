@@ -48,7 +48,7 @@ func (c *Console) ssoSettings(q *req) error {
 
 func (c *Console) showSSO(q *req, status int, d ssoData) error {
 	d.StartURL = "/sso/start?org=" + q.p.OrgID
-	c.render(q, status, "sso", "Single sign-on", d)
+	c.render(q, status, "sso", q.t("title.sso"), d)
 	return nil
 }
 
@@ -63,9 +63,9 @@ func (c *Console) saveSSO(q *req) error {
 		if !wps.IsCode(err, wps.CodeInvalid) && !wps.IsCode(err, wps.CodeConflict) {
 			return err
 		}
-		d.Error, d.Fields = attention, fieldErrors(err, "")
+		d.Error, d.Fields = q.t("error.attention"), fieldErrors(err, "")
 		if len(d.Fields) == 0 {
-			d.Error = message(err)
+			d.Error = q.message(err)
 		}
 		return c.showSSO(q, statusOf(err), d)
 	}
@@ -74,7 +74,7 @@ func (c *Console) saveSSO(q *req) error {
 		if err := c.svc.TestSSOIssuer(q.ctx(), q.p, d.Issuer); err != nil {
 			return refused(err)
 		}
-		d.Notice = "Connection works: the provider's discovery document was fetched."
+		d.Notice = q.t("sso.works")
 		return c.showSSO(q, http.StatusOK, d)
 	case "off":
 		if err := c.svc.DeleteSSO(q.ctx(), q.p); err != nil && !wps.IsCode(err, wps.CodeNotFound) {
@@ -94,7 +94,7 @@ func (c *Console) saveSSO(q *req) error {
 			continue
 		}
 		if !ok {
-			d.Error, d.Fields = attention, map[string]string{"groupRoles": "write one group a line: group: ROLE, ROLE"}
+			d.Error, d.Fields = q.t("error.attention"), map[string]string{"groupRoles": q.t("sso.groupRolesFormat")}
 			return c.showSSO(q, http.StatusUnprocessableEntity, d)
 		}
 		for _, r := range strings.Split(roles, ",") {
@@ -121,7 +121,7 @@ func (c *Console) ssoContinue(q *req) error {
 			out.Set(k, v)
 		}
 	}
-	c.render(q, http.StatusOK, "ssocontinue", "Single sign-on", ssoContinueData{URL: "/sso/start?" + out.Encode()})
+	c.render(q, http.StatusOK, "ssocontinue", q.t("title.sso"), ssoContinueData{URL: "/sso/start?" + out.Encode()})
 	return nil
 }
 

@@ -2,7 +2,9 @@ package console
 
 import (
 	"testing"
+	"time"
 
+	"wps/internal/lang"
 	"wps/internal/wps"
 )
 
@@ -81,9 +83,34 @@ func TestValueText(t *testing.T) {
 		{wps.Parameter{Type: wps.TypeBoolean}, "true", "Yes"}, {wps.Parameter{Type: wps.TypeBoolean}, "false", "No"},
 		{wps.Parameter{Type: wps.TypeNumber, AdvancedOptions: &wps.AdvancedOptions{Locale: "pt-BR", Currency: "BRL"}}, "1234.5", "R$\u00a01.234,50"},
 	} {
-		if got := valueText(c.p, c.v); got != c.want {
+		if got := valueText(words{lang.For("en"), time.UTC}, c.p, c.v); got != c.want {
 			t.Errorf("valueText(%s, %q) = %q, want %q", c.p.Type, c.v, got, c.want)
 		}
+	}
+	// Dates in the parameter's dateFormat, else the language's; instants in the reader's zone.
+	sp, _ := time.LoadLocation("America/Sao_Paulo")
+	date, us := wps.Parameter{Type: wps.TypeDate}, wps.Parameter{Type: wps.TypeDate, AdvancedOptions: &wps.AdvancedOptions{DateFormat: "MM/dd/yyyy"}}
+	for _, c := range []struct {
+		w       words
+		p       wps.Parameter
+		v, want string
+	}{
+		{words{lang.For("en"), time.UTC}, date, "2026-03-01", "2026-03-01"},
+		{words{lang.For("pt-BR"), time.UTC}, date, "2026-03-01", "01/03/2026"},
+		{words{lang.For("es"), time.UTC}, us, "2026-03-01", "03/01/2026"},
+		{words{lang.For("pt-BR"), sp}, wps.Parameter{Type: wps.TypeDateTime}, "2026-03-01T12:00:00Z", "01/03/2026 09:00 (UTC-03:00)"},
+		{words{lang.For("es"), time.UTC}, wps.Parameter{Type: wps.TypeBoolean}, "true", "Sí"},
+	} {
+		if got := valueText(c.w, c.p, c.v); got != c.want {
+			t.Errorf("valueText in %s (%s, %q) = %q, want %q", c.w.Locale, c.p.Type, c.v, got, c.want)
+		}
+	}
+	// A DATE typed in the format shown is sent as yyyy-mm-dd; an instant from the reader's zone as UTC.
+	if got := string(scalarJSON(words{lang.For("pt-BR"), sp}, date, "01/03/2026")); got != `"2026-03-01"` {
+		t.Errorf("a pt-BR date is sent as %s", got)
+	}
+	if got := string(scalarJSON(words{lang.For("pt-BR"), sp}, wps.Parameter{Type: wps.TypeDateTime}, "2026-03-01T09:00")); got != `"2026-03-01T12:00:00Z"` {
+		t.Errorf("a São Paulo instant is sent as %s", got)
 	}
 	// Colours: the console's palette unless hasCustomColor; then the options' own.
 	if got := optionColors(sel); got[0] != palette[0] || got[1] != palette[1] {

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
+	"wps/internal/lang"
 	"wps/internal/wps"
 )
 
@@ -13,8 +15,28 @@ import (
 // and size, a linked record by its columns, anything else as its
 // displayValue (number and date formats).
 
-// valueText is one stored value of p as people read it.
-func valueText(p wps.Parameter, v string) string {
+// words are how a page writes values: its language and time zone.
+type words struct {
+	*lang.Printer
+	loc *time.Location
+}
+
+// words are the request's language and time zone.
+func (q *req) words() words { return words{q.lang, q.loc} }
+
+// dateLayout is how a DATE or DATETIME value of p is written: the
+// parameter's dateFormat (dd, MM, yyyy, HH, mm, ss), else the language's.
+func (w words) dateLayout(p wps.Parameter) (layout, pattern string) {
+	if a := p.AdvancedOptions; a != nil && a.DateFormat != "" {
+		return strings.NewReplacer("yyyy", "2006", "MM", "01", "dd", "02", "HH", "15", "mm", "04", "ss", "05").Replace(a.DateFormat), a.DateFormat
+	}
+	return w.DateLayout(), w.DatePattern()
+}
+
+// valueText is one stored value of p as people read it: dates in the
+// parameter's dateFormat, else the language's; instants in the reader's
+// time zone.
+func valueText(w words, p wps.Parameter, v string) string {
 	switch p.Type {
 	case wps.TypeSelect, wps.TypeMultiSelect:
 		for _, o := range p.OptionItems {
@@ -26,11 +48,27 @@ func valueText(p wps.Parameter, v string) string {
 	case wps.TypeBoolean:
 		switch v {
 		case "true":
-			return "Yes"
+			return w.T("field.yes")
 		case "false":
-			return "No"
+			return w.T("field.no")
 		}
 		return v
+	case wps.TypeDate:
+		if d, err := time.Parse(time.DateOnly, v); err == nil {
+			layout, _ := w.dateLayout(p)
+			return d.Format(layout)
+		}
+		return v
+	case wps.TypeDateTime:
+		t, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil {
+			return v
+		}
+		if a := p.AdvancedOptions; a != nil && a.DateFormat != "" {
+			layout, _ := w.dateLayout(p)
+			return t.In(w.loc).Format(layout)
+		}
+		return w.When(t, w.loc)
 	}
 	return wps.DisplayValue(p, v)
 }
@@ -125,7 +163,7 @@ func (c *Console) recordLabel(q *req, p wps.Parameter, id string) (string, bool)
 	if err != nil {
 		return "", false
 	}
-	l := recordText(e, rec, labelColumns(e, p.ViewColumns, p.ShowColumns))
+	l := recordText(q.words(), e, rec, labelColumns(e, p.ViewColumns, p.ShowColumns))
 	if l == "" {
 		l = id
 	}
@@ -153,12 +191,12 @@ func labelColumns(e wps.Entity, lists ...[]string) []string {
 
 // recordText names record r by the values of cols, as people read them,
 // joined by " · "; "" when it has none of them.
-func recordText(e wps.Entity, r wps.Record, cols []string) string {
+func recordText(w words, e wps.Entity, r wps.Record, cols []string) string {
 	var parts []string
 	for _, col := range cols {
 		ep, ok := e.ParamByName(col)
 		if v, has := r.Values[col]; ok && has && v != nil {
-			parts = append(parts, valueText(ep, fmt.Sprint(v)))
+			parts = append(parts, valueText(w, ep, fmt.Sprint(v)))
 		}
 	}
 	return strings.Join(parts, " · ")

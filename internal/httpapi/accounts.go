@@ -150,11 +150,12 @@ type meIn struct {
 	Body struct {
 		Name     *string `json:"name,omitempty" maxLength:"200" doc:"The user's name"`
 		TimeZone *string `json:"timeZone,omitempty" maxLength:"100" doc:"An IANA time zone name (America/Sao_Paulo); empty: not set (UTC)"`
+		Locale   *string `json:"locale,omitempty" maxLength:"10" doc:"The language of the console and of mail: en, pt-BR or es; empty: not set (the browser's language, else English)"`
 	}
 }
 
 func (s *Server) updateMe(ctx context.Context, in *meIn) (*body[wps.User], error) {
-	u, err := s.svc.UpdateMe(ctx, principal(ctx), wps.MeUpdate{Name: in.Body.Name, TimeZone: in.Body.TimeZone})
+	u, err := s.svc.UpdateMe(ctx, principal(ctx), wps.MeUpdate{Name: in.Body.Name, TimeZone: in.Body.TimeZone, Locale: in.Body.Locale})
 	return &body[wps.User]{u}, err
 }
 

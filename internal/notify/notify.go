@@ -2,8 +2,9 @@
 // (wps.Tx.ClaimNotifications: one worker per message, across replicas),
 // sends each through the SMTP server of WPS_SMTP_URL, and records the
 // outcome, retrying with exponential backoff and jitter until the message's
-// window ends. It owns no rule about who is told what (the domain writes
-// the outbox).
+// window ends. It words each message (subject and text) in its recipient's
+// language and time zone when it sends it (messages.go). It owns no rule
+// about who is told what (the domain writes the outbox).
 package notify
 
 import (
@@ -196,9 +197,12 @@ var errDeactivated = errors.New("not sent: the user is deactivated")
 
 // attempt sends one message and records the outcome.
 func (w *Worker) attempt(ctx context.Context, n wps.Notification) error {
-	err := w.recipientActive(ctx, n)
+	u, err := w.recipient(ctx, n)
 	if err == nil {
-		err = w.send(ctx, n)
+		var text string
+		n.Subject, text = render(n, u) // the body keeps the facts until sent
+		n.Subject = wps.OneLine(n.Subject, 200)
+		err = w.send(ctx, n, text)
 	}
 	now := wps.At(w.cfg.Now())
 	n.LockedUntil, n.LastError = nil, ""
@@ -242,22 +246,25 @@ func outcomeOf(n wps.Notification, err error, interrupted bool) string {
 	return OutcomeRetry
 }
 
-// recipientActive fails with errDeactivated when the message is for a user
-// who is no longer active (deactivated users get nothing).
-func (w *Worker) recipientActive(ctx context.Context, n wps.Notification) error {
+// recipient is the user the message is for (nil for an invitation, to
+// someone who is not a user yet); it fails with errDeactivated when the
+// user is no longer active (deactivated users get nothing).
+func (w *Worker) recipient(ctx context.Context, n wps.Notification) (*wps.User, error) {
 	if n.UserID == "" {
-		return nil
+		return nil, nil
 	}
-	return w.store.View(ctx, func(tx wps.Tx) error {
-		u, err := tx.GetUser(n.OrgID, n.UserID)
-		if err != nil {
-			return err
-		}
-		if u.Status != wps.UserActive {
-			return errDeactivated
-		}
-		return nil
+	var u wps.User
+	err := w.store.View(ctx, func(tx wps.Tx) (err error) {
+		u, err = tx.GetUser(n.OrgID, n.UserID)
+		return err
 	})
+	if err != nil {
+		return nil, err
+	}
+	if u.Status != wps.UserActive {
+		return nil, errDeactivated
+	}
+	return &u, nil
 }
 
 // backoff is the delay before attempt n+1 (internal/backoff).
@@ -265,8 +272,8 @@ func (w *Worker) backoff(attempts int) time.Duration {
 	return backoff.Delay(w.cfg.BaseDelay, w.cfg.MaxDelay, attempts)
 }
 
-// send builds the message and hands it to the SMTP server.
-func (w *Worker) send(ctx context.Context, n wps.Notification) error {
+// send builds the message n with text and hands it to the SMTP server.
+func (w *Worker) send(ctx context.Context, n wps.Notification, text string) error {
 	m := mail.NewMsg()
 	if err := m.From(w.cfg.From); err != nil {
 		return err
@@ -274,12 +281,12 @@ func (w *Worker) send(ctx context.Context, n wps.Notification) error {
 	if err := m.To(n.To); err != nil {
 		return err
 	}
-	// The subject was put on one line when written; once more here, as
+	// The subject was put on one line when worded; once more here, as
 	// the header is the place where a line break would do harm.
 	m.Subject(wps.OneLine(n.Subject, 200))
 	m.SetMessageIDWithValue(n.ID + "@wps")
 	m.SetDate()
-	m.SetBodyString(mail.TypeTextPlain, n.Body)
+	m.SetBodyString(mail.TypeTextPlain, text)
 	opts := []mail.Option{mail.WithPort(w.server.Port), mail.WithTimeout(w.cfg.Timeout)}
 	if w.server.ImplicitTLS {
 		opts = append(opts, mail.WithSSL())

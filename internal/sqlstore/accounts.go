@@ -87,13 +87,13 @@ func (t *tx) LockOrg(orgID string) error {
 	return t.err(err, "organization", "")
 }
 
-const userCols = `id, org_id, email, name, roles, status, password_hash, last_sign_in_at, created_at, updated_at, external_id, time_zone`
+const userCols = `id, org_id, email, name, roles, status, password_hash, last_sign_in_at, created_at, updated_at, external_id, time_zone, locale`
 
 func scanUser(s interface{ Scan(...any) error }) (wps.User, error) {
 	var u wps.User
 	var roles string
 	var signIn, created, updated int64
-	if err := s.Scan(&u.ID, &u.OrgID, &u.Email, &u.Name, &roles, &u.Status, &u.PasswordHash, &signIn, &created, &updated, &u.ExternalID, &u.TimeZone); err != nil {
+	if err := s.Scan(&u.ID, &u.OrgID, &u.Email, &u.Name, &roles, &u.Status, &u.PasswordHash, &signIn, &created, &updated, &u.ExternalID, &u.TimeZone, &u.Locale); err != nil {
 		return u, err
 	}
 	fromJSON(roles, &u.Roles)
@@ -105,16 +105,16 @@ func (t *tx) CreateUser(u wps.User) error {
 	if u.Status == "" {
 		u.Status = wps.UserActive
 	}
-	_, err := t.exec(`INSERT INTO users (`+userCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err := t.exec(`INSERT INTO users (`+userCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		u.ID, u.OrgID, u.Email, u.Name, jsonText(u.Roles), u.Status, u.PasswordHash, u.LastSignInAt.Millis(), u.CreatedAt.Millis(), u.UpdatedAt.Millis(), u.ExternalID,
-		u.TimeZone)
+		u.TimeZone, u.Locale)
 	return t.err(err, "user", "a user with this email exists")
 }
 
 func (t *tx) UpdateUser(u wps.User) error {
 	res, err := t.exec(`UPDATE users SET email = ?, name = ?, status = ?, password_hash = ?, last_sign_in_at = ?, updated_at = ?, external_id = ?,
-		time_zone = ? WHERE org_id = ? AND id = ?`,
-		u.Email, u.Name, u.Status, u.PasswordHash, u.LastSignInAt.Millis(), u.UpdatedAt.Millis(), u.ExternalID, u.TimeZone, u.OrgID, u.ID)
+		time_zone = ?, locale = ? WHERE org_id = ? AND id = ?`,
+		u.Email, u.Name, u.Status, u.PasswordHash, u.LastSignInAt.Millis(), u.UpdatedAt.Millis(), u.ExternalID, u.TimeZone, u.Locale, u.OrgID, u.ID)
 	return t.err(affected(res, err, "user"), "user", "a user with this email exists")
 }
 

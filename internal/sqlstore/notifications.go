@@ -106,8 +106,8 @@ func (t *tx) ClaimNotifications(ids []string, now, leaseUntil wps.Time) ([]wps.N
 
 func (t *tx) FinishNotification(n wps.Notification) error {
 	_, err := t.exec(`UPDATE notifications SET status = ?, attempts = ?, next_attempt_at = ?, locked_until = ?, last_error = ?,
-		sent_at = ?, body = ? WHERE org_id = ? AND id = ? AND status = 'PENDING'`,
-		n.Status, n.Attempts, n.NextAttemptAt.Millis(), nullTime(n.LockedUntil), n.LastError, nullTime(n.SentAt), n.Body, n.OrgID, n.ID)
+		sent_at = ?, body = ?, subject = ? WHERE org_id = ? AND id = ? AND status = 'PENDING'`,
+		n.Status, n.Attempts, n.NextAttemptAt.Millis(), nullTime(n.LockedUntil), n.LastError, nullTime(n.SentAt), n.Body, n.Subject, n.OrgID, n.ID)
 	return t.err(err, "notification", "")
 }
 
@@ -165,14 +165,15 @@ func (t *tx) ListNotificationPrefs(orgID string) (map[string]string, error) {
 	return out, t.err(err, "", "")
 }
 
-// ClaimDigests reads the partial index notification_prefs_daily.
-func (t *tx) ClaimDigests(cutoff, now wps.Time, limit int) ([]wps.DigestDue, error) {
+// ClaimDigests reads the partial index notification_prefs_daily and locks
+// the rows it returns until the transaction ends.
+func (t *tx) ClaimDigests(now wps.Time, limit int) ([]wps.DigestDue, error) {
 	skip := ""
 	if t.db.engine == Postgres {
 		skip = ` FOR UPDATE SKIP LOCKED`
 	}
-	rows, err := t.query(`SELECT org_id, user_id FROM notification_prefs WHERE email = 'daily' AND digest_at < ?
-		ORDER BY digest_at`+limitN(limit)+skip, cutoff.Millis())
+	rows, err := t.query(`SELECT org_id, user_id FROM notification_prefs WHERE email = 'daily' AND digest_due_at <= ?
+		ORDER BY digest_due_at`+limitN(limit)+skip, now.Millis())
 	if err != nil {
 		return nil, t.err(err, "", "")
 	}
@@ -180,13 +181,11 @@ func (t *tx) ClaimDigests(cutoff, now wps.Time, limit int) ([]wps.DigestDue, err
 		var d wps.DigestDue
 		return d, s.Scan(&d.OrgID, &d.UserID)
 	})
-	if err != nil {
-		return nil, t.err(err, "", "")
-	}
-	for _, d := range due {
-		if _, err := t.exec(`UPDATE notification_prefs SET digest_at = ? WHERE org_id = ? AND user_id = ?`, now.Millis(), d.OrgID, d.UserID); err != nil {
-			return nil, t.err(err, "", "")
-		}
-	}
-	return due, nil
+	return due, t.err(err, "", "")
+}
+
+func (t *tx) SetDigestDue(orgID, userID string, sent, next wps.Time) error {
+	_, err := t.exec(`UPDATE notification_prefs SET digest_at = ?, digest_due_at = ? WHERE org_id = ? AND user_id = ?`,
+		sent.Millis(), next.Millis(), orgID, userID)
+	return t.err(err, "", "")
 }

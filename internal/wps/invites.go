@@ -67,8 +67,8 @@ func (s *Service) Invite(ctx context.Context, p *Principal, in InviteInput) (Inv
 		if inviter == "" {
 			inviter = p.User.Email
 		}
-		subject, body := inviteMessage(org.Name, inviter, s.link("/invite/"+token))
-		return s.queueMail(tx, p.OrgID, KindInvite, "", inv.Email, subject, body, At(now.Add(notificationWindow)))
+		facts := MailFacts{Locale: p.User.Locale, TimeZone: p.User.TimeZone, Org: OneLine(org.Name, 100), Inviter: OneLine(inviter, 100), Link: s.link("/invite/" + token)}
+		return s.queueMail(tx, p.OrgID, KindInvite, "", inv.Email, facts, At(now.Add(notificationWindow)))
 	})
 	return inv, err
 }

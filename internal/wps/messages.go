@@ -1,68 +1,48 @@
 package wps
 
-import "fmt"
+import "encoding/json"
 
-// The texts of the messages, in one place (English until section 21 adds
-// the recipient's language). Names in them are put on one line (OneLine):
-// a name cannot add a header or a line of its own. They carry no
-// parameter value.
-
-func inviteMessage(orgName, inviter, link string) (subject, body string) {
-	org := OneLine(orgName, 100)
-	subject = fmt.Sprintf("You are invited to %s on wps", org)
-	body = fmt.Sprintf("%s invites you to join %s on wps.\n\nAccept the invitation and choose your password here:\n%s\n\n"+
-		"If you did not expect this, ignore this message.\n", OneLine(inviter, 100), org, link)
-	return subject, body
+// MailFacts is what a message of the outbox is about: the domain writes
+// it (as JSON, in the message's body while it is pending) and
+// internal/notify words it, subject and text, in the recipient's language
+// and time zone when it sends it. It names the org, measurement, process
+// and step (as they were when the message was written) and links to the
+// console; it carries no parameter value (semantics §9 holds in inboxes).
+type MailFacts struct {
+	// Locale is the language for a recipient who is not a user yet (an
+	// invitation: the inviter's); a user's own setting comes first.
+	Locale string `json:"locale,omitempty"`
+	// TimeZone is the zone for a recipient who is not a user yet.
+	TimeZone      string     `json:"timeZone,omitempty"`
+	Org           string     `json:"org,omitempty"`
+	Inviter       string     `json:"inviter,omitempty"`
+	Link          string     `json:"link,omitempty"` // the console page the message is about
+	MeasurementID string     `json:"measurementId,omitempty"`
+	Measurement   string     `json:"measurement,omitempty"` // "" while PostgreSQL has not numbered it
+	Process       string     `json:"process,omitempty"`
+	Step          string     `json:"step,omitempty"`
+	DueAt         *Time      `json:"dueAt,omitempty"`
+	Policy        string     `json:"policy,omitempty"` // work.escalated: the policy escalated to
+	After         string     `json:"after,omitempty"`  // work.escalated: how long past the deadline (ISO 8601)
+	Items         []MailItem `json:"items,omitempty"`  // work.digest: the first measurements waiting
+	Total         int        `json:"total,omitempty"`  // work.digest: how many wait
 }
 
-func resetMessage(orgName, link string) (subject, body string) {
-	org := OneLine(orgName, 100)
-	subject = fmt.Sprintf("Reset your wps password for %s", org)
-	body = fmt.Sprintf("Someone asked to reset your password for %s on wps.\n\nChoose a new password here (the link works once, for one hour):\n%s\n\n"+
-		"If it was not you, ignore this message: your password stays as it is.\n", org, link)
-	return subject, body
+// MailItem is a measurement a digest lists.
+type MailItem struct {
+	Name string `json:"name"`
+	Link string `json:"link"`
 }
 
-func waitingMessage(measurement, process, step string, due *Time, link string) (subject, body string) {
-	what := OneLine(measurement, 100)
-	if what == "" {
-		what = "a new measurement" // its number is given at commit (PostgreSQL)
-	}
-	subject = fmt.Sprintf("Waiting for you: %s of %s", OneLine(step, 100), what)
-	dueText := "It has no deadline."
-	if due != nil {
-		dueText = "It is due " + due.UTC().Format("2006-01-02 15:04 UTC") + "."
-	}
-	body = fmt.Sprintf("The step \"%s\" of %s (process %s) waits for you.\n%s\n\nOpen it here:\n%s\n",
-		OneLine(step, 100), what, OneLine(process, 100), dueText, link)
-	return subject, body
+// ParseMailFacts reads a pending message's body.
+func ParseMailFacts(body string) (MailFacts, error) {
+	var f MailFacts
+	err := json.Unmarshal([]byte(body), &f)
+	return f, err
 }
 
-func returnedMessage(measurement, process, step, link string) (subject, body string) {
-	subject = fmt.Sprintf("Returned: %s of %s", OneLine(step, 100), OneLine(measurement, 100))
-	body = fmt.Sprintf("What you did on the step \"%s\" of %s (process %s) was rejected or reproved: the step is open again.\n\nSee why, and do it again, here:\n%s\n",
-		OneLine(step, 100), OneLine(measurement, 100), OneLine(process, 100), link)
-	return subject, body
-}
-
-func overdueMessage(measurement, process, step string, due *Time, link string) (subject, body string) {
-	subject = fmt.Sprintf("Overdue: %s of %s", OneLine(step, 100), OneLine(measurement, 100))
-	dueText := ""
-	if due != nil {
-		dueText = " It was due " + due.UTC().Format("2006-01-02 15:04 UTC") + "."
-	}
-	body = fmt.Sprintf("The step \"%s\" of %s (process %s) waits for you and is past its deadline.%s\n\nOpen it here:\n%s\n",
-		OneLine(step, 100), OneLine(measurement, 100), OneLine(process, 100), dueText, link)
-	return subject, body
-}
-
-func escalatedMessage(measurement, process, step, policy string, due *Time, after string, link string) (subject, body string) {
-	subject = fmt.Sprintf("Escalated: %s of %s", OneLine(step, 100), OneLine(measurement, 100))
-	dueText := ""
-	if due != nil {
-		dueText = " It was due " + due.UTC().Format("2006-01-02 15:04 UTC") + "; it is " + OneLine(after, 40) + " past it."
-	}
-	body = fmt.Sprintf("The step \"%s\" of %s (process %s) is still waiting past its deadline, and is escalated to you as a holder of %s.%s\n\nOpen it here:\n%s\n",
-		OneLine(step, 100), OneLine(measurement, 100), OneLine(process, 100), OneLine(policy, 100), dueText, link)
-	return subject, body
+// workFacts are the facts of a work.* message about step of m.
+func (s *Service) workFacts(m Measurement, proc Process, step string, due *Time) MailFacts {
+	return MailFacts{Link: s.link("/measurements/" + m.ID), MeasurementID: m.ID, Measurement: OneLine(m.Name, 100),
+		Process: OneLine(proc.Name, 100), Step: OneLine(step, 100), DueAt: due}
 }

@@ -2,6 +2,7 @@ package wps
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"time"
 	"unicode"
@@ -34,14 +35,16 @@ const notificationWindow = 24 * time.Hour
 
 // Notification is one message of the outbox: written in the transaction
 // of the change that causes it, sent by internal/notify, kept as the log.
-// Body holds the text (and a link with a token) only while PENDING: it is
-// emptied once the message is sent or given up.
+// Body holds the message's facts (MailFacts as JSON, with a link that may
+// carry a token) only while PENDING: it is emptied once the message is sent
+// or given up. Subject is recorded by internal/notify when it words the
+// message (in the recipient's language), at its first attempt.
 type Notification struct {
 	ID            string `json:"id"`
 	Kind          string `json:"kind" enum:"invite,password.reset,work.waiting,work.returned,work.overdue,work.digest"`
 	UserID        string `json:"userId,omitempty" doc:"The recipient's user; empty for an invitation (not a user yet)"`
 	To            string `json:"to" doc:"The recipient's email address"`
-	Subject       string `json:"subject" doc:"The message's subject (on one line)"`
+	Subject       string `json:"subject" doc:"The message's subject (on one line), in the recipient's language; empty until the first attempt to send it"`
 	Status        string `json:"status" enum:"PENDING,SENT,FAILED"`
 	Attempts      int    `json:"attempts"`
 	LastError     string `json:"lastError" doc:"What the SMTP server (or the connection to it) answered to the last attempt that failed"`
@@ -62,16 +65,20 @@ type NotificationQuery struct {
 	Status string
 }
 
-// queueMail writes a message to the outbox in tx, when mail is enabled.
-// Subject is cleaned of line breaks and control characters (no header
-// injection through a name) and shortened.
-func (s *Service) queueMail(tx Tx, orgID, kind, userID, to, subject, body string, giveUpAt Time) error {
+// queueMail writes a message to the outbox in tx, when mail is enabled:
+// its kind, recipient and facts; internal/notify words it (and records its
+// subject) when it sends it.
+func (s *Service) queueMail(tx Tx, orgID, kind, userID, to string, facts MailFacts, giveUpAt Time) error {
 	if !s.mail.Enabled {
 		return nil
 	}
+	body, err := json.Marshal(facts)
+	if err != nil {
+		return err
+	}
 	now := s.Now()
 	return tx.CreateNotification(Notification{ID: NewID(), OrgID: orgID, Kind: kind, UserID: userID, To: to,
-		Subject: OneLine(subject, 200), Body: body, Status: NotificationPending, NextAttemptAt: now, GiveUpAt: giveUpAt, CreatedAt: now})
+		Body: string(body), Status: NotificationPending, NextAttemptAt: now, GiveUpAt: giveUpAt, CreatedAt: now})
 }
 
 // OneLine makes text safe for a header or a line of a message: every

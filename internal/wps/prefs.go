@@ -2,28 +2,26 @@ package wps
 
 import (
 	"context"
-	"fmt"
 	"slices"
-	"strings"
 	"time"
 )
 
 // What a user chooses to be mailed about work (semantics §16).
 const (
 	PrefImmediate = "immediate" // each work.* message as it happens (the default)
-	PrefDaily     = "daily"     // one work.digest a day at 08:00 UTC listing what waits
+	PrefDaily     = "daily"     // one work.digest a day at 08:00 in the user's time zone listing what waits
 	PrefOff       = "off"       // no work.* message (invitations and resets still go)
 )
 
 // KindWorkDigest is the daily list of what waits on a user who chose daily.
 const KindWorkDigest = "work.digest"
 
-// DigestHour is the hour (UTC, until users have a time zone) of the daily digest.
+// DigestHour is the hour of the daily digest, in each user's time zone.
 const DigestHour = 8
 
 // NotificationPrefs is GET/PUT /v1/users/me/notifications.
 type NotificationPrefs struct {
-	Email string `json:"email" enum:"immediate,daily,off" doc:"Mail about work: immediate (each message as it happens), daily (one digest at 08:00 UTC listing what waits) or off"`
+	Email string `json:"email" enum:"immediate,daily,off" doc:"Mail about work: immediate (each message as it happens), daily (one digest at 08:00 in the user's time zone listing what waits) or off"`
 }
 
 // DigestDue is a user whose daily digest is due.
@@ -59,20 +57,25 @@ func (s *Service) SetNotificationPrefs(ctx context.Context, p *Principal, in Not
 	return in, err
 }
 
-// digestCutoff is the last 08:00 UTC at or before now: a daily user whose
-// last digest is older gets one.
-func digestCutoff(now time.Time) time.Time {
-	now = now.UTC()
-	c := time.Date(now.Year(), now.Month(), now.Day(), DigestHour, 0, 0, 0, time.UTC)
-	if now.Before(c) {
-		c = c.AddDate(0, 0, -1)
+// NextDigest is the first DigestHour o'clock in zone (a time zone name;
+// "" or unknown: UTC) after now: when a daily user's next digest is due.
+func NextDigest(now time.Time, zone string) time.Time {
+	loc, err := time.LoadLocation(zone)
+	if zone == "" || err != nil {
+		loc = time.UTC
 	}
-	return c
+	t := now.In(loc)
+	next := time.Date(t.Year(), t.Month(), t.Day(), DigestHour, 0, 0, 0, loc)
+	for !next.After(now) {
+		next = time.Date(next.Year(), next.Month(), next.Day()+1, DigestHour, 0, 0, 0, loc)
+	}
+	return next
 }
 
 // SendDigests writes the daily digests that are due: each user who chose
-// daily and had none since the last 08:00 UTC gets one listing the
-// measurements the Inbox lists for them (none when nothing waits). Each
+// daily whose next digest is due (08:00 in their time zone) gets one
+// listing the measurements the Inbox lists for them (none when nothing
+// waits), and their next is set to the next 08:00 in their zone. Each
 // user's digest is claimed and written in one transaction, so it is
 // written once across replicas. It returns how many were written.
 func (s *Service) SendDigests(ctx context.Context) (int, error) {
@@ -83,19 +86,23 @@ func (s *Service) SendDigests(ctx context.Context) (int, error) {
 	err := s.store.Write(ctx, func(tx Tx) error {
 		n = 0
 		now := s.Now()
-		due, err := tx.ClaimDigests(At(digestCutoff(now.Time)), now, 50)
+		due, err := tx.ClaimDigests(now, 50)
 		if err != nil {
 			return err
 		}
 		for _, d := range due {
 			p, err := principalOf(tx, d.OrgID, d.UserID)
-			if IsCode(err, CodeNotFound) {
-				continue
-			}
-			if err != nil {
+			if err != nil && !IsCode(err, CodeNotFound) {
 				return err
 			}
-			if p.User.Status != UserActive || !p.Can(FnMeasurementRead) || !mayAct(p) {
+			zone := ""
+			if p != nil {
+				zone = p.User.TimeZone
+			}
+			if err := tx.SetDigestDue(d.OrgID, d.UserID, now, At(NextDigest(now.Time, zone))); err != nil {
+				return err
+			}
+			if p == nil || p.User.Status != UserActive || !p.Can(FnMeasurementRead) || !mayAct(p) {
 				continue
 			}
 			list, total, err := tx.ListMeasurements(d.OrgID, MeasurementQuery{Page: Page{Page: 1, PerPage: 20}, Actionable: true,
@@ -106,8 +113,11 @@ func (s *Service) SendDigests(ctx context.Context) (int, error) {
 			if total == 0 {
 				continue
 			}
-			subject, body := digestMessage(list, total, s.link("/inbox"), s.link("/measurements/"))
-			if err := s.queueMail(tx, d.OrgID, KindWorkDigest, d.UserID, p.User.Email, subject, body, At(now.Add(notificationWindow))); err != nil {
+			facts := MailFacts{Link: s.link("/inbox"), Total: total}
+			for _, m := range list {
+				facts.Items = append(facts.Items, MailItem{Name: OneLine(m.Name, 100), Link: s.link("/measurements/" + m.ID)})
+			}
+			if err := s.queueMail(tx, d.OrgID, KindWorkDigest, d.UserID, p.User.Email, facts, At(now.Add(notificationWindow))); err != nil {
 				return err
 			}
 			n++
@@ -115,21 +125,4 @@ func (s *Service) SendDigests(ctx context.Context) (int, error) {
 		return nil
 	})
 	return n, err
-}
-
-func digestMessage(list []ListedMeasurement, total int, inbox, measurements string) (subject, body string) {
-	subject = fmt.Sprintf("%d measurements wait for you", total)
-	if total == 1 {
-		subject = "1 measurement waits for you"
-	}
-	var b strings.Builder
-	b.WriteString("Waiting for you today:\n\n")
-	for _, m := range list {
-		fmt.Fprintf(&b, "- %s: %s%s\n", OneLine(m.Name, 100), measurements, m.ID)
-	}
-	if total > len(list) {
-		fmt.Fprintf(&b, "- and %d more\n", total-len(list))
-	}
-	fmt.Fprintf(&b, "\nYour Inbox: %s\n", inbox)
-	return subject, b.String()
 }

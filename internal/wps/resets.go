@@ -66,8 +66,8 @@ func (s *Service) RequestPasswordReset(ctx context.Context, email, address strin
 			if err := tx.CreatePasswordReset(r); err != nil {
 				return err
 			}
-			subject, body := resetMessage(org.Name, s.link("/reset/"+token))
-			if err := s.queueMail(tx, u.OrgID, KindPasswordReset, u.ID, u.Email, subject, body, r.ExpiresAt); err != nil {
+			facts := MailFacts{Org: OneLine(org.Name, 100), Link: s.link("/reset/" + token)}
+			if err := s.queueMail(tx, u.OrgID, KindPasswordReset, u.ID, u.Email, facts, r.ExpiresAt); err != nil {
 				return err
 			}
 		}

@@ -107,7 +107,7 @@ type Tx interface {
 	// attempt.
 	ClaimNotifications(ids []string, now, leaseUntil Time) ([]Notification, error)
 	// FinishNotification records an attempt's outcome: status, attempts,
-	// next attempt, last error, sent time, body; the lease ends.
+	// next attempt, last error, sent time, body, subject (as worded); the lease ends.
 	FinishNotification(n Notification) error
 
 	// GetNotificationPref is the user's choice of mail about work ("" when
@@ -117,10 +117,12 @@ type Tx interface {
 	// ListNotificationPrefs maps the org's users who chose other than
 	// immediate to their choice.
 	ListNotificationPrefs(orgID string) (map[string]string, error)
-	// ClaimDigests marks up to limit users (any org) who chose daily and
-	// whose last digest is before cutoff as digested at now, and returns
-	// them (SKIP LOCKED on PostgreSQL: each once across replicas).
-	ClaimDigests(cutoff, now Time, limit int) ([]DigestDue, error)
+	// ClaimDigests returns up to limit users (any org) who chose daily and
+	// whose next digest is due at or before now, locked until the
+	// transaction ends (SKIP LOCKED on PostgreSQL: each once across
+	// replicas); SetDigestDue records the one sent and when the next is due.
+	ClaimDigests(now Time, limit int) ([]DigestDue, error)
+	SetDigestDue(orgID, userID string, sent, next Time) error
 
 	CreatePasswordReset(r PasswordReset) error
 	// GetPasswordResetByHash finds a reset by its token's hash (any org),

@@ -98,7 +98,9 @@ type User struct {
 	Roles  []string `json:"roles"`
 	Status string   `json:"status" enum:"ACTIVE,DEACTIVATED"`
 	// TimeZone is the user's own setting (PATCH /v1/users/me).
-	TimeZone  string `json:"timeZone" doc:"The IANA time zone the console shows the user's times in; empty: not set (UTC)"`
+	TimeZone string `json:"timeZone" doc:"The IANA time zone the console shows the user's times in; empty: not set (UTC)"`
+	// Locale is the user's language (PATCH /v1/users/me).
+	Locale    string `json:"locale" doc:"The language of the console and of mail: en, pt-BR or es; empty: not set (the browser's language, else English)"`
 	CreatedAt Time   `json:"createdAt"`
 	UpdatedAt Time   `json:"updatedAt"`
 	// PasswordHash is the argon2id hash of the user's password, "" for none.

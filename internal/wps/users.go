@@ -19,12 +19,16 @@ func (s *Service) Me(ctx context.Context, p *Principal) (User, error) {
 
 // MeUpdate is what a user changes of their own account; nil fields stay.
 type MeUpdate struct {
-	Name, TimeZone *string
+	Name, TimeZone, Locale *string
 }
 
-// UpdateMe changes the caller's name and time zone (the console shows
-// times in it). Any active user may; an API key of a user acts for that
-// user. Errors: CodeInvalid naming name or timeZone (an IANA name, or "").
+// Locales are the languages of the console and of mail (semantics §21).
+var Locales = []string{"en", "pt-BR", "es"}
+
+// UpdateMe changes the caller's name, time zone (the console and mail show
+// times in it) and language. Any active user may; an API key of a user
+// acts for that user. Errors: CodeInvalid naming name, timeZone (an IANA
+// name, or "") or locale (one of Locales, or "").
 func (s *Service) UpdateMe(ctx context.Context, p *Principal, in MeUpdate) (User, error) {
 	var v Validator
 	if in.Name != nil {
@@ -34,6 +38,9 @@ func (s *Service) UpdateMe(ctx context.Context, p *Principal, in MeUpdate) (User
 	if in.TimeZone != nil && *in.TimeZone != "" {
 		_, err := time.LoadLocation(*in.TimeZone)
 		v.Check(err == nil && *in.TimeZone != "Local", "timeZone", "must be an IANA time zone name such as America/Sao_Paulo (or empty: not set)")
+	}
+	if in.Locale != nil {
+		v.Check(*in.Locale == "" || slices.Contains(Locales, *in.Locale), "locale", "must be en, pt-BR or es (or empty: not set)")
 	}
 	if err := v.Err(); err != nil {
 		return User{}, err
@@ -45,6 +52,7 @@ func (s *Service) UpdateMe(ctx context.Context, p *Principal, in MeUpdate) (User
 		}
 		setIf(&u.Name, in.Name)
 		setIf(&u.TimeZone, in.TimeZone)
+		setIf(&u.Locale, in.Locale)
 		u.UpdatedAt = s.Now()
 		return tx.UpdateUser(u)
 	})

@@ -96,8 +96,8 @@ func (s *Service) mailWaiting(tx Tx, m Measurement, proc Process, before, after 
 			if !listedFor(c.now, u.filler) || c.was != nil && listedFor(*c.was, u.filler) {
 				continue
 			}
-			subject, body := waitingMessage(m.Name, proc.Name, c.step.Label, c.now.DueAt, s.link("/measurements/"+m.ID))
-			if err := s.queueMail(tx, m.OrgID, KindWorkWaiting, u.ID, u.Email, subject, body, At(s.Now().Add(notificationWindow))); err != nil {
+			facts := s.workFacts(m, proc, c.step.Label, c.now.DueAt)
+			if err := s.queueMail(tx, m.OrgID, KindWorkWaiting, u.ID, u.Email, facts, At(s.Now().Add(notificationWindow))); err != nil {
 				return err
 			}
 		}
@@ -184,8 +184,8 @@ func (s *Service) mailOverdue(tx Tx, m Measurement, proc Process, o OpenStep, ho
 		if !listedFor(*open, u.filler) {
 			continue
 		}
-		subject, body := overdueMessage(m.Name, proc.Name, st.Label, open.DueAt, s.link("/measurements/"+m.ID))
-		if err := s.queueMail(tx, m.OrgID, KindWorkOverdue, u.ID, u.Email, subject, body, At(s.Now().Add(notificationWindow))); err != nil {
+		facts := s.workFacts(m, proc, st.Label, open.DueAt)
+		if err := s.queueMail(tx, m.OrgID, KindWorkOverdue, u.ID, u.Email, facts, At(s.Now().Add(notificationWindow))); err != nil {
 			return err
 		}
 	}
@@ -241,8 +241,8 @@ func (s *Service) mailReturned(tx Tx, m Measurement, proc Process, actorID strin
 		} else if pref == PrefDaily || pref == PrefOff {
 			continue
 		}
-		subject, body := returnedMessage(m.Name, proc.Name, st.Label, s.link("/measurements/"+m.ID))
-		if err := s.queueMail(tx, m.OrgID, KindWorkReturned, u.ID, u.Email, subject, body, At(s.Now().Add(notificationWindow))); err != nil {
+		facts := s.workFacts(m, proc, st.Label, nil)
+		if err := s.queueMail(tx, m.OrgID, KindWorkReturned, u.ID, u.Email, facts, At(s.Now().Add(notificationWindow))); err != nil {
 			return err
 		}
 	}
@@ -265,8 +265,9 @@ func (s *Service) mailEscalated(tx Tx, m Measurement, proc Process, e Escalated,
 		return nil
 	}
 	for _, u := range to {
-		subject, body := escalatedMessage(m.Name, proc.Name, st.Label, e.Escalation.PolicyName, &due, e.Escalation.After, s.link("/measurements/"+m.ID))
-		if err := s.queueMail(tx, m.OrgID, KindWorkEscalated, u.ID, u.Email, subject, body, At(s.Now().Add(notificationWindow))); err != nil {
+		facts := s.workFacts(m, proc, st.Label, &due)
+		facts.Policy, facts.After = OneLine(e.Escalation.PolicyName, 100), OneLine(e.Escalation.After, 40)
+		if err := s.queueMail(tx, m.OrgID, KindWorkEscalated, u.ID, u.Email, facts, At(s.Now().Add(notificationWindow))); err != nil {
 			return err
 		}
 	}

@@ -50,9 +50,11 @@ document.addEventListener("DOMContentLoaded", () => {
       e.preventDefault();
       const status = form.querySelector(".import-status");
       const file = form.querySelector("input[type=file]").files[0];
-      if (!file) { status.textContent = "Choose a CSV or XLSX file first."; return; }
+      // The words come from the page (data-msg-*), in its language.
+      const msg = (name, vars) => (form.dataset["msg" + name] || "").replace(/\{(\w+)\}/g, (_, k) => (vars && vars[k] !== undefined ? vars[k] : ""));
+      if (!file) { status.textContent = msg("Choose"); return; }
       const xlsx = /\.xlsx$/i.test(file.name);
-      status.textContent = "Importing…";
+      status.textContent = msg("Importing");
       const res = await fetch(`/v1/entities/${encodeURIComponent(form.dataset.entity)}/records:import`, {
         method: "POST", credentials: "same-origin",
         headers: { "Content-Type": xlsx ? "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet" : "text/csv", "X-CSRF-Token": form.dataset.csrf }, body: file,
@@ -62,7 +64,7 @@ document.addEventListener("DOMContentLoaded", () => {
       if (res.status === 202) {
         const job = res.headers.get("Location");
         while (body.status !== "SUCCEEDED" && body.status !== "FAILED") {
-          status.textContent = `Importing… ${body.processed || 0} of ${body.total} rows written`;
+          status.textContent = msg("Progress", { done: body.processed || 0, total: body.total });
           await new Promise((done) => setTimeout(done, 1000));
           const poll = await fetch(job, { credentials: "same-origin" });
           body = await poll.json().catch(() => ({}));
@@ -72,7 +74,7 @@ document.addEventListener("DOMContentLoaded", () => {
       }
       if (ok) { location.search = "?done=imported"; return; }
       const fields = (body.errors || []).map((x) => `${x.location || x.field}: ${x.message}`).join("; ");
-      status.textContent = `Not imported: ${body.detail || why}${fields ? " (" + fields + ")" : ""}`;
+      status.textContent = msg("Failed", { why: (body.detail || why) + (fields ? " (" + fields + ")" : "") });
     });
   });
 
