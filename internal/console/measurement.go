@@ -359,7 +359,8 @@ func fieldErrors(err error, prefix string) map[string]string {
 }
 
 func (c *Console) reprove(q *req) error {
-	a, err := c.svc.Reprove(q.ctx(), q.p, q.r.PathValue("id"), strings.TrimSpace(q.r.PostFormValue("observation")), "")
+	a, err := c.svc.Reprove(q.ctx(), q.p, q.r.PathValue("id"), strings.TrimSpace(q.r.PostFormValue("observation")), "",
+		wps.SignatureInput{Password: q.r.PostFormValue("signaturePassword")})
 	if err != nil {
 		return err
 	}
