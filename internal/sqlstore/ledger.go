@@ -54,7 +54,7 @@ func (t *tx) InsertActions(actions []wps.Action) error {
 }
 
 // signatureText is an action's signature as stored: JSON, ” for none.
-func signatureText(s *wps.Signature) string {
+func signatureText(s *wps.ActionSignature) string {
 	if s == nil {
 		return ""
 	}

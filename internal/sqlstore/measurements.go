@@ -629,7 +629,7 @@ func actionFields(a *wps.Action) ([]any, func() error) {
 			fromJSON(roles, &a.UserRoles)
 			a.CreatedAt = wps.FromMillis(created)
 			if signature != "" {
-				a.Signature = &wps.Signature{}
+				a.Signature = &wps.ActionSignature{}
 				if err := json.Unmarshal([]byte(signature), a.Signature); err != nil {
 					return err
 				}

@@ -139,7 +139,7 @@ type actionLeaf struct {
 	CreatedAt        Time     `json:"createdAt"`
 	// The electronic signature of a signed action; absent otherwise, so
 	// the leaves of unsigned actions are as they always were.
-	Signature *Signature `json:"signature,omitempty"`
+	Signature *ActionSignature `json:"signature,omitempty"`
 	// The hash chain's link of an action recorded before the log.
 	PrevHash   string `json:"prevHash,omitempty"`
 	LedgerHash string `json:"ledgerHash,omitempty"`

@@ -44,7 +44,7 @@ type Action struct {
 	// Route is the routing value the action's consensus used ("" for none).
 	Route string
 	// Signature is the action's electronic signature (nil: not signed).
-	Signature *Signature
+	Signature *ActionSignature
 	// PrevHash and LedgerHash are the action's link in the hash chain that
 	// came before the log; since, PrevHash is "" and LedgerHash the leaf
 	// hash in hex. LeafHash is its leaf hash (base64).

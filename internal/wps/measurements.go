@@ -1284,7 +1284,7 @@ func (s *Service) Reprove(ctx context.Context, p *Principal, actionID, observati
 			return engineError(err, r.proc.Steps)
 		}
 		_, st := stepByID(r.proc.Steps, target.StepID)
-		var signed *Signature
+		var signed *ActionSignature
 		if st != nil {
 			if signed, err = r.sign(*st); err != nil {
 				return err

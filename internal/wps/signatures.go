@@ -28,7 +28,7 @@ const MaxMeaningLength = 100
 
 // Signature is what a signed action records of its signing: kept with the
 // action and covered by its ledger leaf.
-type Signature struct {
+type ActionSignature struct {
 	Meaning     string `json:"meaning" doc:"The step's signatureMeaning when the action was signed (e.g. Approved)"`
 	SignerName  string `json:"signerName" doc:"The signer's name when they signed"`
 	SignerEmail string `json:"signerEmail" doc:"The signer's email when they signed"`
@@ -71,7 +71,7 @@ func checkMeaning(v *Validator, field string, meaning *string) {
 // sign is the signature of the run's next action at st, or nil when st
 // has no signatureMeaning. Without a verified credential it gives up with
 // *needSignature, so that writePrepared checks the request's.
-func (r *run) sign(st Step) (*Signature, error) {
+func (r *run) sign(st Step) (*ActionSignature, error) {
 	if st.SignatureMeaning == "" {
 		return nil, nil
 	}
@@ -79,7 +79,7 @@ func (r *run) sign(st Step) (*Signature, error) {
 		return nil, &needSignature{p: r.p}
 	}
 	s := r.at.signer
-	return &Signature{Meaning: st.SignatureMeaning, SignerName: s.name, SignerEmail: s.email, SignedAt: r.now, Method: s.method}, nil
+	return &ActionSignature{Meaning: st.SignatureMeaning, SignerName: s.name, SignerEmail: s.email, SignedAt: r.now, Method: s.method}, nil
 }
 
 // errSignature is the answer to a missing or wrong credential.

@@ -120,7 +120,7 @@ type MeasurementActionView struct {
 	Superseded                bool          `json:"superseded"`
 	ReprovesActionID          string        `json:"reprovesActionId,omitempty"`
 	Sheets                    []SheetHash   `json:"sheets,omitempty" doc:"The workbooks this action recalculated: the SHA-256 of each filled copy"`
-	Signature                 *Signature    `json:"signature,omitempty" doc:"The action's electronic signature, when its step has a signatureMeaning"`
+	Signature                 *ActionSignature    `json:"signature,omitempty" doc:"The action's electronic signature, when its step has a signatureMeaning"`
 }
 
 // SheetHash is the SHA-256 of a measurement's filled copy of a workbook as
@@ -290,7 +290,7 @@ type ActionView struct {
 	Data             []DataView         `json:"data"`
 	Sheets           []SheetHash        `json:"sheets,omitempty" doc:"The workbooks this action recalculated: the SHA-256 of each filled copy"`
 	CurrentStep      *StepView          `json:"currentStep"`
-	Signature        *Signature         `json:"signature,omitempty" doc:"The action's electronic signature, when its step has a signatureMeaning"`
+	Signature        *ActionSignature         `json:"signature,omitempty" doc:"The action's electronic signature, when its step has a signatureMeaning"`
 }
 
 // derivedID makes a stable id for a view object from its parts.
