@@ -60,8 +60,8 @@ type Signature struct {
 	// Meaning and Method are those of an electronic signature (the step's
 	// signatureMeaning; password or sso), empty for an approval that was
 	// not one.
-	Meaning string `json:"meaning,omitempty"`
-	Method  string `json:"method,omitempty"`
+	Meaning string `json:"meaning,omitempty" doc:"The step's signatureMeaning when the approval was an electronic signature"`
+	Method  string `json:"method,omitempty" doc:"How the signer proved who they are: password or sso"`
 }
 
 // Page layout, in millimetres on A4.
