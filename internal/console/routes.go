@@ -128,6 +128,9 @@ func (c *Console) parsePages(loc *time.Location) map[string]*template.Template {
 		"sub":      func(a, b int) int { return a - b },
 		"list":     func(xs ...string) []string { return xs },
 		"icon":     icon,
+		"sigField": func(id, meaning, err string, ssoOnly bool) sigField {
+			return sigField{ID: id, Meaning: meaning, Error: err, SSOOnly: ssoOnly}
+		},
 	}
 	base := template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts.html"))
 	pages := map[string]*template.Template{}
