@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"wps/internal/ledger"
 	"wps/internal/sqlstore"
 	tu "wps/internal/testutil"
 	"wps/internal/wps"
@@ -150,6 +151,18 @@ func TestSignatures(t *testing.T) {
 			}
 			if mustMarshal(l["signature"]) != mustMarshal(signed["signature"]) {
 				t.Fatalf("leaf signature %v, want %v", l["signature"], signed["signature"])
+			}
+			// Offline: the action's answer matches its leaf, and a forged signature does not.
+			key := env.Call(get, "/v1/ledger/key", env.AdminKey, nil, 200).Body
+			cp := env.Call(get, "/v1/ledger/checkpoint", env.AdminKey, nil, 200).Body
+			pr := env.Call(get, "/v1/actions/"+signed["id"].(string)+"/proof", env.AdminKey, nil, 200).Body
+			action := env.Call(get, "/v1/actions/"+signed["id"].(string), env.AdminKey, nil, 200).Body
+			if _, err := ledger.VerifyInclusion(key, cp, pr, action); err != nil {
+				t.Fatalf("offline check of the signed action: %v", err)
+			}
+			forged := []byte(strings.Replace(string(action), `"signerName":"Ann Lee"`, `"signerName":"Bob Roe"`, 1))
+			if _, err := ledger.VerifyInclusion(key, cp, pr, forged); err == nil || string(forged) == string(action) {
+				t.Fatalf("a forged signer passed the offline check: %v", err)
 			}
 			if v := verify(env); v["ok"] != true {
 				t.Fatalf("verify: %v", v)
