@@ -1,12 +1,16 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/xuri/excelize/v2"
 
 	"wps/internal/ledger"
 	"wps/internal/sqlstore"
@@ -194,6 +198,20 @@ func TestSignatures(t *testing.T) {
 			if !strings.Contains(csv, want) {
 				t.Fatalf("export lacks %q:\n%s", want, csv)
 			}
+			x := env.Call(get, "/v1/measurements:export?format=xlsx&processId="+proc["id"].(string), bob, nil, 200)
+			f, err := excelize.OpenReader(bytes.NewReader(x.Body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows, _ := f.GetRows("Sheet1")
+			col := slices.Index(rows[0], "Approve.signature")
+			found := false
+			for _, r := range rows[1:] {
+				found = found || col >= 0 && col < len(r) && r[col] == want
+			}
+			if !found {
+				t.Fatalf("xlsx lacks %q in Approve.signature: %v", want, rows)
+			}
 		})
 
 		t.Run("a reprove of a signed action is signed", func(t *testing.T) {
@@ -203,6 +221,21 @@ func TestSignatures(t *testing.T) {
 			sig := rep["signature"].(map[string]any)
 			if sig["signerEmail"] != "bob@example.com" || sig["meaning"] != "Approved" || sig["method"] != "password" || rep["type"] != "REJECTION" {
 				t.Fatalf("reprove: %v", rep)
+			}
+		})
+
+		t.Run("a simplified measurement at a signed step is signed", func(t *testing.T) {
+			before := len(env.Call(get, "/v1/measurements?processId="+proc["id"].(string), env.AdminKey, nil, 200).JSON()["data"].([]any))
+			body := map[string]any{"processUuid": proc["id"], "stepLabel": "Approve"}
+			tu.Problem(t, env.Do(tu.Request{Method: post, Path: "/v1/measurements/simplified", Key: bob, Body: body}), 422, "signature.password")
+			if n := len(env.Call(get, "/v1/measurements?processId="+proc["id"].(string), env.AdminKey, nil, 200).JSON()["data"].([]any)); n != before {
+				t.Fatalf("a refused signature created a measurement: %d, was %d", n, before)
+			}
+			body["signature"] = map[string]any{"password": goodPassword}
+			m := env.Call(post, "/v1/measurements/simplified", bob, body, 201).JSON()
+			a := env.Call(get, "/v1/actions/"+m["actionId"].(string), bob, nil, 200).JSON()
+			if sig, _ := a["signature"].(map[string]any); sig["signerEmail"] != "bob@example.com" || sig["meaning"] != "Approved" {
+				t.Fatalf("simplified action: %v", a)
 			}
 		})
 
