@@ -96,31 +96,32 @@ type Counterpart struct {
 
 // MeasurementActionView is an action inside the measurement response.
 type MeasurementActionView struct {
-	ID                        string           `json:"id"`
-	StepID                    string           `json:"stepId"`
-	ActionID                  string           `json:"actionId"`
-	MeasurementID             string           `json:"measurementId"`
-	TokenID                   string           `json:"tokenId"`
-	CreatedAt                 Time             `json:"createdAt"`
-	UpdatedAt                 Time             `json:"updatedAt"`
-	Username                  string           `json:"username"`
-	UserID                    string           `json:"userId"`
-	Role                      string           `json:"role"`
-	UserRoles                 []string         `json:"userRoles"`
-	Observation               string           `json:"observation"`
-	TransactionHash           string           `json:"transactionHash"`
-	UserAddress               string           `json:"userAddress"`
-	Type                      string           `json:"type" enum:"WRITE_DATA,APPROVAL,REJECTION"`
-	Data                      []DataView       `json:"data"`
-	CounterpartsPoliciesRoles []Counterpart    `json:"counterpartsPoliciesRoles"`
-	PolicyName                string           `json:"policyName"`
-	LedgerHash                string           `json:"ledgerHash"`
-	LeafHash                  string           `json:"leafHash" doc:"The action's leaf hash in the org's ledger (base64): GET /v1/actions/{id}/proof proves it"`
-	Reproved                  bool             `json:"reproved"`
-	Superseded                bool             `json:"superseded"`
-	ReprovesActionID          string           `json:"reprovesActionId,omitempty"`
-	Sheets                    []SheetHash      `json:"sheets,omitempty" doc:"The workbooks this action recalculated: the SHA-256 of each filled copy"`
-	Signature                 *ActionSignature `json:"signature,omitempty" doc:"The action's electronic signature, when its step has a signatureMeaning"`
+	ID                        string        `json:"id"`
+	StepID                    string        `json:"stepId"`
+	ActionID                  string        `json:"actionId"`
+	MeasurementID             string        `json:"measurementId"`
+	TokenID                   string        `json:"tokenId"`
+	CreatedAt                 Time          `json:"createdAt"`
+	UpdatedAt                 Time          `json:"updatedAt"`
+	Username                  string        `json:"username"`
+	UserID                    string        `json:"userId"`
+	Role                      string        `json:"role"`
+	UserRoles                 []string      `json:"userRoles"`
+	Observation               string        `json:"observation"`
+	TransactionHash           string        `json:"transactionHash"`
+	UserAddress               string        `json:"userAddress"`
+	Type                      string        `json:"type" enum:"WRITE_DATA,APPROVAL,REJECTION"`
+	Data                      []DataView    `json:"data"`
+	CounterpartsPoliciesRoles []Counterpart `json:"counterpartsPoliciesRoles"`
+	PolicyName                string        `json:"policyName"`
+	LedgerHash                string        `json:"ledgerHash"`
+	LeafHash                  string        `json:"leafHash" doc:"The action's leaf hash in the org's ledger (base64): GET /v1/actions/{id}/proof proves it"`
+	Reproved                  bool          `json:"reproved"`
+	Superseded                bool          `json:"superseded"`
+	ReprovesActionID          string        `json:"reprovesActionId,omitempty"`
+	Sheets                    []SheetHash   `json:"sheets,omitempty" doc:"The workbooks this action recalculated: the SHA-256 of each filled copy"`
+	// Signature is set on a signed action (semantics section 19).
+	Signature *ActionSignature `json:"signature,omitempty" doc:"The action's electronic signature, when its step has a signatureMeaning"`
 }
 
 // SheetHash is the SHA-256 of a measurement's filled copy of a workbook as
@@ -290,7 +291,8 @@ type ActionView struct {
 	Data             []DataView         `json:"data"`
 	Sheets           []SheetHash        `json:"sheets,omitempty" doc:"The workbooks this action recalculated: the SHA-256 of each filled copy"`
 	CurrentStep      *StepView          `json:"currentStep"`
-	Signature        *ActionSignature   `json:"signature,omitempty" doc:"The action's electronic signature, when its step has a signatureMeaning"`
+	// Signature is set on a signed action (semantics section 19).
+	Signature *ActionSignature `json:"signature,omitempty" doc:"The action's electronic signature, when its step has a signatureMeaning"`
 }
 
 // derivedID makes a stable id for a view object from its parts.
