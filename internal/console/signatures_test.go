@@ -28,6 +28,7 @@ func TestConsoleSignatures(t *testing.T) {
 				"parameters": []map[string]any{{"name": "lot", "label": "Lot", "type": "TEXT"}}},
 			{"label": "Record", "policyNames": []string{"Inspector", "Manager"}, "stepIdsDependencies": []string{"Release"},
 				"parameters": []map[string]any{{"name": "temp", "label": "Temperature", "type": "NUMBER"}}},
+			{"label": "Ship", "policyNames": []string{"Manager"}}, // keeps the measurement open: its actions can be reproved
 		}}, 201).JSON()
 		m := env.Call(post, "/v1/measurements", ines, map[string]any{"processId": proc["id"]}, 201).JSON()
 		path := "/measurements/" + m["id"].(string)
@@ -79,5 +80,24 @@ func TestConsoleSignatures(t *testing.T) {
 		mia.press("button", "Save")
 		mia.sees("Saved.")
 		mia.sees("thermometer recalibrated")
+
+		// Reproving the signed release is signed too: the reprove form asks
+		// for the password, and a wrong one is shown by its field.
+		openRelease := `(() => { const rows = [...document.querySelectorAll("table.history tbody tr")].filter(r => r.cells[1].innerText === "Release");
+			const d = rows[0].querySelector("details"); d.open = true; d.querySelector("textarea").value = "wrong lot"; return String(rows.length) })()`
+		if n := tab.eval(openRelease); n != "1" {
+			t.Fatalf("release rows in the history: %s", n)
+		}
+		tab.fill("Your password", "not my password")
+		tab.press("button", "Reprove and sign: Approved")
+		if got := tab.text("table.history details[open] fieldset.signature .error"); got != "is not your password" {
+			t.Fatalf("a wrong password on reprove, by the field: %q\n%s", got, tab.text("main"))
+		}
+		tab.fill("Your password", password)
+		tab.press("button", "Reprove and sign: Approved")
+		tab.sees("Reproved: the action's step is open again.")
+		if got := tab.text("table.history tbody tr td.signature"); !strings.Contains(got, "Approved · ines <ines@example.com>") {
+			t.Fatalf("the reproval's signature in the history: %q", got)
+		}
 	})
 }
