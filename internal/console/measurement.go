@@ -32,6 +32,26 @@ type measurementData struct {
 	// Documents are the contracts rendered at consensus that the user may
 	// read; each links to its PDF in the API, which takes the session.
 	Documents []wps.Document
+	// Meanings are the steps' signatureMeanings, by step id: reproving an
+	// action of such a step is signed. SSOOnly: the user has no password
+	// and signs with their single sign-on sign-in.
+	Meanings map[string]string
+	SSOOnly  bool
+	// Reproving is the reprove form that was sent and refused, shown
+	// open again with its errors.
+	Reproving *reproveForm
+}
+
+// sigField is the signature part of a form: its id, the meaning signed,
+// the error of the last try, and whether the user signs by SSO.
+type sigField struct {
+	ID, Meaning, Error string
+	SSOOnly            bool
+}
+
+// reproveForm is a refused reprove of an action: what was sent and why.
+type reproveForm struct {
+	ActionID, Observation, Error, SignatureError string
 }
 
 type workbookLink struct {
@@ -71,18 +91,32 @@ type stepForm struct {
 	Observation           string
 	ObservationError      string
 	Error                 string
+	// Meaning is the step's signatureMeaning: its actions are signed with
+	// the user's password (SignatureError: why the last one was refused).
+	Meaning        string
+	SignatureError string
+	// Holds: the step holds values, so changing one needs a reason.
+	Holds bool
 }
 
 func (c *Console) measurement(q *req) error {
 	return c.showMeasurement(q, http.StatusOK, nil)
 }
 
-// showMeasurement renders the page; failed is the form that was sent and
-// refused (its values and errors are shown again). It offers only what the
-// user may do: the forms of the seats they can fill now, Save with
-// action:write, Approve and Reject with action:approve, Reprove on the
-// actions the service would let them reprove.
+// showMeasurement renders the page, with failed, the step form that was
+// sent and refused, shown again.
 func (c *Console) showMeasurement(q *req, status int, failed *stepForm) error {
+	return c.showMeasurementWith(q, status, failed, nil)
+}
+
+// showMeasurementWith renders the page; failed is the form that was sent
+// and refused (its values and errors are shown again), rep the reprove.
+// It offers only what the user may do: the forms of the seats they can
+// fill now, Save with action:write, Approve and Reject with
+// action:approve, Reprove on the actions the service would let them
+// reprove. At a step with a signatureMeaning the form asks for the
+// password (a user without one signs with their SSO sign-in).
+func (c *Console) showMeasurementWith(q *req, status int, failed *stepForm, rep *reproveForm) error {
 	id := q.r.PathValue("id")
 	m, can, err := c.svc.GetMeasurementPermitted(q.ctx(), q.p, id)
 	if err != nil {
@@ -96,7 +130,10 @@ func (c *Console) showMeasurement(q *req, status int, failed *stepForm) error {
 		}
 	}
 	d := measurementData{M: m, Process: m.Process.Label, Icon: m.Process.IconName, Labels: map[string]string{}, Reprove: map[string]bool{},
-		CanCheck: q.p.Can(wps.FnLedgerRead)}
+		CanCheck: q.p.Can(wps.FnLedgerRead), Meanings: map[string]string{}, Reproving: rep}
+	if me, err := c.svc.Me(q.ctx(), q.p); err == nil {
+		d.SSOOnly = me.PasswordHash == ""
+	}
 	for _, a := range can.Reprovable {
 		d.Reprove[a] = true
 	}
@@ -108,6 +145,9 @@ func (c *Console) showMeasurement(q *req, status int, failed *stepForm) error {
 	var files [][]fileLink
 	for _, st := range m.Process.Steps {
 		d.Labels[st.ID] = st.Label
+		if st.SignatureMeaning != "" {
+			d.Meanings[st.ID] = st.SignatureMeaning
+		}
 		ts := timelineStep{ID: st.ID, Label: st.Label, Status: st.Status}
 		for _, pol := range st.PolicyNames {
 			s := seat{Policy: pol}
@@ -142,6 +182,10 @@ func (c *Console) showMeasurement(q *req, status int, failed *stepForm) error {
 			}
 		}
 		f.HasData = can.Write && slices.ContainsFunc(f.Fields, func(x field) bool { return !x.ReadOnly })
+		f.Meaning = st.SignatureMeaning
+		f.Holds = f.HasData && slices.ContainsFunc(m.Process.Actions, func(a wps.MeasurementActionView) bool {
+			return a.StepID == st.ID && a.Type == "WRITE_DATA" && !a.Superseded && !a.Reproved && len(a.Data) > 0
+		})
 		f.Approve = can.Approve
 		if !f.HasData && !f.Approve {
 			continue // a seat the user holds but no function to fill it with
@@ -284,7 +328,7 @@ func (c *Console) act(q *req) error {
 		return wps.Invalid("stepId", "is not a step of this measurement")
 	}
 	in := wps.ActInput{StepID: stepID, Type: q.r.PostFormValue("type"), PolicyName: q.r.PostFormValue("policyName"),
-		Observation: strings.TrimSpace(q.r.PostFormValue("observation"))}
+		Observation: strings.TrimSpace(q.r.PostFormValue("observation")), Signature: signatureOf(q)}
 	fields := c.fields(q, step.Parameters, nil)
 	formErrs := map[string]string{}
 	if in.Type == "WRITE_DATA" {
@@ -296,7 +340,7 @@ func (c *Console) act(q *req) error {
 			done := map[string]string{"WRITE_DATA": "saved", "APPROVAL": "approved", "REJECTION": "rejected"}[in.Type]
 			return q.redirect("/measurements/"+url.PathEscape(id), done)
 		}
-		if !isFormError(err) {
+		if !isFormError(err) && wps.ErrorCode(err) != wps.CodeRateLimited {
 			return err
 		}
 		formErrs = fieldErrors(err, "parameters.")
@@ -311,12 +355,15 @@ func (c *Console) act(q *req) error {
 	if e, ok := fieldErrors(err, "")["observation"]; ok {
 		f.ObservationError = e
 	}
+	if e, ok := fieldErrors(err, "")["signature"]; ok {
+		f.SignatureError = e
+	}
 	f.Error = q.t("error.attention")
-	if err != nil && len(fieldErrors(err, "parameters.")) == 0 && f.ObservationError == "" {
+	if err != nil && len(fieldErrors(err, "parameters.")) == 0 && f.ObservationError == "" && f.SignatureError == "" {
 		f.Error = q.message(err) // not about a field: a seat taken, a step closed
 	}
 	for k, v := range formErrs { // about a field the form does not show
-		if k != "observation" {
+		if k != "observation" && k != "signature" {
 			f.Error += " " + k + ": " + v
 		}
 	}
@@ -359,12 +406,37 @@ func fieldErrors(err error, prefix string) map[string]string {
 	return out
 }
 
+// reprove reproves an action; refused for something the person can fix
+// (a reason, the signature), the page shows the reprove form again.
 func (c *Console) reprove(q *req) error {
-	a, err := c.svc.Reprove(q.ctx(), q.p, q.r.PathValue("id"), strings.TrimSpace(q.r.PostFormValue("observation")), "")
-	if err != nil {
+	id, obs := q.r.PathValue("id"), strings.TrimSpace(q.r.PostFormValue("observation"))
+	a, err := c.svc.Reprove(q.ctx(), q.p, id, obs, "", signatureOf(q))
+	if err == nil {
+		return q.redirect("/measurements/"+url.PathEscape(a.MeasurementID), "reproved")
+	}
+	if wps.ErrorCode(err) != wps.CodeInvalid && wps.ErrorCode(err) != wps.CodeRateLimited {
 		return err
 	}
-	return q.redirect("/measurements/"+url.PathEscape(a.MeasurementID), "reproved")
+	target, gerr := c.svc.GetAction(q.ctx(), q.p, id)
+	if gerr != nil {
+		return err
+	}
+	rep := &reproveForm{ActionID: id, Observation: obs, Error: q.message(err)}
+	errs := fieldErrors(err, "")
+	if e, ok := errs["signature"]; ok {
+		rep.SignatureError, rep.Error = e, ""
+	}
+	if e, ok := errs["observation"]; ok {
+		rep.Error = e
+	}
+	q.r.SetPathValue("id", target.MeasurementID)
+	return c.showMeasurementWith(q, statusOf(err), nil, rep)
+}
+
+// signatureOf is the signature a form sends: the password typed, or the
+// user's single sign-on sign-in when the form offered that instead.
+func signatureOf(q *req) wps.SignatureInput {
+	return wps.SignatureInput{Password: q.r.PostFormValue("signaturePassword"), SSO: q.r.PostFormValue("signatureSSO") == "true"}
 }
 
 func labelOf(p wps.Parameter) string {

@@ -135,6 +135,9 @@ func (c *Console) parsePages(p *lang.Printer, loc *time.Location) map[string]*te
 		"list":     func(xs ...string) []string { return xs },
 		"pair":     func(a, b any) []any { return []any{a, b} },
 		"icon":     icon,
+		"sigField": func(id, meaning, err string, ssoOnly bool) sigField {
+			return sigField{ID: id, Meaning: meaning, Error: err, SSOOnly: ssoOnly}
+		},
 	}
 	base := template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts.html"))
 	pages := map[string]*template.Template{}

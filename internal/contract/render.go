@@ -57,6 +57,11 @@ type Signature struct {
 	// that completed the consensus, whose ledger entry records this
 	// document's SHA-256 (so the document cannot hold it).
 	LedgerHash string `json:"ledgerHash"`
+	// Meaning and Method are those of an electronic signature (the step's
+	// signatureMeaning; password or sso), empty for an approval that was
+	// not one.
+	Meaning string `json:"meaning,omitempty" doc:"The step's signatureMeaning when the approval was an electronic signature"`
+	Method  string `json:"method,omitempty" doc:"How the signer proved who they are: password or sso"`
 }
 
 // Page layout, in millimetres on A4.
@@ -278,7 +283,12 @@ func signaturePage(pdf *fpdf.Fpdf, in Inputs) {
 		if hash == "" {
 			hash = "recorded with this document (this action's ledger entry holds its SHA-256)"
 		}
-		for _, line := range [][2]string{{"Signed by", signer}, {"At", stamp(s.At)}, {"Action", s.ActionID}, {"Ledger hash", hash}} {
+		lines := [][2]string{{"Signed by", signer}, {"At", stamp(s.At)}, {"Action", s.ActionID}, {"Ledger hash", hash}}
+		if s.Meaning != "" { // an electronic signature: what it means and how its signer proved who they are
+			lines = append([][2]string{{"Meaning", s.Meaning}}, lines...)
+			lines = append(lines, [2]string{"Signed with", map[string]string{"password": "password re-entered", "sso": "single sign-on"}[s.Method]})
+		}
+		for _, line := range lines {
 			pdf.MultiCell(0, 4.8, clean(line[0]+": "+line[1]), "", "L", false)
 		}
 		pdf.Ln(3)

@@ -214,7 +214,7 @@ func TestActionAfterWaitingForTheMeasurement(t *testing.T) {
 		answer := make(chan *tu.Response, 1)
 		go func() {
 			answer <- env.Do(tu.Request{Method: post, Path: "/v1/measurements/" + id + "/actions", Key: env.AdminKey,
-				Body: map[string]any{"stepId": step["id"], "type": "WRITE_DATA", "parameters": map[string]any{"b": 2}}})
+				Body: map[string]any{"stepId": step["id"], "type": "WRITE_DATA", "parameters": map[string]any{"b": 2}, "observation": "b recounted"}})
 		}()
 		waitForALockWait(t, env)
 		close(release)

@@ -54,7 +54,23 @@ type simplifiedIn struct {
 		StepUUID     string                     `json:"stepUuid,omitempty" doc:"Same as stepId"`
 		StepLabel    string                     `json:"stepLabel,omitempty"`
 		Parameters   map[string]json.RawMessage `json:"parameters,omitempty" doc:"Values keyed by parameter name or label"`
+		Signature    *signatureIn               `json:"signature,omitempty" doc:"Required at a step with a signatureMeaning: the signer's credential"`
 	}
+}
+
+// signatureIn is the credential of a request that signs: the signer's
+// password re-entered, or sso after a sign-in through single sign-on in
+// the last 5 minutes. The password is checked and forgotten.
+type signatureIn struct {
+	Password string `json:"password,omitempty" doc:"The signer's password, re-entered (never stored)"`
+	SSO      bool   `json:"sso,omitempty" doc:"Sign with a sign-in through the organization's single sign-on in the last 5 minutes instead of the password"`
+}
+
+func (s *signatureIn) input() wps.SignatureInput {
+	if s == nil {
+		return wps.SignatureInput{}
+	}
+	return wps.SignatureInput{Password: s.Password, SSO: s.SSO}
 }
 
 func (s *Server) createSimplifiedMeasurement(ctx context.Context, in *simplifiedIn) (*created[wps.SimplifiedView], error) {
@@ -64,7 +80,7 @@ func (s *Server) createSimplifiedMeasurement(ctx context.Context, in *simplified
 		return nil, err
 	}
 	m, err := s.svc.CreateSimplified(ctx, principal(ctx), wps.SimplifiedInput{ProcessUUID: process, ProcessLabel: b.ProcessLabel,
-		StepID: b.StepID, StepUUID: b.StepUUID, StepLabel: b.StepLabel, Parameters: b.Parameters})
+		StepID: b.StepID, StepUUID: b.StepUUID, StepLabel: b.StepLabel, Parameters: b.Parameters, Signature: b.Signature.input()})
 	return &created[wps.SimplifiedView]{Location: "/v1/measurements/" + m.ID, Body: m}, err
 }
 
@@ -115,13 +131,14 @@ type actIn struct {
 		Parameters      map[string]json.RawMessage `json:"parameters,omitempty" doc:"WRITE_DATA: values keyed by parameter name or label"`
 		Observation     string                     `json:"observation,omitempty" maxLength:"10000"`
 		TransactionHash string                     `json:"transactionHash,omitempty" maxLength:"200"`
+		Signature       *signatureIn               `json:"signature,omitempty" doc:"Required at a step with a signatureMeaning: the signer's credential"`
 	}
 }
 
 func (s *Server) act(ctx context.Context, in *actIn) (*created[wps.ActionView], error) {
 	b := in.Body
 	a, err := s.svc.Act(ctx, principal(ctx), in.ID, wps.ActInput{StepID: b.StepID, Type: b.Type, PolicyName: b.PolicyName,
-		Parameters: b.Parameters, Observation: b.Observation, TransactionHash: b.TransactionHash})
+		Parameters: b.Parameters, Observation: b.Observation, TransactionHash: b.TransactionHash, Signature: b.Signature.input()})
 	return &created[wps.ActionView]{Location: "/v1/actions/" + a.ID, Body: a}, err
 }
 
@@ -133,13 +150,14 @@ func (s *Server) getAction(ctx context.Context, in *idPath) (*body[wps.ActionVie
 type reproveIn struct {
 	ID   string `path:"id" maxLength:"100"`
 	Body struct {
-		Observation     string `json:"observation" required:"true" maxLength:"10000" doc:"Why the action is reproved"`
-		TransactionHash string `json:"transactionHash,omitempty" maxLength:"200"`
+		Observation     string       `json:"observation" required:"true" maxLength:"10000" doc:"Why the action is reproved"`
+		TransactionHash string       `json:"transactionHash,omitempty" maxLength:"200"`
+		Signature       *signatureIn `json:"signature,omitempty" doc:"Required when the action's step has a signatureMeaning: the signer's credential"`
 	}
 }
 
 func (s *Server) reprove(ctx context.Context, in *reproveIn) (*created[wps.ActionView], error) {
-	a, err := s.svc.Reprove(ctx, principal(ctx), in.ID, in.Body.Observation, in.Body.TransactionHash)
+	a, err := s.svc.Reprove(ctx, principal(ctx), in.ID, in.Body.Observation, in.Body.TransactionHash, in.Body.Signature.input())
 	return &created[wps.ActionView]{Location: "/v1/actions/" + a.ID, Body: a}, err
 }
 

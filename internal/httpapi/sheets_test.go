@@ -225,7 +225,7 @@ func TestSheets(t *testing.T) {
 
 		// A second write recomputes over its own and the earlier inputs.
 		a := env.Call(post, "/v1/measurements/"+mid+"/actions", checker, map[string]any{"stepId": order, "type": "WRITE_DATA",
-			"parameters": map[string]any{"qty": 5, "code": "B"}}, 201).JSON()
+			"parameters": map[string]any{"qty": 5, "code": "B"}, "observation": "recounted"}, 201).JSON() // a changed value states its reason
 		if vals, _ := sheetData(a); vals["total"] != "400" || vals["withTax"] != "440" {
 			t.Fatalf("rewrite: %v", vals)
 		}

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -154,6 +155,11 @@ func sameAction(leaf []byte, leafHash tlog.Hash, action []byte, orgID string) (s
 	}
 	if str(a, "leafHash") != "" {
 		want["leafHash"] = leafHash.String()
+	}
+	if sig, signed := l["signature"]; signed || a["signature"] != nil { // an electronic signature, only in a signed action's leaf
+		if !reflect.DeepEqual(sig, a["signature"]) {
+			return "", fmt.Errorf("the action's signature is %v, the log's leaf says %v", a["signature"], sig)
+		}
 	}
 	for k, w := range want {
 		if got := str(a, k); got != w {

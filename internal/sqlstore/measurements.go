@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"cmp"
 	"database/sql"
+	"encoding/json"
 	"slices"
 	"strconv"
 	"strings"
@@ -616,7 +617,7 @@ func upsertOpenSteps(orgID, measurementID string, steps []wps.OpenStep) (string,
 }
 
 const actionCols = `id, org_id, measurement_id, step_id, opening, seq, type, user_id, username, user_roles, role, policy_name, token_id,
-	observation, transaction_hash, data, reproves_action_id, reproved, superseded, prev_hash, ledger_hash, created_at, leaf_hash, route`
+	observation, transaction_hash, data, reproves_action_id, reproved, superseded, prev_hash, ledger_hash, created_at, leaf_hash, route, signature`
 
 func scanAction(s interface{ Scan(...any) error }) (wps.Action, error) {
 	var a wps.Action
@@ -630,13 +631,19 @@ func scanAction(s interface{ Scan(...any) error }) (wps.Action, error) {
 // actionFields are the scan destinations of actionCols into a, and what
 // completes a once they are filled.
 func actionFields(a *wps.Action) ([]any, func() error) {
-	var roles, data string
+	var roles, data, signature string
 	var created int64
 	return []any{&a.ID, &a.OrgID, &a.MeasurementID, &a.StepID, &a.Opening, &a.Seq, &a.Type, &a.UserID, &a.Username, &roles, &a.Role,
 			&a.PolicyName, &a.TokenID, &a.Observation, &a.TransactionHash, &data, &a.ReprovesActionID, &a.Reproved, &a.Superseded,
-			&a.PrevHash, &a.LedgerHash, &created, &a.LeafHash, &a.Route}, func() error {
+			&a.PrevHash, &a.LedgerHash, &created, &a.LeafHash, &a.Route, &signature}, func() error {
 			fromJSON(roles, &a.UserRoles)
 			a.CreatedAt = wps.FromMillis(created)
+			if signature != "" {
+				a.Signature = &wps.ActionSignature{}
+				if err := json.Unmarshal([]byte(signature), a.Signature); err != nil {
+					return err
+				}
+			}
 			return fromJSONNumbers(data, &a.Data)
 		}
 }

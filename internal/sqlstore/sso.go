@@ -74,6 +74,12 @@ func (t *tx) RecordSSOSignIn(r wps.SSOSignInRecord) error {
 	return t.err(err, "", "")
 }
 
+func (t *tx) SSOSignInAt(orgID, userID string) (wps.Time, error) {
+	var at int64
+	err := t.queryRow(`SELECT at FROM sso_sign_ins WHERE org_id = ? AND user_id = ?`, orgID, userID).Scan(&at)
+	return wps.FromMillis(at), t.err(err, "single sign-on sign-in", "")
+}
+
 func (t *tx) ListSSOSignIns(orgID string) ([]wps.SSOSignInRecord, error) {
 	rows, err := t.query(`SELECT org_id, user_id, at, roles_added, roles_removed FROM sso_sign_ins WHERE org_id = ? ORDER BY user_id`, orgID)
 	if err != nil {

@@ -457,8 +457,12 @@ func (r *run) contractInputs(st Step, tp Template, docID string, cur map[string]
 		if policy == engine.AnySeat {
 			policy = "any member"
 		}
-		in.Signatures = append(in.Signatures, contract.Signature{Policy: policy, Name: cmp.Or(s.user.Name, s.action.Username), Email: s.user.Email,
-			At: s.action.CreatedAt.Time, ActionID: s.action.ID, LedgerHash: s.action.LedgerHash})
+		cs := contract.Signature{Policy: policy, Name: cmp.Or(s.user.Name, s.action.Username), Email: s.user.Email,
+			At: s.action.CreatedAt.Time, ActionID: s.action.ID, LedgerHash: s.action.LedgerHash}
+		if sig := s.action.Signature; sig != nil { // as signed, not as the user reads now
+			cs.Name, cs.Email, cs.At, cs.Meaning, cs.Method = sig.SignerName, sig.SignerEmail, sig.SignedAt.Time, sig.Meaning, sig.Method
+		}
+		in.Signatures = append(in.Signatures, cs)
 	}
 	hidden := map[string]bool{}
 	for _, s := range signers {

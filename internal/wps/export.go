@@ -3,6 +3,10 @@ package wps
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
+
+	"wps/internal/engine"
 )
 
 // ExportFormat names the process definition format.
@@ -205,8 +209,11 @@ func (s *Service) ImportProcess(ctx context.Context, p *Principal, doc ProcessEx
 // ExportColumn is one column of a measurements export: a fixed field, or a
 // parameter of a step of the process's latest version.
 type ExportColumn struct {
-	Name  string // "id", "name", "status", "createdAt", "updatedAt", or "Step label.parameter name"
+	Name  string // "id", "name", "status", "createdAt", "updatedAt", "Step label.parameter name" or "Step label.signature"
 	Param *Parameter
+	// SignedStep is the id of the step whose signatures the column shows
+	// (a step with a signatureMeaning), "" for the other columns.
+	SignedStep string
 }
 
 // ExportMeasurements calls fn once with the columns and a nil row, then
@@ -229,6 +236,9 @@ func (s *Service) ExportMeasurements(ctx context.Context, p *Principal, processI
 	for _, st := range proc.Steps {
 		for i := range st.Parameters {
 			cols = append(cols, ExportColumn{Name: st.Label + "." + st.Parameters[i].Name, Param: &st.Parameters[i]})
+		}
+		if st.SignatureMeaning != "" {
+			cols = append(cols, ExportColumn{Name: st.Label + ".signature", SignedStep: st.ID})
 		}
 	}
 	if err := fn(cols, nil); err != nil {
@@ -254,6 +264,10 @@ func (s *Service) ExportMeasurements(ctx context.Context, p *Principal, processI
 				cur, hidden := r.current(nil), r.hidden()
 				row = []any{r.m.ID, r.m.Name, r.m.Status, r.m.CreatedAt, r.m.UpdatedAt}
 				for _, c := range cols[5:] {
+					if c.SignedStep != "" {
+						row = append(row, r.signatures(c.SignedStep))
+						continue
+					}
 					if hidden[c.Param.ID] {
 						row = append(row, nil)
 					} else {
@@ -276,6 +290,29 @@ func (s *Service) ExportMeasurements(ctx context.Context, p *Principal, processI
 			return nil
 		}
 	}
+}
+
+// signatures are the electronic signatures of the actions that count at
+// a step (not superseded, reproved or rejections), as text: "Approved by
+// NAME <EMAIL> at TIME (password)", joined by "; "; nil when none.
+func (r *run) signatures(stepID string) any {
+	var out []string
+	for _, a := range r.actions {
+		if a.StepID != stepID || a.Signature == nil || a.Superseded || a.Reproved || a.Type == engine.Rejection {
+			continue
+		}
+		out = append(out, SignatureText(*a.Signature))
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return strings.Join(out, "; ")
+}
+
+// SignatureText is a signature as one line people read: "Approved by
+// NAME <EMAIL> at TIME (password)".
+func SignatureText(s ActionSignature) string {
+	return fmt.Sprintf("%s by %s <%s> at %s (%s)", s.Meaning, s.SignerName, s.SignerEmail, s.SignedAt.UTC().Format("2006-01-02T15:04:05.000Z"), s.Method)
 }
 
 // visibleValue is v as an export shows it to the reader: a TABLE's rows

@@ -138,6 +138,9 @@ type actionLeaf struct {
 	Route            string   `json:"route"`    // the routing value its consensus used
 	DataHash         string   `json:"dataHash"` // SHA-256 (hex) of the values' canonical JSON
 	CreatedAt        Time     `json:"createdAt"`
+	// The electronic signature of a signed action; absent otherwise, so
+	// the leaves of unsigned actions are as they always were.
+	Signature *ActionSignature `json:"signature,omitempty"`
 	// The hash chain's link of an action recorded before the log.
 	PrevHash   string `json:"prevHash,omitempty"`
 	LedgerHash string `json:"ledgerHash,omitempty"`
@@ -165,7 +168,7 @@ func ActionLeaf(a Action, kind string, creation []byte) []byte {
 	l := actionLeaf{Kind: kind, OrgID: a.OrgID, ID: a.ID, MeasurementID: a.MeasurementID, StepID: a.StepID, Opening: a.Opening,
 		Type: a.Type, UserID: a.UserID, Username: a.Username, UserRoles: roles, Role: a.Role, PolicyName: a.PolicyName,
 		TokenID: a.TokenID, Observation: a.Observation, TransactionHash: clientHash(a), ReprovesActionID: a.ReprovesActionID,
-		Route: a.Route, DataHash: hex.EncodeToString(sum[:]), CreatedAt: a.CreatedAt}
+		Route: a.Route, DataHash: hex.EncodeToString(sum[:]), CreatedAt: a.CreatedAt, Signature: a.Signature}
 	switch kind {
 	case LeafChainedAction:
 		l.PrevHash, l.LedgerHash = a.PrevHash, a.LedgerHash

@@ -43,6 +43,8 @@ type Action struct {
 	Superseded       bool
 	// Route is the routing value the action's consensus used ("" for none).
 	Route string
+	// Signature is the action's electronic signature (nil: not signed).
+	Signature *ActionSignature
 	// PrevHash and LedgerHash are the action's link in the hash chain that
 	// came before the log; since, PrevHash is "" and LedgerHash the leaf
 	// hash in hex. LeafHash is its leaf hash (base64).

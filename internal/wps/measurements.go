@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -214,6 +215,9 @@ type ActInput struct {
 	Parameters      map[string]json.RawMessage
 	Observation     string
 	TransactionHash string
+	// Signature is the signer's credential, needed at a step with a
+	// signatureMeaning (ignored elsewhere).
+	Signature SignatureInput
 }
 
 // run is one measurement loaded for a change, inside a write transaction.
@@ -487,6 +491,10 @@ func (r *run) act(in ActInput) (Action, engine.Result, error) {
 	if r.m.Status == engine.StatusApproved {
 		return Action{}, zero, Errorf(CodeConflict, "the measurement is approved; it takes no more actions")
 	}
+	sig, err := r.sign(*st)
+	if err != nil {
+		return Action{}, zero, err
+	}
 	var data map[string]any
 	if in.Type == engine.WriteData {
 		if err := refuseDocuments(*st, in.Parameters); err != nil {
@@ -499,6 +507,9 @@ func (r *run) act(in ActInput) (Action, engine.Result, error) {
 			return Action{}, zero, c.err
 		}
 		if err := v.Err(); err != nil {
+			return Action{}, zero, err
+		}
+		if err := r.reasonForChange(*st, vals, in.Observation); err != nil {
 			return Action{}, zero, err
 		}
 		data = vals
@@ -542,7 +553,7 @@ func (r *run) act(in ActInput) (Action, engine.Result, error) {
 		}
 	}
 	a := Action{ID: r.id("action"), OrgID: r.m.OrgID, MeasurementID: r.m.ID, StepID: st.ID, Type: in.Type, UserID: r.user.ID,
-		Username: displayName(r.user), UserRoles: r.user.Roles, Observation: in.Observation, Data: data, CreatedAt: r.now}
+		Username: displayName(r.user), UserRoles: r.user.Roles, Observation: in.Observation, Data: data, Signature: sig, CreatedAt: r.now}
 	res, err := engine.Apply(r.def, r.m.State, engine.Action{ID: a.ID, Type: in.Type, StepID: st.ID, UserID: r.user.ID, Holds: holds,
 		Policy: in.PolicyName, Provided: func(id string) bool { return cur[id] != nil }, RouteValue: route, Now: r.now.Time})
 	if err != nil {
@@ -617,6 +628,44 @@ func (r *run) mayReprove(stepID string) bool {
 		}
 	}
 	return false
+}
+
+// reasonForChange refuses a WRITE_DATA that changes a value the step
+// holds (written by an action that counts: not superseded, not reproved)
+// without a reason: a blank observation (semantics section 19). A first
+// value, or the same value again, needs none. Error: CodeInvalid naming
+// observation.
+func (r *run) reasonForChange(st Step, vals map[string]any, observation string) error {
+	if strings.TrimSpace(observation) != "" {
+		return nil
+	}
+	held := map[string]any{}
+	for _, a := range r.actions {
+		if a.StepID == st.ID && a.Type == engine.WriteData && !a.Superseded && !a.Reproved {
+			maps.Copy(held, a.Data)
+		}
+	}
+	var changed []string
+	for _, p := range st.Parameters {
+		old, ok := held[p.ID]
+		v, sent := vals[p.ID]
+		if !ok || !sent || old == nil || sameValue(old, v) {
+			continue
+		}
+		changed = append(changed, p.Name)
+	}
+	if len(changed) == 0 {
+		return nil
+	}
+	return Invalid("observation", "a change of a value the step holds needs a reason: say why in observation (changed: %s)", strings.Join(changed, ", "))
+}
+
+// sameValue reports whether two canonical values are equal (as JSON: a
+// value read back holds the same json.Number as the one written).
+func sameValue(a, b any) bool {
+	x, err1 := json.Marshal(a)
+	y, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && string(x) == string(y)
 }
 
 // needReason refuses a rejection without a reason: a blank observation
@@ -1074,6 +1123,7 @@ type SimplifiedInput struct {
 	StepUUID     string
 	StepLabel    string
 	Parameters   map[string]json.RawMessage
+	Signature    SignatureInput // at a step with a signatureMeaning
 }
 
 // CreateSimplified creates a measurement and records the caller's WRITE_DATA
@@ -1098,7 +1148,7 @@ func (s *Service) CreateSimplified(ctx context.Context, p *Principal, in Simplif
 		return out, err
 	}
 	id := NewID() // the same in every try: API calls are told it
-	err := s.writePrepared(ctx, func(tx Tx, at *attempt) error {
+	err := s.writeSigned(ctx, in.Signature, func(tx Tx, at *attempt) error {
 		proc, err := findProcess(tx, p.OrgID, in.ProcessUUID, in.ProcessLabel)
 		if err != nil {
 			return err
@@ -1131,7 +1181,7 @@ func (s *Service) CreateSimplified(ctx context.Context, p *Principal, in Simplif
 		}
 		r.resume(at)
 		var res engine.Result
-		if a, res, err = r.act(ActInput{StepID: st.ID, Type: engine.WriteData, Parameters: in.Parameters}); err != nil {
+		if a, res, err = r.act(ActInput{StepID: st.ID, Type: engine.WriteData, Parameters: in.Parameters, Signature: in.Signature}); err != nil {
 			return err
 		}
 		consensed = res.Consensed
@@ -1162,15 +1212,18 @@ func findProcess(tx Tx, orgID, id, label string) (Process, error) {
 	return p, err
 }
 
-// Act records an action on a measurement. Errors: CodeNotFound,
-// CodeInvalid (unknown step, bad value, no route), CodeForbidden (no seat),
+// Act records an action on a measurement, signed at a step with a
+// signatureMeaning (verifySignature). Errors: CodeNotFound, CodeInvalid
+// (unknown step, bad value, no route, a changed value without a reason in
+// observation, a missing or wrong signature.password), CodeRateLimited
+// (failed signatures throttled), CodeForbidden (no seat),
 // CodeConflict (step not open, seat taken, approved measurement, required
 // values missing at consensus).
 func (s *Service) Act(ctx context.Context, p *Principal, measurementID string, in ActInput) (ActionView, error) {
 	var out ActionView
 	var r *run
 	var a Action
-	err := s.writePrepared(ctx, func(tx Tx, at *attempt) (err error) {
+	err := s.writeSigned(ctx, in.Signature, func(tx Tx, at *attempt) (err error) {
 		if r, err = s.loadRun(tx, p, measurementID); err != nil {
 			return err
 		}
@@ -1188,10 +1241,13 @@ func (s *Service) Act(ctx context.Context, p *Principal, measurementID string, i
 
 // Reprove rejects an earlier action: it is marked reproved, its step and
 // that step's reproval dependencies (and the steps after them) re-open, and
-// a REJECTION is recorded. Errors: CodeNotFound; CodeConflict for a
-// rejection, an action already reproved or superseded, or an approved
-// measurement; CodeForbidden without a policy of a step at or after it.
-func (s *Service) Reprove(ctx context.Context, p *Principal, actionID, observation, txHash string) (ActionView, error) {
+// a REJECTION is recorded, signed with sig when the step has a
+// signatureMeaning. Errors: CodeNotFound; CodeConflict for a rejection, an
+// action already reproved or superseded, or an approved measurement;
+// CodeForbidden without a policy of a step at or after it; CodeInvalid
+// naming observation, or signature.password (missing or wrong), and
+// CodeRateLimited, as verifySignature.
+func (s *Service) Reprove(ctx context.Context, p *Principal, actionID, observation, txHash string, sig SignatureInput) (ActionView, error) {
 	var out ActionView
 	if err := p.Require(FnActionReprove); err != nil {
 		return out, err
@@ -1201,7 +1257,7 @@ func (s *Service) Reprove(ctx context.Context, p *Principal, actionID, observati
 	}
 	var r *run
 	var a, target Action
-	err := s.store.Write(ctx, func(tx Tx) (err error) {
+	err := s.writeSigned(ctx, sig, func(tx Tx, at *attempt) (err error) {
 		target, err = tx.GetAction(p.OrgID, actionID)
 		if err != nil {
 			return err
@@ -1209,6 +1265,7 @@ func (s *Service) Reprove(ctx context.Context, p *Principal, actionID, observati
 		if r, err = s.loadRun(tx, p, target.MeasurementID); err != nil {
 			return err
 		}
+		r.resume(at)
 		switch {
 		case r.m.Status == engine.StatusApproved:
 			return Errorf(CodeConflict, "the measurement is approved; its actions cannot be reproved")
@@ -1226,6 +1283,13 @@ func (s *Service) Reprove(ctx context.Context, p *Principal, actionID, observati
 		if err != nil {
 			return engineError(err, r.proc.Steps)
 		}
+		_, st := stepByID(r.proc.Steps, target.StepID)
+		var signed *ActionSignature
+		if st != nil {
+			if signed, err = r.sign(*st); err != nil {
+				return err
+			}
+		}
 		if err := tx.MarkReproved(p.OrgID, target.ID); err != nil {
 			return err
 		}
@@ -1236,7 +1300,7 @@ func (s *Service) Reprove(ctx context.Context, p *Principal, actionID, observati
 		}
 		a = Action{ID: NewID(), OrgID: p.OrgID, MeasurementID: r.m.ID, StepID: target.StepID, Type: engine.Rejection,
 			UserID: r.user.ID, Username: displayName(r.user), UserRoles: r.user.Roles, Observation: observation,
-			Data: map[string]any{}, ReprovesActionID: target.ID, CreatedAt: r.now}
+			Data: map[string]any{}, ReprovesActionID: target.ID, Signature: signed, CreatedAt: r.now}
 		if err := r.record(&a, txHash, res); err != nil {
 			return err
 		}

@@ -25,6 +25,10 @@ type attempt struct {
 	renders map[string][]byte    // documents' bytes, by renderKey
 	now     Time                 // the time the documents print; zero before any was rendered
 	ids     map[string]string    // the ids they print, by what each names (run.id)
+	// credential is what the request signs with; signer who it proved the
+	// caller to be, once checked (needSignature).
+	credential SignatureInput
+	signer     *verifiedSigner
 }
 
 // Tries of a write, at most, before it answers CodeConflict: the inputs of
@@ -40,7 +44,15 @@ const (
 // beyond the limits of DocumentConfig, CodeConflict when the inputs kept
 // changing.
 func (s *Service) writePrepared(ctx context.Context, fn func(tx Tx, at *attempt) error) error {
-	at := &attempt{answers: map[string]apiAnswer{}}
+	return s.writeSigned(ctx, SignatureInput{}, fn)
+}
+
+// writeSigned is writePrepared for a write that may sign: when fn asks
+// for a signature (*needSignature), the credential is checked with no
+// transaction open (verifySignature) and fn runs again. Errors: as
+// writePrepared, and verifySignature's.
+func (s *Service) writeSigned(ctx context.Context, cred SignatureInput, fn func(tx Tx, at *attempt) error) error {
+	at := &attempt{answers: map[string]apiAnswer{}, credential: cred}
 	calls, renders := 0, 0
 	var gate *gate // taken once, for the new measurement's process
 	defer func() {
@@ -52,7 +64,15 @@ func (s *Service) writePrepared(ctx context.Context, fn func(tx Tx, at *attempt)
 		err := s.store.Write(ctx, func(tx Tx) error { return fn(tx, at) })
 		var nc *needCalls
 		var nr *needRenders
+		var ns *needSignature
 		switch {
+		case errors.As(err, &ns):
+			if at.signer != nil {
+				return Internal(errors.New("a signed write asked for its signature twice"))
+			}
+			if at.signer, err = s.verifySignature(ctx, ns.p, at.credential); err != nil {
+				return err
+			}
 		case errors.As(err, &nc):
 			if calls++; calls > maxCallRounds {
 				return Errorf(CodeConflict, "the values the API calls read kept changing; try again")

@@ -64,6 +64,7 @@ type Step struct {
 	StepIDsReprovalDependencies []string     `json:"stepIdsReprovalDependencies" doc:"Steps re-opened with this one on a rejection (ids or labels)"`
 	Parameters                  []Parameter  `json:"parameters,omitempty"`
 	Escalations                 []Escalation `json:"escalations,omitempty" doc:"What happens while a seat of the step is still open after its dueAt (needs a deadline): step.escalated, in order, once per escalation per opening"`
+	SignatureMeaning            string       `json:"signatureMeaning,omitempty" maxLength:"100" doc:"When set (e.g. Approved, Reviewed, Performed by), every action at the step and every reprove of one is an electronic signature with this meaning: the request carries signature {password} or {sso: true}"`
 	CreatedAt                   Time         `json:"createdAt"`
 	UpdatedAt                   Time         `json:"updatedAt"`
 	DeletedAt                   *Time        `json:"deletedAt" nullable:"true"`
@@ -284,6 +285,7 @@ func (c *stepCheck) checkStep(i int, refs map[string]string) {
 	v := c.v
 	v.Check(len(st.Description) <= 10000, f+".description", "must be at most 10000 characters")
 	v.Check(len(st.Prompt) <= 10000, f+".prompt", "must be at most 10000 characters")
+	checkMeaning(v, f+".signatureMeaning", &st.SignatureMeaning)
 
 	// Policies and seats.
 	seen := map[string]bool{}

@@ -70,9 +70,11 @@ type Tx interface {
 	// SSOOrgByDomain finds the org whose SSO claims an email domain.
 	SSOOrgByDomain(domain string) (string, error)
 	// RecordSSOSignIn keeps a user's last sign-in through SSO (one row per
-	// user, replaced); ListSSOSignIns lists the org's.
+	// user, replaced); ListSSOSignIns lists the org's; SSOSignInAt is when
+	// the user last signed in so (CodeNotFound: never).
 	RecordSSOSignIn(r SSOSignInRecord) error
 	ListSSOSignIns(orgID string) ([]SSOSignInRecord, error)
+	SSOSignInAt(orgID, userID string) (Time, error)
 	CreateSession(s Session) error
 	GetSessionByHash(hash string) (Session, error)
 	TouchSession(orgID, id string, at Time) error

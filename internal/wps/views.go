@@ -120,6 +120,8 @@ type MeasurementActionView struct {
 	Superseded                bool          `json:"superseded"`
 	ReprovesActionID          string        `json:"reprovesActionId,omitempty"`
 	Sheets                    []SheetHash   `json:"sheets,omitempty" doc:"The workbooks this action recalculated: the SHA-256 of each filled copy"`
+	// Signature is set on a signed action (semantics section 19).
+	Signature *ActionSignature `json:"signature,omitempty" doc:"The action's electronic signature, when its step has a signatureMeaning"`
 }
 
 // SheetHash is the SHA-256 of a measurement's filled copy of a workbook as
@@ -289,6 +291,8 @@ type ActionView struct {
 	Data             []DataView         `json:"data"`
 	Sheets           []SheetHash        `json:"sheets,omitempty" doc:"The workbooks this action recalculated: the SHA-256 of each filled copy"`
 	CurrentStep      *StepView          `json:"currentStep"`
+	// Signature is set on a signed action (semantics section 19).
+	Signature *ActionSignature `json:"signature,omitempty" doc:"The action's electronic signature, when its step has a signatureMeaning"`
 }
 
 // derivedID makes a stable id for a view object from its parts.
@@ -482,7 +486,7 @@ func (r *run) actionViews() []MeasurementActionView {
 			CreatedAt: a.CreatedAt, UpdatedAt: a.CreatedAt, Username: a.Username, UserID: a.UserID, Role: a.Role, UserRoles: a.UserRoles,
 			Observation: a.Observation, TransactionHash: a.TransactionHash, UserAddress: a.UserID, Type: a.Type, Data: []DataView{},
 			CounterpartsPoliciesRoles: r.counterparts(st), PolicyName: a.PolicyName, LedgerHash: a.LedgerHash, LeafHash: a.LeafHash,
-			Reproved: a.Reproved, Superseded: a.Superseded, ReprovesActionID: a.ReprovesActionID}
+			Reproved: a.Reproved, Superseded: a.Superseded, ReprovesActionID: a.ReprovesActionID, Signature: a.Signature}
 		v.Data = dataViews(a, st, r.hidden())
 		v.Sheets = sheetHashes(a)
 		out = append(out, v)
@@ -617,7 +621,7 @@ func (r *run) actionView(a Action, reproved *Action) ActionView {
 	v := ActionView{ID: a.ID, TokenID: a.TokenID, Type: a.Type, UserAddress: a.UserID, Username: a.Username, UserID: a.UserID,
 		TransactionHash: a.TransactionHash, Observation: a.Observation, MeasurementID: a.MeasurementID, StepID: a.StepID,
 		PolicyName: a.PolicyName, LedgerHash: a.LedgerHash, LeafHash: a.LeafHash, ReprovesActionID: a.ReprovesActionID, CreatedAt: a.CreatedAt,
-		Step: r.stepView(*st, true), Measurement: r.summary(), Data: []DataView{}, CurrentStep: r.currentStep()}
+		Step: r.stepView(*st, true), Measurement: r.summary(), Data: []DataView{}, CurrentStep: r.currentStep(), Signature: a.Signature}
 	shown := a
 	if reproved != nil {
 		shown = *reproved
