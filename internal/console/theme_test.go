@@ -7,7 +7,7 @@ import (
 )
 
 func TestThemeContrast(t *testing.T) {
-	for _, hex := range []string{"#ffeb3b", "#0A7F5A", "#000", "#ffffff", "#808080", "#1a2b3c", "#f0f", "#7fff00"} {
+	for _, hex := range []string{"#ffeb3b", "#0A7F5A", "#000", "#ffffff", "#808080", "#1a2b3c", "#f0f", "#7fff00", "#FFD700", "#0b5cab", "#b42318"} {
 		c, ok := parseHex(hex)
 		if !ok {
 			t.Fatalf("%s did not parse", hex)
@@ -15,8 +15,13 @@ func TestThemeContrast(t *testing.T) {
 		if r := contrast(c, onColor(c)); r < 4.5 {
 			t.Errorf("%s: text on it has contrast %.2f, under WCAG AA's 4.5", hex, r)
 		}
-		if r := contrast(readableOn(c, white, 4.5), white); r < 4.5 {
-			t.Errorf("%s: as text on white, contrast %.2f", hex, r)
+		for _, grounds := range [][]rgb{lightGrounds, darkGrounds} {
+			text := readableOn(c, 4.5, grounds...)
+			for _, bg := range grounds {
+				if r := contrast(text, bg); r < 4.5 {
+					t.Errorf("%s: as text (#%s) on #%s, contrast %.2f", hex, text.hex(), bg.hex(), r)
+				}
+			}
 		}
 	}
 	if got := onColor(rgb{255, 235, 59}); got != ink {
