@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -76,9 +77,9 @@ func (tb *tab) viewport(width, height int64) {
 	defer cancel()
 	var err error
 	if width == 0 {
-		_, err = chromedp.Run(ctx, emulation.ClearDeviceMetricsOverride())
+		_, err = chromedp.Call(ctx, emulation.ClearDeviceMetricsOverride, cdp.Empty{})
 	} else {
-		_, err = chromedp.Run(ctx, emulation.SetDeviceMetricsOverride(width, height, 1, false))
+		_, err = chromedp.Call(ctx, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{Width: width, Height: height, DeviceScaleFactor: 1})
 	}
 	if err != nil {
 		tb.t.Fatalf("viewport %dx%d: %v", width, height, err)
@@ -90,7 +91,7 @@ func (tb *tab) scheme(s string) {
 	tb.t.Helper()
 	ctx, cancel := tb.timeout()
 	defer cancel()
-	if _, err := chromedp.Run(ctx, emulation.SetEmulatedMedia().WithFeatures([]*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: s}})); err != nil {
+	if _, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: s}}}); err != nil {
 		tb.t.Fatalf("colour scheme %s: %v", s, err)
 	}
 }
@@ -131,13 +132,14 @@ const phoneProblems = `(() => {
 // consolePages opens every page of the console for a signed-in person,
 // the admin and the inspector whose form is open.
 func consolePages(t *testing.T, o *org) (admin, inspector, anonymous []string) {
-	// A measurement with history: the inspector saved once, so its step is still open to her.
+	// A measurement with history and values; another with the inspector's form open.
 	o.env.Call(post, "/v1/measurements/"+o.measure+"/actions", o.inspector, map[string]any{"stepId": stepID(t, o, "Inspect"), "type": "WRITE_DATA",
-		"data": []map[string]any{{"name": "condition", "value": "good"}}}, 201)
+		"parameters": map[string]any{"condition": "good", "temperature": 61.5, "checks": []string{"seal"}}}, 201)
+	open := o.env.Call(post, "/v1/measurements", o.inspector, map[string]any{"processId": o.process}, 201).JSON()["id"].(string)
 	inv := o.env.Call(post, "/v1/invites", o.env.AdminKey, map[string]any{"email": "zoe@example.com", "roles": []string{"INSPECTOR"}}, 201).JSON()
 	admin = []string{"/inbox", "/measurements", "/measurements/" + o.measure, "/processes", "/processes/" + o.process, "/entities",
 		"/entities/" + o.supplier, "/settings", "/admin", "/admin/users", "/admin/policies", "/admin/webhooks", "/admin/org", "/admin/sso", "/no-such-page"}
-	inspector = []string{"/inbox", "/measurements/" + o.measure}
+	inspector = []string{"/inbox", "/measurements/" + open}
 	anonymous = []string{"/signin", "/forgot", "/invite/" + inv["token"].(string), "/reset/wpsrst_unknown"}
 	return admin, inspector, anonymous
 }
@@ -177,6 +179,13 @@ func TestConsoleForEveryone(t *testing.T) {
 				v.who.viewport(0, 0)
 			}
 		})
+
+		// axe finds what it should: text as pale as its background is a violation.
+		anon.open("/signin")
+		anon.eval(`document.querySelector("h1").style.color = "#f0f0f0"; "x"`)
+		if vs := anon.axe(axeJS); len(vs) == 0 || vs[0].ID != "color-contrast" {
+			t.Fatalf("axe did not find pale text: %v", vs)
+		}
 
 		for _, colour := range []string{"#0A7F5A", "#FFD700"} {
 			o.env.Call(post, "/v1/organizations", o.env.AdminKey, map[string]any{"themeColor": colour}, 200)
