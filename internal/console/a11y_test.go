@@ -278,8 +278,9 @@ func TestConsoleDrafts(t *testing.T) {
 		}
 		ines.sees("Worn")
 
-		// A draft is only its author's, and signing out clears it.
-		ines.open(page)
+		// Signing out clears the person's drafts.
+		other := o.env.Call(post, "/v1/measurements", o.inspector, map[string]any{"processId": o.process}, 201).JSON()["id"].(string)
+		ines.open("/measurements/" + other)
 		ines.fill("<script>alert('x')</script> notes", "Second thoughts")
 		if got := ines.eval(`String(Object.keys(localStorage).filter((k) => k.startsWith("wps-draft:")).length)`); got != "1" {
 			t.Fatalf("%s drafts kept while typing, want 1", got)
