@@ -1,6 +1,10 @@
 package console
 
 import (
+	"os"
+	"regexp"
+	"slices"
+	"strings"
 	"testing"
 
 	"wps/internal/wps"
@@ -100,5 +104,33 @@ func TestValueText(t *testing.T) {
 	}
 	if got := byteSize(2048); got != "2.0 KB" {
 		t.Errorf("byteSize %q", got)
+	}
+}
+
+// TestThemeGroundsFollowTheStylesheet: the backgrounds the theme's text
+// colour is made readable on are those console.css puts text on, in light
+// and in dark mode.
+func TestThemeGroundsFollowTheStylesheet(t *testing.T) {
+	css, err := os.ReadFile("assets/console.css")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(css)
+	dark := s[strings.Index(s, "@media (prefers-color-scheme: dark)"):]
+	light := s[:strings.Index(s, "@media (prefers-color-scheme: dark)")]
+	for _, c := range []struct {
+		block   string
+		grounds []rgb
+	}{{light, lightGrounds}, {dark, darkGrounds}} {
+		for _, name := range []string{"--bg", "--card", "--th", "--overdue", "--subtle", "--ok-bg"} {
+			m := regexp.MustCompile(name + `:(#[0-9a-fA-F]{3,6})[;}]`).FindStringSubmatch(c.block)
+			if m == nil {
+				t.Fatalf("console.css sets no %s", name)
+			}
+			col, _ := parseHex(m[1])
+			if !slices.Contains(c.grounds, col) {
+				t.Errorf("%s is %s in console.css, which theme.go's grounds %v leave out", name, m[1], c.grounds)
+			}
+		}
 	}
 }
