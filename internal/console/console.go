@@ -321,7 +321,9 @@ func (c *Console) render(q *req, status int, name, title string, data any) {
 			pg.Nav = append(pg.Nav, navItem{Name: "admin", Label: q.t("nav.admin"), Href: "/admin", Current: strings.HasPrefix(q.r.URL.Path, "/admin")})
 		}
 		if col, ok := parseHex(q.org.ThemeColor); ok {
-			pg.Theme = "/theme.css?c=" + col.hex()
+			// v: the theme's rules follow console.css (its backgrounds, its dark mode), so a
+			// new stylesheet is a new theme URL; the colour's stylesheet is cached for good.
+			pg.Theme = "/theme.css?c=" + col.hex() + "&v=" + c.assets["console.css"]
 		}
 		if q.org.LogoKey != "" {
 			pg.Logo = "/files/" + url.PathEscape(q.org.LogoKey)

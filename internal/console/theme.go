@@ -70,20 +70,37 @@ func onColor(bg rgb) rgb {
 	return best
 }
 
-// readableOn darkens (or lightens) c until it reaches ratio against bg:
-// the theme colour used for links and text on the page's background.
-func readableOn(c, bg rgb, ratio float64) rgb {
-	for i := 0; i < 100 && contrast(c, bg) < ratio; i++ {
+// readableOn darkens (or, on dark backgrounds, lightens) c until it
+// reaches ratio against every one of bgs: the theme colour used as text
+// (links, focus rings) on the page's backgrounds.
+func readableOn(c rgb, ratio float64, bgs ...rgb) rgb {
+	dark := bgs[0].luminance() < 0.5
+	least := func(c rgb) float64 {
+		m := 21.0
+		for _, bg := range bgs {
+			m = math.Min(m, contrast(c, bg))
+		}
+		return m
+	}
+	for i := 0; i < 100 && least(c) < ratio; i++ {
 		step := func(v uint8) uint8 {
-			if bg.luminance() > 0.5 {
-				return uint8(float64(v) * 0.92)
+			if dark {
+				return uint8(math.Min(255, float64(v)*1.08+4))
 			}
-			return uint8(math.Min(255, float64(v)*1.08+2))
+			return uint8(float64(v) * 0.92)
 		}
 		c = rgb{step(c.r), step(c.g), step(c.b)}
 	}
 	return c
 }
+
+// The backgrounds text stands on in console.css (cards, page, table
+// headers, overdue rows, notices), in light and in dark mode: the theme's
+// text colour must read on each.
+var (
+	lightGrounds = []rgb{white, {0xf6, 0xf7, 0xf9}, {0xf9, 0xfa, 0xfb}, {0xff, 0xfa, 0xeb}, {0xf3, 0xf4, 0xf6}, {0xec, 0xfd, 0xf3}}
+	darkGrounds  = []rgb{{0x11, 0x18, 0x27}, {0x0b, 0x11, 0x20}, {0x1f, 0x29, 0x37}, {0x2a, 0x21, 0x10}, {0x05, 0x2e, 0x1c}}
+)
 
 // theme serves the stylesheet of an org's colour: GET /theme.css?c=RRGGBB.
 // It depends on the colour only, so it is cached for good.
@@ -98,8 +115,12 @@ func (c *Console) theme(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprint(w, themeCSS(col))
 }
 
-// themeCSS sets the console's colour variables from the org's colour.
+// themeCSS sets the console's colour variables from the org's colour:
+// the colour itself where it is a background, the text on it (white or
+// black, whichever reads), and the colour made readable as text on the
+// page, in light and in dark mode.
 func themeCSS(col rgb) string {
-	return fmt.Sprintf(":root{--brand:#%s;--on-brand:#%s;--brand-text:#%s}\n",
-		col.hex(), onColor(col).hex(), readableOn(col, white, 4.5).hex())
+	return fmt.Sprintf(":root{--brand:#%s;--on-brand:#%s;--brand-text:#%s}\n"+
+		"@media (prefers-color-scheme: dark){:root{--brand-text:#%s}}\n",
+		col.hex(), onColor(col).hex(), readableOn(col, 4.5, lightGrounds...).hex(), readableOn(col, 4.5, darkGrounds...).hex())
 }

@@ -1,6 +1,10 @@
 package console
 
 import (
+	"os"
+	"regexp"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -9,7 +13,7 @@ import (
 )
 
 func TestThemeContrast(t *testing.T) {
-	for _, hex := range []string{"#ffeb3b", "#0A7F5A", "#000", "#ffffff", "#808080", "#1a2b3c", "#f0f", "#7fff00"} {
+	for _, hex := range []string{"#ffeb3b", "#0A7F5A", "#000", "#ffffff", "#808080", "#1a2b3c", "#f0f", "#7fff00", "#FFD700", "#0b5cab", "#b42318"} {
 		c, ok := parseHex(hex)
 		if !ok {
 			t.Fatalf("%s did not parse", hex)
@@ -17,8 +21,13 @@ func TestThemeContrast(t *testing.T) {
 		if r := contrast(c, onColor(c)); r < 4.5 {
 			t.Errorf("%s: text on it has contrast %.2f, under WCAG AA's 4.5", hex, r)
 		}
-		if r := contrast(readableOn(c, white, 4.5), white); r < 4.5 {
-			t.Errorf("%s: as text on white, contrast %.2f", hex, r)
+		for _, grounds := range [][]rgb{lightGrounds, darkGrounds} {
+			text := readableOn(c, 4.5, grounds...)
+			for _, bg := range grounds {
+				if r := contrast(text, bg); r < 4.5 {
+					t.Errorf("%s: as text (#%s) on #%s, contrast %.2f", hex, text.hex(), bg.hex(), r)
+				}
+			}
 		}
 	}
 	if got := onColor(rgb{255, 235, 59}); got != ink {
@@ -122,5 +131,33 @@ func TestValueText(t *testing.T) {
 	}
 	if got := byteSize(2048); got != "2.0 KB" {
 		t.Errorf("byteSize %q", got)
+	}
+}
+
+// TestThemeGroundsFollowTheStylesheet: the backgrounds the theme's text
+// colour is made readable on are those console.css puts text on, in light
+// and in dark mode.
+func TestThemeGroundsFollowTheStylesheet(t *testing.T) {
+	css, err := os.ReadFile("assets/console.css")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(css)
+	dark := s[strings.Index(s, "@media (prefers-color-scheme: dark)"):]
+	light := s[:strings.Index(s, "@media (prefers-color-scheme: dark)")]
+	for _, c := range []struct {
+		block   string
+		grounds []rgb
+	}{{light, lightGrounds}, {dark, darkGrounds}} {
+		for _, name := range []string{"--bg", "--card", "--th", "--overdue", "--subtle", "--ok-bg"} {
+			m := regexp.MustCompile(name + `:(#[0-9a-fA-F]{3,6})[;}]`).FindStringSubmatch(c.block)
+			if m == nil {
+				t.Fatalf("console.css sets no %s", name)
+			}
+			col, _ := parseHex(m[1])
+			if !slices.Contains(c.grounds, col) {
+				t.Errorf("%s is %s in console.css, which theme.go's grounds %v leave out", name, m[1], c.grounds)
+			}
+		}
 	}
 }

@@ -1,5 +1,6 @@
 // wps console: small enhancements. Every page works without this file,
-// except importing records and adding TABLE rows beyond the first.
+// except importing records, adding TABLE rows beyond the first, and
+// keeping unsaved entries as drafts.
 "use strict";
 document.addEventListener("DOMContentLoaded", () => {
   // TABLE fields: add and remove rows (new rows take the next free number).
@@ -80,4 +81,106 @@ document.addEventListener("DOMContentLoaded", () => {
 
   // Copy fields select their text on focus.
   document.querySelectorAll("input.copy").forEach((i) => i.addEventListener("focus", () => i.select()));
+
+  drafts();
 });
+
+// Drafts: what a person types in a step's form is kept in the browser
+// (localStorage, keyed by user, measurement and step) until it is saved, so
+// a reload or a lost connection loses nothing. Files cannot be kept. A
+// form sent is remembered for the tab (sessionStorage): the page the save
+// leads to (?done=...) clears its draft; a failed send keeps it.
+const draftPrefix = "wps-draft:";
+const store = {
+  get(k) { try { return JSON.parse(localStorage.getItem(k)); } catch { return null; } },
+  set(k, v) { try { localStorage.setItem(k, JSON.stringify(v)); } catch { /* full or off: no draft */ } },
+  del(k) { try { localStorage.removeItem(k); } catch { /* off */ } },
+};
+
+// draftValues are a form's values a draft keeps: every named control but
+// files, hidden fields and buttons; checkboxes and multiple selects as lists.
+function draftValues(form) {
+  const v = {};
+  for (const el of form.elements) {
+    if (!el.name || ["file", "hidden", "submit", "button", "reset"].includes(el.type)) continue;
+    if (el.type === "checkbox" || el.type === "radio") {
+      v[el.name] ||= [];
+      if (el.checked) v[el.name].push(el.value);
+    } else if (el.tagName === "SELECT" && el.multiple) {
+      v[el.name] = [...el.selectedOptions].map((o) => o.value);
+    } else {
+      v[el.name] = el.value;
+    }
+  }
+  return v;
+}
+
+// restoreRows adds the TABLE rows a draft has and the page has not.
+function restoreRows(form, values) {
+  const wanted = new Set(Object.keys(values).filter((n) => n.startsWith("t.")).map((n) => n.split(".").slice(0, 3).join(".")));
+  for (const box of form.querySelectorAll(".table-field")) {
+    const add = box.querySelector(".add-row");
+    const rows = [...wanted].filter((r) => r.startsWith(`t.${box.dataset.table}.`));
+    const has = (r) => box.querySelector(`tbody [name^="${CSS.escape(r)}."]`);
+    const added = [];
+    for (let i = 0; i < 100 && rows.some((r) => !has(r)); i++) {
+      add.click();
+      added.push(box.querySelector("tbody").lastElementChild);
+    }
+    for (const tr of added) { // rows made only to reach a later number
+      const name = tr.querySelector("[name]")?.name || "";
+      if (!wanted.has(name.split(".").slice(0, 3).join("."))) tr.remove();
+    }
+  }
+}
+
+function drafts() {
+  const sent = sessionStorage.getItem("wps-draft-sent");
+  sessionStorage.removeItem("wps-draft-sent");
+  if (sent && new URLSearchParams(location.search).has("done")) store.del(sent);
+
+  document.querySelectorAll("form[data-draft]").forEach((form) => {
+    const key = draftPrefix + form.dataset.draft;
+    const saved = store.get(key);
+    const initial = JSON.stringify(draftValues(form)); // the page's own values: no draft needed
+    if (saved && saved.values) {
+      restoreRows(form, saved.values);
+      let changed = false;
+      for (const el of form.elements) {
+        if (!(el.name in saved.values) || ["file", "hidden", "submit", "button", "reset"].includes(el.type)) continue;
+        const want = saved.values[el.name];
+        if (el.type === "checkbox" || el.type === "radio") {
+          const on = want.includes(el.value);
+          if (el.checked !== on) { el.checked = on; changed = true; }
+        } else if (el.tagName === "SELECT" && el.multiple) {
+          for (const o of el.options) {
+            if (o.selected !== want.includes(o.value)) { o.selected = want.includes(o.value); changed = true; }
+          }
+        } else if (el.value !== want) {
+          el.value = want;
+          changed = true;
+        }
+      }
+      if (changed) form.querySelector(".draft-restored")?.removeAttribute("hidden");
+    }
+    const keep = () => {
+      const now = JSON.stringify(draftValues(form));
+      if (now === initial) store.del(key);
+      else store.set(key, { values: JSON.parse(now), at: new Date().toISOString() });
+    };
+    form.addEventListener("input", keep);
+    form.addEventListener("change", keep);
+    form.addEventListener("click", (e) => { if (e.target.closest(".add-row, .remove-row")) keep(); });
+    form.addEventListener("submit", () => { keep(); sessionStorage.setItem("wps-draft-sent", key); });
+  });
+
+  // Signing out clears the person's drafts: the next person on this device does not see them.
+  document.querySelectorAll("form.signout[data-user]").forEach((form) => {
+    form.addEventListener("submit", () => {
+      const mine = draftPrefix + form.dataset.user + "/";
+      try {
+        for (const k of Object.keys(localStorage)) if (k.startsWith(mine)) localStorage.removeItem(k);
+      } catch { /* off */ }
+    });
+  });
+}
