@@ -114,11 +114,11 @@ func (db *DB) backfillOrg(ctx context.Context, tx *sql.Tx, org string) error {
 	var reproved []wps.Action
 	now := wps.At(time.Now())
 	for after := int64(-1 << 63); ; {
-		rows, err := tx.QueryContext(ctx, db.rebind(`SELECT `+actionCols+` FROM actions WHERE org_id = ? AND seq > ? ORDER BY seq`+limitN(1000)), org, after)
+		rows, err := tx.QueryContext(ctx, db.rebind(`SELECT `+legacyActionCols+` FROM actions WHERE org_id = ? AND seq > ? ORDER BY seq`+limitN(1000)), org, after)
 		if err != nil {
 			return err
 		}
-		page, err := collect(rows, scanAction)
+		page, err := collect(rows, scanLegacyAction)
 		if err != nil {
 			return err
 		}
