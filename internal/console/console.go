@@ -271,6 +271,7 @@ var notices = map[string]string{
 	"deactivated": "The user is deactivated: their keys and sessions have stopped.",
 	"retried":     "The delivery is queued again.",
 	"restored":    "Restored: it is back, with its data.",
+	"revoked":     "Revoked: it ended now.",
 }
 
 func (c *Console) render(q *req, status int, name, title string, data any) {

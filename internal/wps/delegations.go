@@ -354,3 +354,32 @@ func (r *run) mayNeedProxies(stepID string, holds []string, policy string) bool 
 func mayActFor(del delegator) bool {
 	return delegatedCan([]delegator{del}, FnActionWrite) || delegatedCan([]delegator{del}, FnActionApprove)
 }
+
+// Colleague is a user of the caller's org as a delegation form names them.
+type Colleague struct {
+	ID     string
+	Name   string
+	Active bool
+}
+
+// Colleagues lists the org's users by name, for choosing a delegate and
+// naming the users of delegations (any member may: delegating needs it).
+func (s *Service) Colleagues(ctx context.Context, p *Principal) ([]Colleague, error) {
+	var out []Colleague
+	err := s.store.Read(ctx, func(tx Tx) error {
+		for page := 1; ; page++ {
+			users, total, err := tx.ListUsers(p.OrgID, Page{Page: page, PerPage: 500})
+			if err != nil {
+				return err
+			}
+			for _, u := range users {
+				out = append(out, Colleague{ID: u.ID, Name: displayName(u), Active: u.Status == UserActive})
+			}
+			if page*500 >= total {
+				return nil
+			}
+		}
+	})
+	slices.SortFunc(out, func(a, b Colleague) int { return strings.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)) })
+	return out, err
+}

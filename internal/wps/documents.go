@@ -457,7 +457,11 @@ func (r *run) contractInputs(st Step, tp Template, docID string, cur map[string]
 		if policy == engine.AnySeat {
 			policy = "any member"
 		}
-		in.Signatures = append(in.Signatures, contract.Signature{Policy: policy, Name: cmp.Or(s.user.Name, s.action.Username), Email: s.user.Email,
+		name := cmp.Or(s.user.Name, s.action.Username)
+		if o := s.action.OnBehalfOf; o.UserID != "" { // filled by a delegate: "Ana for Bruno"
+			name += " for " + o.Name
+		}
+		in.Signatures = append(in.Signatures, contract.Signature{Policy: policy, Name: name, Email: s.user.Email,
 			At: s.action.CreatedAt.Time, ActionID: s.action.ID, LedgerHash: s.action.LedgerHash})
 	}
 	hidden := map[string]bool{}
