@@ -10,7 +10,8 @@ import (
 
 // Sam is away: he delegates his seats to Ana on the settings page; Ana's
 // Inbox shows the step "for sam", she approves it, the history says "ana
-// for sam", and Sam revokes the delegation.
+// for sam", and Sam revokes the delegation. Then a step's escalations on
+// the process page.
 func TestConsoleDelegation(t *testing.T) {
 	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
 		o := newOrg(t, engine)
@@ -56,5 +57,12 @@ func TestConsoleDelegation(t *testing.T) {
 		if got := sam.text("#dl-given-h + p"); got != "None." {
 			t.Fatalf("still listed: %q", sam.text("main"))
 		}
+
+		// The process page shows a step's escalations.
+		alarm := o.env.Call(post, "/v1/process", o.env.AdminKey, map[string]any{"name": "Alarm", "steps": []map[string]any{{"label": "Ack",
+			"policyNames": []string{"Supervisor"}, "deadline": "8", "deadlineType": "HOURS",
+			"escalations": []map[string]any{{"after": "PT0S", "policyName": "Supervisor"}, {"after": "PT4H", "policyName": "Manager"}}}}}, 201).JSON()["id"].(string)
+		sam.open("/processes/" + alarm)
+		sam.sees("Escalations: PT0S past the deadline → Supervisor; PT4H past the deadline → Manager")
 	})
 }

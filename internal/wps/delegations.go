@@ -136,7 +136,7 @@ func (s *Service) createDelegation(ctx context.Context, p *Principal, fromID str
 		if err != nil {
 			return err
 		}
-		for i, name := range d.PolicyNames {
+		for i, name := range in.PolicyNames { // named by their place in the request
 			j := slices.IndexFunc(policies, func(pol Policy) bool { return pol.Name == name })
 			switch {
 			case j < 0:

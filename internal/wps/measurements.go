@@ -463,8 +463,12 @@ func (r *run) current(extra map[string]any) map[string]any {
 func (r *run) act(in ActInput) (Action, engine.Result, error) {
 	var zero engine.Result
 	fn := FnActionWrite
-	if in.Type != engine.WriteData {
+	switch in.Type {
+	case engine.WriteData:
+	case engine.Approval, engine.Rejection:
 		fn = FnActionApprove
+	default:
+		return Action{}, zero, Invalid("type", "must be WRITE_DATA, APPROVAL or REJECTION")
 	}
 	onlyDelegated := !r.p.Can(fn) // the function comes from a delegation: the action fills a delegated seat
 	if onlyDelegated {
@@ -474,9 +478,7 @@ func (r *run) act(in ActInput) (Action, engine.Result, error) {
 			return Action{}, zero, r.p.Require(fn)
 		}
 	}
-	switch in.Type {
-	case engine.WriteData:
-	case engine.Approval, engine.Rejection:
+	if in.Type != engine.WriteData {
 		if len(in.Parameters) > 0 {
 			return Action{}, zero, Invalid("parameters", "only WRITE_DATA carries parameters")
 		}
@@ -485,8 +487,6 @@ func (r *run) act(in ActInput) (Action, engine.Result, error) {
 				return Action{}, zero, err
 			}
 		}
-	default:
-		return Action{}, zero, Invalid("type", "must be WRITE_DATA, APPROVAL or REJECTION")
 	}
 	_, st := stepByID(r.proc.Steps, in.StepID)
 	if st == nil {
