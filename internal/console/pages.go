@@ -264,7 +264,11 @@ func (c *Console) list(q *req, inbox bool) error {
 		}
 		if inbox { // the steps waiting on the user, with their deadlines
 			for _, a := range m.ActionableSteps {
-				r.Steps = append(r.Steps, a.Label)
+				if a.OnBehalfOf != nil { // received by a delegation
+					r.Steps = append(r.Steps, q.t("inbox.forWhom", "Step", a.Label, "For", a.OnBehalfOf.Name))
+				} else {
+					r.Steps = append(r.Steps, a.Label)
+				}
 				if a.DueAt != nil && (r.Due.IsZero() || a.DueAt.Before(r.Due.Time)) {
 					r.Due = *a.DueAt
 				}

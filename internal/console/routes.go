@@ -51,6 +51,9 @@ func (c *Console) routes() {
 
 	m.HandleFunc("GET /settings", c.signedIn(c.settings))
 	m.HandleFunc("POST /settings", c.signedIn(c.saveSettings))
+	m.HandleFunc("GET /settings/delegations", c.signedIn(c.delegations))
+	m.HandleFunc("POST /settings/delegations", c.signedIn(c.delegate))
+	m.HandleFunc("POST /delegations/{id}/revoke", c.signedIn(c.revokeDelegation))
 
 	m.HandleFunc("GET /admin", c.signedIn(c.admin))
 	m.HandleFunc("GET /admin/users", c.signedIn(c.users))

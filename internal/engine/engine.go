@@ -69,6 +69,9 @@ type Seat struct {
 	ActionID string `json:"actionId"`
 	UserID   string `json:"userId"`
 	Token    string `json:"tokenId"`
+	// OnBehalfOf is the user whose seat UserID filled by a delegation:
+	// the seat counts as filled by both.
+	OnBehalfOf string `json:"onBehalfOf,omitempty"`
 }
 
 // StepState is where one step stands.
@@ -218,6 +221,10 @@ type Action struct {
 	// Holds lists the step's policies the user holds here (after the
 	// step's role narrowing). A step without policies has AnySeat.
 	Holds []string
+	// Proxies are the users whose seats the user may fill by a delegation,
+	// each with the step's policies they hold here; used only when the
+	// user's own Holds fill no seat.
+	Proxies []Proxy
 	// Policy picks the seat when the user holds several; may be empty.
 	Policy string
 	// Provided reports whether a required parameter has a current value
@@ -229,14 +236,24 @@ type Action struct {
 	Now        time.Time
 }
 
+// Proxy is a user whose seats another may fill by a delegation, with the
+// step's policies they hold there.
+type Proxy struct {
+	UserID string
+	Holds  []string
+}
+
 // Result is what an action did.
 type Result struct {
-	State     State
-	Seat      string // the policy whose seat the action filled ("" when none)
-	Token     string
-	Consensed bool // the action's step reached consensus
-	Reset     []string
-	Events    []Event
+	State State
+	Seat  string // the policy whose seat the action filled ("" when none)
+	Token string
+	// OnBehalfOf is the proxy whose seat the action filled, or whose
+	// policy let it reject ("" for the user's own).
+	OnBehalfOf string
+	Consensed  bool // the action's step reached consensus
+	Reset      []string
+	Events     []Event
 }
 
 // Apply validates act against s and returns the new state. s is not changed.
@@ -269,7 +286,11 @@ func Apply(def Def, s State, act Action) (Result, error) {
 		}
 	case Rejection:
 		if len(act.Holds) == 0 {
-			return Result{}, refuse(Forbidden, "", "only a holder of a policy of this step can reject it")
+			i := slices.IndexFunc(act.Proxies, func(p Proxy) bool { return len(p.Holds) > 0 })
+			if i < 0 {
+				return Result{}, refuse(Forbidden, "", "only a holder of a policy of this step can reject it")
+			}
+			res.OnBehalfOf = act.Proxies[i].UserID
 		}
 		targets := sd.ReprovalDeps
 		if len(targets) == 0 {
@@ -300,23 +321,43 @@ func fillSeat(sd *StepDef, st *StepState, act Action, res *Result) error {
 	if act.Policy != "" && !slices.Contains(policies, act.Policy) {
 		return refuse(Invalid, "policyName", "%q is not a policy of this step", act.Policy)
 	}
-	var held []string
-	for _, p := range policies {
-		if slices.Contains(act.Holds, p) && (act.Policy == "" || act.Policy == p) {
-			held = append(held, p)
+	mine := func(holds []string) []string {
+		var held []string
+		for _, p := range policies {
+			if slices.Contains(holds, p) && (act.Policy == "" || act.Policy == p) {
+				held = append(held, p)
+			}
+		}
+		return held
+	}
+	held := mine(act.Holds)
+	var proxies []Proxy
+	for _, px := range act.Proxies {
+		if h := mine(px.Holds); len(h) > 0 {
+			proxies = append(proxies, Proxy{px.UserID, h})
 		}
 	}
-	if len(held) == 0 {
+	if len(held) == 0 && len(proxies) == 0 {
 		if act.Policy != "" {
 			return refuse(Forbidden, "policyName", "you do not hold policy %q at this step", act.Policy)
 		}
 		return refuse(Forbidden, "", "you hold none of this step's policies (%v)", policies)
 	}
-	if can := SeatsFor(sd, st, act.UserID, held); len(can) > 0 {
+	if can, onBehalfOf := SeatsOf(sd, st, act.UserID, held, proxies); len(can) > 0 {
 		p := can[0]
-		st.Seats[p] = Seat{ActionID: act.ID, UserID: act.UserID, Token: tokenOf(sd, p)}
-		res.Seat, res.Token = p, st.Seats[p].Token
+		st.Seats[p] = Seat{ActionID: act.ID, UserID: act.UserID, Token: tokenOf(sd, p), OnBehalfOf: onBehalfOf}
+		res.Seat, res.Token, res.OnBehalfOf = p, st.Seats[p].Token, onBehalfOf
 		return nil
+	}
+	if len(held) == 0 {
+		for _, px := range proxies {
+			if p := FilledBy(st, px.UserID); p != "" {
+				return refuse(Conflict, "", "the user you act for already fills the %q seat of this step; several parties must agree", p)
+			}
+		}
+	}
+	for _, px := range proxies {
+		held = append(held, px.Holds...)
 	}
 	for _, p := range held {
 		if _, filled := st.Seats[p]; !filled {
@@ -353,10 +394,11 @@ func Fillable(sd *StepDef, st *StepState) []string {
 }
 
 // FilledBy is the seat that user fills at the step in its current opening,
-// or "": one user fills at most one seat of a step.
+// themselves or through a delegate on their behalf, or "": one user fills
+// at most one seat of a step.
 func FilledBy(st *StepState, userID string) string {
 	for p, seat := range st.Seats {
-		if seat.UserID == userID {
+		if seat.UserID == userID || seat.OnBehalfOf == userID {
 			return p
 		}
 	}
@@ -364,12 +406,19 @@ func FilledBy(st *StepState, userID string) string {
 }
 
 // Fillers lists the users who fill the step's seats in its current
-// opening, in policy order.
+// opening, in policy order: a seat filled on behalf of another user names
+// both.
 func Fillers(sd *StepDef, st *StepState) []string {
 	var out []string
 	for _, p := range seats(sd) {
-		if seat, ok := st.Seats[p]; ok && !slices.Contains(out, seat.UserID) {
-			out = append(out, seat.UserID)
+		seat, ok := st.Seats[p]
+		if !ok {
+			continue
+		}
+		for _, u := range []string{seat.UserID, seat.OnBehalfOf} {
+			if u != "" && !slices.Contains(out, u) {
+				out = append(out, u)
+			}
 		}
 	}
 	return out
@@ -390,6 +439,26 @@ func SeatsFor(sd *StepDef, st *StepState, userID string, holds []string) []strin
 		}
 	}
 	return out
+}
+
+// SeatsOf lists the seats a user could fill at the step now and for whom:
+// their own (SeatsFor with holds, onBehalfOf ""), or when those are none,
+// the seats of the first proxy who fills no seat of the step yet (a seat
+// filled on someone's behalf is theirs too). This is the one rule of who
+// may fill which seat, delegations included.
+func SeatsOf(sd *StepDef, st *StepState, userID string, holds []string, proxies []Proxy) (seats []string, onBehalfOf string) {
+	if out := SeatsFor(sd, st, userID, holds); len(out) > 0 {
+		return out, ""
+	}
+	for _, px := range proxies {
+		if px.UserID == userID || FilledBy(st, px.UserID) != "" {
+			continue
+		}
+		if out := SeatsFor(sd, st, userID, px.Holds); len(out) > 0 {
+			return out, px.UserID
+		}
+	}
+	return nil, ""
 }
 
 func tokenOf(sd *StepDef, policy string) string {

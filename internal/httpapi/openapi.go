@@ -34,14 +34,14 @@ var tagOf = map[string]string{
 	"documents": "contracts", "measurements": "measurements", "measurements:export": "measurements",
 	"actions": "actions", "ledger": "ledger", "webhooks": "webhooks", "webhook-deliveries": "webhooks", "chat-channels": "webhooks",
 	"attachments": "attachments", "sheets": "sheets", "import-jobs": "entities", "sso": "sso",
-	"notifications": "notifications", "password-resets": "sessions",
+	"notifications": "notifications", "password-resets": "sessions", "delegations": "users",
 }
 
 var tags = []*huma.Tag{
 	{Name: "health", Description: "Liveness and readiness of the server"},
 	{Name: "reference", Description: "This document and its reference page"},
 	{Name: "organization", Description: "The caller's organization and its console settings"},
-	{Name: "users", Description: "Users, their API keys and passwords, and policies"},
+	{Name: "users", Description: "Users, their API keys and passwords, delegations, and policies"},
 	{Name: "sessions", Description: "Console sign-in with email and password"},
 	{Name: "invites", Description: "Invitations of new users; accepting one creates the user"},
 	{Name: "roles", Description: "Roles held by users"},

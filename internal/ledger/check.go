@@ -166,6 +166,13 @@ func sameAction(leaf []byte, leafHash tlog.Hash, action []byte, orgID string) (s
 			return "", fmt.Errorf("the action's %s is %q, the log's leaf says %q", k, got, w)
 		}
 	}
+	lb, _ := l["onBehalfOf"].(map[string]any)
+	ab, _ := a["onBehalfOf"].(map[string]any)
+	for _, k := range []string{"userId", "name"} {
+		if got, w := str(ab, k), str(lb, k); got != w {
+			return "", fmt.Errorf("the action's onBehalfOf.%s is %q, the log's leaf says %q", k, got, w)
+		}
+	}
 	return want["id"], nil
 }
 

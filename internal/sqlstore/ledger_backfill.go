@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"golang.org/x/mod/sumdb/tlog"
@@ -115,11 +114,11 @@ func (db *DB) backfillOrg(ctx context.Context, tx *sql.Tx, org string) error {
 	var reproved []wps.Action
 	now := wps.At(time.Now())
 	for after := int64(-1 << 63); ; {
-		rows, err := tx.QueryContext(ctx, db.rebind(`SELECT `+backfillActionCols+` FROM actions WHERE org_id = ? AND seq > ? ORDER BY seq`+limitN(1000)), org, after)
+		rows, err := tx.QueryContext(ctx, db.rebind(`SELECT `+legacyActionCols+` FROM actions WHERE org_id = ? AND seq > ? ORDER BY seq`+limitN(1000)), org, after)
 		if err != nil {
 			return err
 		}
-		page, err := collect(rows, scanAction)
+		page, err := collect(rows, scanLegacyAction)
 		if err != nil {
 			return err
 		}
@@ -182,6 +181,3 @@ func (db *DB) backfillOrg(ctx context.Context, tx *sql.Tx, org string) error {
 	return pend.flush(ctx, db, tx)
 }
 
-// backfillActionCols are actionCols as migration 23 reads them: the
-// actions it links were recorded before signatures (migration 41) existed.
-var backfillActionCols = strings.Replace(actionCols, ", signature", ", '' AS signature", 1)

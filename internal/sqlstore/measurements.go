@@ -407,19 +407,58 @@ func (t *tx) listPage(query string, args []any, count string, cargs []any) ([]wp
 }
 
 // actionable is the FROM and WHERE of the open seats (s) that have one of
-// the filler's keys, at steps of which the filler fills no seat (and, with
-// q.ProcessID, q.OpenStepID or q.Overdue, of that process, at that step,
-// or past its deadline). The
-// policies and roles of the keys, as two IN lists, find the seats through
-// open_seats_key; the keys themselves then keep the exact pairs.
+// the filler's keys, or of the keys of a user they fill seats for by
+// delegation (Filler.For) at steps of which that user fills no seat, at
+// steps of which the filler fills no seat (and, with q.ProcessID,
+// q.OpenStepID or q.Overdue, of that process, at that step, or past its
+// deadline).
 func actionable(orgID string, q wps.MeasurementQuery) (string, []any) {
-	if len(q.Filler.Keys) == 0 {
+	f := q.Filler
+	if len(f.Keys) == 0 && len(f.For) == 0 {
 		return `FROM measurement_open_seats s WHERE 1 = 0`, nil
 	}
+	notFilling := ` AND NOT EXISTS (SELECT 1 FROM measurement_step_fillers f
+		WHERE f.org_id = s.org_id AND f.measurement_id = s.measurement_id AND f.step_id = s.step_id AND f.user_id = ?)`
+	cond, args := `FROM measurement_open_seats s WHERE s.org_id = ?`, []any{orgID}
+	if len(f.For) == 0 {
+		c, a := seatKeysCond(f.Keys)
+		cond, args = cond+` AND `+c, append(args, a...)
+	} else { // by delegation too: their keys, at steps of which they fill no seat either
+		var or []string
+		if len(f.Keys) > 0 {
+			c, a := seatKeysCond(f.Keys)
+			or, args = append(or, c), append(args, a...)
+		}
+		for _, g := range f.For {
+			c, a := seatKeysCond(g.Keys)
+			or, args = append(or, `(`+c+notFilling+`)`), append(append(args, a...), g.UserID)
+		}
+		cond += ` AND (` + strings.Join(or, ` OR `) + `)`
+	}
+	if q.ProcessID != "" {
+		cond, args = cond+` AND s.process_id = ?`, append(args, q.ProcessID)
+	}
+	if q.OpenStepID != "" {
+		cond, args = cond+` AND s.step_id = ?`, append(args, q.OpenStepID)
+	}
+	cond += notFilling
+	args = append(args, f.UserID)
+	if q.Overdue {
+		cond += ` AND EXISTS (SELECT 1 FROM measurement_open_steps o
+			WHERE o.org_id = s.org_id AND o.measurement_id = s.measurement_id AND o.step_id = s.step_id AND o.due_at < ?)`
+		args = append(args, q.Now.Millis())
+	}
+	return cond, args
+}
+
+// seatKeysCond keeps the open seats (s) that have one of keys: the
+// policies and roles of the keys, as two IN lists, find the seats through
+// open_seats_key; the keys themselves then keep the exact pairs.
+func seatKeysCond(keys []wps.SeatKey) (string, []any) {
 	var policies, roles []any
 	var pairs strings.Builder
 	var pargs []any
-	for i, k := range q.Filler.Keys {
+	for i, k := range keys {
 		if !slices.Contains(policies, any(k.Policy)) {
 			policies = append(policies, k.Policy)
 		}
@@ -432,25 +471,9 @@ func actionable(orgID string, q wps.MeasurementQuery) (string, []any) {
 		pairs.WriteString(`s.policy_name = ? AND s.role = ?`)
 		pargs = append(pargs, k.Policy, k.Role)
 	}
-	cond := `FROM measurement_open_seats s WHERE s.org_id = ?
-		AND s.policy_name IN (?` + strings.Repeat(`, ?`, len(policies)-1) + `) AND s.role IN (?` + strings.Repeat(`, ?`, len(roles)-1) + `)
+	cond := `s.policy_name IN (?` + strings.Repeat(`, ?`, len(policies)-1) + `) AND s.role IN (?` + strings.Repeat(`, ?`, len(roles)-1) + `)
 		AND (` + pairs.String() + `)`
-	args := append(append(append([]any{orgID}, policies...), roles...), pargs...)
-	if q.ProcessID != "" {
-		cond, args = cond+` AND s.process_id = ?`, append(args, q.ProcessID)
-	}
-	if q.OpenStepID != "" {
-		cond, args = cond+` AND s.step_id = ?`, append(args, q.OpenStepID)
-	}
-	cond += ` AND NOT EXISTS (SELECT 1 FROM measurement_step_fillers f
-		WHERE f.org_id = s.org_id AND f.measurement_id = s.measurement_id AND f.step_id = s.step_id AND f.user_id = ?)`
-	args = append(args, q.Filler.UserID)
-	if q.Overdue {
-		cond += ` AND EXISTS (SELECT 1 FROM measurement_open_steps o
-			WHERE o.org_id = s.org_id AND o.measurement_id = s.measurement_id AND o.step_id = s.step_id AND o.due_at < ?)`
-		args = append(args, q.Now.Millis())
-	}
-	return cond, args
+	return cond, append(append(policies, roles...), pargs...)
 }
 
 // withTotal scans a row's first column into total, the next into dest,
@@ -616,8 +639,22 @@ func upsertOpenSteps(orgID, measurementID string, steps []wps.OpenStep) (string,
 		WHERE measurement_open_steps.opening <> excluded.opening`, args
 }
 
-const actionCols = `id, org_id, measurement_id, step_id, opening, seq, type, user_id, username, user_roles, role, policy_name, token_id,
-	observation, transaction_hash, data, reproves_action_id, reproved, superseded, prev_hash, ledger_hash, created_at, leaf_hash, route, signature`
+const actionCols = legacyActionCols + `, signature, on_behalf_of_id, on_behalf_of_name`
+
+// legacyActionCols are the columns of actions as migration 23 (Go) reads
+// them, before later migrations added the others.
+const legacyActionCols = `id, org_id, measurement_id, step_id, opening, seq, type, user_id, username, user_roles, role, policy_name, token_id,
+	observation, transaction_hash, data, reproves_action_id, reproved, superseded, prev_hash, ledger_hash, created_at, leaf_hash, route`
+
+// scanLegacyAction scans legacyActionCols.
+func scanLegacyAction(s interface{ Scan(...any) error }) (wps.Action, error) {
+	var a wps.Action
+	dest, finish := actionFields(&a)
+	if err := s.Scan(dest[:strings.Count(legacyActionCols, ",")+1]...); err != nil {
+		return a, err
+	}
+	return a, finish()
+}
 
 func scanAction(s interface{ Scan(...any) error }) (wps.Action, error) {
 	var a wps.Action
@@ -635,7 +672,7 @@ func actionFields(a *wps.Action) ([]any, func() error) {
 	var created int64
 	return []any{&a.ID, &a.OrgID, &a.MeasurementID, &a.StepID, &a.Opening, &a.Seq, &a.Type, &a.UserID, &a.Username, &roles, &a.Role,
 			&a.PolicyName, &a.TokenID, &a.Observation, &a.TransactionHash, &data, &a.ReprovesActionID, &a.Reproved, &a.Superseded,
-			&a.PrevHash, &a.LedgerHash, &created, &a.LeafHash, &a.Route, &signature}, func() error {
+			&a.PrevHash, &a.LedgerHash, &created, &a.LeafHash, &a.Route, &signature, &a.OnBehalfOf.UserID, &a.OnBehalfOf.Name}, func() error {
 			fromJSON(roles, &a.UserRoles)
 			a.CreatedAt = wps.FromMillis(created)
 			if signature != "" {

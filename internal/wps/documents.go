@@ -462,6 +462,9 @@ func (r *run) contractInputs(st Step, tp Template, docID string, cur map[string]
 		if sig := s.action.Signature; sig != nil { // as signed, not as the user reads now
 			cs.Name, cs.Email, cs.At, cs.Meaning, cs.Method = sig.SignerName, sig.SignerEmail, sig.SignedAt.Time, sig.Meaning, sig.Method
 		}
+		if o := s.action.OnBehalfOf; o.UserID != "" { // filled by a delegate: "Ana for Bruno"
+			cs.Name += " for " + o.Name
+		}
 		in.Signatures = append(in.Signatures, cs)
 	}
 	hidden := map[string]bool{}

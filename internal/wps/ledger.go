@@ -141,6 +141,9 @@ type actionLeaf struct {
 	// The electronic signature of a signed action; absent otherwise, so
 	// the leaves of unsigned actions are as they always were.
 	Signature *ActionSignature `json:"signature,omitempty"`
+	// The user whose seat it filled by a delegation; absent for the
+	// actor's own (leaves written before delegations hash the same).
+	OnBehalfOf *OnBehalfOf `json:"onBehalfOf,omitempty"`
 	// The hash chain's link of an action recorded before the log.
 	PrevHash   string `json:"prevHash,omitempty"`
 	LedgerHash string `json:"ledgerHash,omitempty"`
@@ -169,6 +172,9 @@ func ActionLeaf(a Action, kind string, creation []byte) []byte {
 		Type: a.Type, UserID: a.UserID, Username: a.Username, UserRoles: roles, Role: a.Role, PolicyName: a.PolicyName,
 		TokenID: a.TokenID, Observation: a.Observation, TransactionHash: clientHash(a), ReprovesActionID: a.ReprovesActionID,
 		Route: a.Route, DataHash: hex.EncodeToString(sum[:]), CreatedAt: a.CreatedAt, Signature: a.Signature}
+	if a.OnBehalfOf.UserID != "" {
+		l.OnBehalfOf = &a.OnBehalfOf
+	}
 	switch kind {
 	case LeafChainedAction:
 		l.PrevHash, l.LedgerHash = a.PrevHash, a.LedgerHash

@@ -523,8 +523,12 @@ func (r *run) replayAction(state engine.State, a Action, kind string) (engine.Re
 	if a.Type == engine.Rejection {
 		holds = []string{engine.AnySeat}
 	}
-	res, err := engine.Apply(r.def, state, engine.Action{ID: a.ID, Type: a.Type, StepID: a.StepID, UserID: a.UserID, Holds: holds,
-		Policy: policy, Provided: func(string) bool { return true }, RouteValue: route, Now: a.CreatedAt.Time})
+	act := engine.Action{ID: a.ID, Type: a.Type, StepID: a.StepID, UserID: a.UserID, Holds: holds,
+		Policy: policy, Provided: func(string) bool { return true }, RouteValue: route, Now: a.CreatedAt.Time}
+	if a.OnBehalfOf.UserID != "" { // a delegate's: the seat is the delegator's
+		act.Holds, act.Proxies = nil, []engine.Proxy{{UserID: a.OnBehalfOf.UserID, Holds: holds}}
+	}
+	res, err := engine.Apply(r.def, state, act)
 	if err != nil {
 		return res, err
 	}
@@ -547,6 +551,9 @@ func seatPolicy(st Step, a Action) string {
 func (r *run) sameSeat(res engine.Result, a Action) error {
 	if res.Token != a.TokenID || a.TokenID == "" && res.Seat != a.PolicyName {
 		return fmt.Errorf("it fills seat %q, the engine gives %q", a.PolicyName, res.Seat)
+	}
+	if res.OnBehalfOf != a.OnBehalfOf.UserID {
+		return fmt.Errorf("it acts on behalf of %q, the engine gives %q", a.OnBehalfOf.UserID, res.OnBehalfOf)
 	}
 	if st := res.State.Steps[a.StepID]; st == nil || st.Opening != a.Opening {
 		return fmt.Errorf("it is of opening %d of its step, the engine gives another", a.Opening)

@@ -45,6 +45,9 @@ type Action struct {
 	Route string
 	// Signature is the action's electronic signature (nil: not signed).
 	Signature *ActionSignature
+	// OnBehalfOf is the user whose seat the action filled by a delegation
+	// (zero for the actor's own).
+	OnBehalfOf OnBehalfOf
 	// PrevHash and LedgerHash are the action's link in the hash chain that
 	// came before the log; since, PrevHash is "" and LedgerHash the leaf
 	// hash in hex. LeafHash is its leaf hash (base64).
@@ -112,6 +115,9 @@ type MeasurementQuery struct {
 type Filler struct {
 	UserID string
 	Keys   []SeatKey
+	// For are the users whose seats the caller fills by delegation, each
+	// matched the same way; none of their For is followed.
+	For []Filler
 }
 
 // Event is an outbox entry: written with the change that causes it.

@@ -242,7 +242,9 @@ type run struct {
 	savedStatus string
 	events      []Event
 	now         Time
-	policies    []Policy             // loaded once for views
+	policies    []Policy    // loaded once for views
+	dels        []delegator // whose seats the user fills by delegation (delegators), once read
+	delsRead    bool
 	cals        *[]CalendarVersion   // the org's calendars, once read (calendars)
 	reads       []EntityRead         // values this run read from entity records
 	writes      []EntityData         // records this run wrote (entityManipulations)
@@ -464,15 +466,23 @@ func (r *run) current(extra map[string]any) map[string]any {
 // act applies one action through the engine and records it.
 func (r *run) act(in ActInput) (Action, engine.Result, error) {
 	var zero engine.Result
+	fn := FnActionWrite
 	switch in.Type {
 	case engine.WriteData:
-		if err := r.p.Require(FnActionWrite); err != nil {
-			return Action{}, zero, err
-		}
 	case engine.Approval, engine.Rejection:
-		if err := r.p.Require(FnActionApprove); err != nil {
+		fn = FnActionApprove
+	default:
+		return Action{}, zero, Invalid("type", "must be WRITE_DATA, APPROVAL or REJECTION")
+	}
+	onlyDelegated := !r.p.Can(fn) // the function comes from a delegation: the action fills a delegated seat
+	if onlyDelegated {
+		if dels, err := r.delegators(); err != nil {
 			return Action{}, zero, err
+		} else if !delegatedCan(dels, fn) {
+			return Action{}, zero, r.p.Require(fn)
 		}
+	}
+	if in.Type != engine.WriteData {
 		if len(in.Parameters) > 0 {
 			return Action{}, zero, Invalid("parameters", "only WRITE_DATA carries parameters")
 		}
@@ -481,8 +491,6 @@ func (r *run) act(in ActInput) (Action, engine.Result, error) {
 				return Action{}, zero, err
 			}
 		}
-	default:
-		return Action{}, zero, Invalid("type", "must be WRITE_DATA, APPROVAL or REJECTION")
 	}
 	_, st := stepByID(r.proc.Steps, in.StepID)
 	if st == nil {
@@ -552,10 +560,22 @@ func (r *run) act(in ActInput) (Action, engine.Result, error) {
 			holds, roleFor = seatHolder(*st, r.user.Roles, r.p.Policies)
 		}
 	}
+	if onlyDelegated {
+		holds = nil
+	}
+	var pxs []engine.Proxy
+	var pxRoles map[string]map[string]string
+	if r.mayNeedProxies(st.ID, holds, in.PolicyName) {
+		dels, err := r.delegators()
+		if err != nil {
+			return Action{}, zero, err
+		}
+		pxs, pxRoles = proxies(dels, *st)
+	}
 	a := Action{ID: r.id("action"), OrgID: r.m.OrgID, MeasurementID: r.m.ID, StepID: st.ID, Type: in.Type, UserID: r.user.ID,
 		Username: displayName(r.user), UserRoles: r.user.Roles, Observation: in.Observation, Data: data, Signature: sig, CreatedAt: r.now}
 	res, err := engine.Apply(r.def, r.m.State, engine.Action{ID: a.ID, Type: in.Type, StepID: st.ID, UserID: r.user.ID, Holds: holds,
-		Policy: in.PolicyName, Provided: func(id string) bool { return cur[id] != nil }, RouteValue: route, Now: r.now.Time})
+		Proxies: pxs, Policy: in.PolicyName, Provided: func(id string) bool { return cur[id] != nil }, RouteValue: route, Now: r.now.Time})
 	if err != nil {
 		return Action{}, zero, engineError(err, r.proc.Steps)
 	}
@@ -565,6 +585,9 @@ func (r *run) act(in ActInput) (Action, engine.Result, error) {
 		}
 	}
 	a.PolicyName, a.TokenID, a.Role = res.Seat, res.Token, roleFor[res.Seat]
+	if del := delegatorByID(r.dels, res.OnBehalfOf); del != nil {
+		a.OnBehalfOf, a.Role = OnBehalfOf{UserID: del.ID, Name: displayName(del.User)}, pxRoles[del.ID][res.Seat]
+	}
 	if st.Routing != nil {
 		a.Route = route
 	}

@@ -102,11 +102,24 @@ func (s *Service) SendDigests(ctx context.Context) (int, error) {
 			if err := tx.SetDigestDue(d.OrgID, d.UserID, now, At(NextDigest(now.Time, zone))); err != nil {
 				return err
 			}
-			if p == nil || p.User.Status != UserActive || !p.Can(FnMeasurementRead) || !mayAct(p) {
+			if p == nil || p.User.Status != UserActive || !p.Can(FnMeasurementRead) {
 				continue
 			}
+			dels, err := delegatorsOf(tx, d.OrgID, d.UserID, now)
+			if err != nil {
+				return err
+			}
+			if !mayAct(p) {
+				if dels = slices.DeleteFunc(dels, func(d delegator) bool { return !mayActFor(d) }); len(dels) == 0 {
+					continue
+				}
+			}
+			f := fillerOf(p.User, p.Policies, dels)
+			if !mayAct(p) {
+				f.Keys = nil // only delegated seats
+			}
 			list, total, err := tx.ListMeasurements(d.OrgID, MeasurementQuery{Page: Page{Page: 1, PerPage: 20}, Actionable: true,
-				Filler: fillerOf(p.User, p.Policies), Now: now})
+				Filler: f, Now: now})
 			if err != nil {
 				return err
 			}

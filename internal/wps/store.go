@@ -369,6 +369,16 @@ type Tx interface {
 	GetChatChannel(orgID, id string) (ChatChannel, error)
 	ListChatChannels(orgID string) ([]ChatChannel, error)
 	DeleteChatChannel(orgID, id string) error
+
+	// CreateDelegation writes a delegation.
+	CreateDelegation(d Delegation) error
+	// GetDelegation reads one, revoked or not. Errors: CodeNotFound.
+	GetDelegation(orgID, id string) (Delegation, error)
+	// ListDelegations lists the delegations not revoked that end after
+	// now, given or received by userID ("": the org's), by start.
+	ListDelegations(orgID, userID string, now Time) ([]Delegation, error)
+	// RevokeDelegation marks one revoked at at. Errors: CodeNotFound.
+	RevokeDelegation(orgID, id string, at Time) error
 	GetWebhook(orgID, id string) (Webhook, error)
 	ListWebhooks(orgID string) ([]Webhook, error)
 	UpdateWebhook(w Webhook) error

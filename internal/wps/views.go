@@ -122,6 +122,7 @@ type MeasurementActionView struct {
 	Sheets                    []SheetHash   `json:"sheets,omitempty" doc:"The workbooks this action recalculated: the SHA-256 of each filled copy"`
 	// Signature is set on a signed action (semantics section 19).
 	Signature *ActionSignature `json:"signature,omitempty" doc:"The action's electronic signature, when its step has a signatureMeaning"`
+	OnBehalfOf                *OnBehalfOf   `json:"onBehalfOf,omitempty" doc:"The user whose seat the action filled by a delegation (absent: the actor's own)"`
 }
 
 // SheetHash is the SHA-256 of a measurement's filled copy of a workbook as
@@ -215,12 +216,13 @@ type MeasurementSummary struct {
 
 // ActionableStep is an open step where the caller can fill a seat now.
 type ActionableStep struct {
-	StepID      string   `json:"stepId"`
-	Label       string   `json:"label"`
-	PolicyNames []string `json:"policyNames" doc:"The seats the caller can fill now (* for a step without policies); an action fills the first unless it names one"`
-	OpenedAt    Time     `json:"openedAt"`
-	DueAt       *Time    `json:"dueAt" nullable:"true" doc:"When the step's deadline passes (null: no deadline)"`
-	Overdue     bool     `json:"overdue" doc:"The deadline has passed"`
+	StepID      string      `json:"stepId"`
+	Label       string      `json:"label"`
+	PolicyNames []string    `json:"policyNames" doc:"The seats the caller can fill now (* for a step without policies); an action fills the first unless it names one"`
+	OpenedAt    Time        `json:"openedAt"`
+	DueAt       *Time       `json:"dueAt" nullable:"true" doc:"When the step's deadline passes (null: no deadline)"`
+	Overdue     bool        `json:"overdue" doc:"The deadline has passed"`
+	OnBehalfOf  *OnBehalfOf `json:"onBehalfOf,omitempty" doc:"The user whose seats these are, received by a delegation (absent: the caller's own)"`
 }
 
 // MeasurementDefinition is the seats of a measurement.
@@ -293,6 +295,7 @@ type ActionView struct {
 	CurrentStep      *StepView          `json:"currentStep"`
 	// Signature is set on a signed action (semantics section 19).
 	Signature *ActionSignature `json:"signature,omitempty" doc:"The action's electronic signature, when its step has a signatureMeaning"`
+	OnBehalfOf       *OnBehalfOf        `json:"onBehalfOf,omitempty" doc:"The user whose seat the action filled by a delegation (absent: the actor's own)"`
 }
 
 // derivedID makes a stable id for a view object from its parts.
@@ -489,6 +492,7 @@ func (r *run) actionViews() []MeasurementActionView {
 			Reproved: a.Reproved, Superseded: a.Superseded, ReprovesActionID: a.ReprovesActionID, Signature: a.Signature}
 		v.Data = dataViews(a, st, r.hidden())
 		v.Sheets = sheetHashes(a)
+		v.OnBehalfOf = a.onBehalfOf()
 		out = append(out, v)
 	}
 	return out
@@ -628,6 +632,7 @@ func (r *run) actionView(a Action, reproved *Action) ActionView {
 	}
 	v.Data = dataViews(shown, st, r.hidden())
 	v.Sheets = sheetHashes(shown)
+	v.OnBehalfOf = a.onBehalfOf()
 	return v
 }
 
@@ -688,7 +693,11 @@ func (s *Service) GetMeasurementPermitted(ctx context.Context, p *Principal, id 
 		if r.user, err = actor(tx, p); err != nil {
 			return err
 		}
-		can = Permitted{Steps: r.actionableSteps(), Write: p.Can(FnActionWrite), Approve: p.Can(FnActionApprove)}
+		if r.dels, err = delegatorsOf(tx, p.OrgID, r.user.ID, r.now); err != nil {
+			return err
+		}
+		can = Permitted{Steps: r.actionableSteps(), Write: p.Can(FnActionWrite) || delegatedCan(r.dels, FnActionWrite),
+			Approve: p.Can(FnActionApprove) || delegatedCan(r.dels, FnActionApprove)}
 		if p.Can(FnActionReprove) && r.m.Status != engine.StatusApproved {
 			for _, a := range r.actions {
 				if a.Type != engine.Rejection && !a.Reproved && !a.Superseded && r.mayReprove(a.StepID) {
@@ -741,17 +750,27 @@ func (s *Service) ListMeasurements(ctx context.Context, p *Principal, q Measurem
 	out := []MeasurementSummary{}
 	var total int
 	q.Now = s.Now()
-	if q.Actionable && !mayAct(p) {
-		return out, 0, nil
-	}
 	err := s.store.View(ctx, func(tx Tx) error { // the page, its total and its versions are one statement
 		var user User
+		var dels []delegator
 		if q.Actionable {
 			var err error
 			if user, err = actor(tx, p); err != nil {
 				return err
 			}
-			q.Filler = fillerOf(user, p.Policies)
+			if dels, err = delegatorsOf(tx, p.OrgID, user.ID, q.Now); err != nil {
+				return err
+			}
+			if !mayAct(p) {
+				dels = slices.DeleteFunc(dels, func(d delegator) bool { return !mayActFor(d) })
+				if len(dels) == 0 {
+					return nil
+				}
+			}
+			q.Filler = fillerOf(user, p.Policies, dels)
+			if !mayAct(p) {
+				q.Filler.Keys = nil // only delegated seats
+			}
 		}
 		list, n, err := tx.ListMeasurements(p.OrgID, q)
 		if err != nil {
@@ -759,7 +778,7 @@ func (s *Service) ListMeasurements(ctx context.Context, p *Principal, q Measurem
 		}
 		total = n
 		for _, m := range list {
-			r := &run{tx: tx, p: p, user: user, m: m.Measurement, proc: Process{Steps: m.Steps}, def: engineDef(m.Steps), now: q.Now}
+			r := &run{tx: tx, p: p, user: user, m: m.Measurement, proc: Process{Steps: m.Steps}, def: engineDef(m.Steps), now: q.Now, dels: dels}
 			sum := r.summary()
 			if q.Actionable {
 				sum.ActionableSteps = r.actionableSteps()
@@ -783,11 +802,15 @@ func (r *run) actionableSteps() []ActionableStep {
 		_, st := stepByID(r.proc.Steps, id)
 		ss := r.m.State.Steps[id]
 		holds, _ := seatHolder(*st, r.user.Roles, r.p.Policies)
-		seats := engine.SeatsFor(sd, ss, r.user.ID, holds)
+		pxs, _ := proxies(r.dels, *st)
+		seats, onBehalfOf := engine.SeatsOf(sd, ss, r.user.ID, holds, pxs)
 		if len(seats) == 0 {
 			continue
 		}
 		a := ActionableStep{StepID: id, Label: st.Label, PolicyNames: seats, OpenedAt: At(ss.OpenedAt), DueAt: dueAt(*st, ss.OpenedAt, r.calendars())}
+		if del := delegatorByID(r.dels, onBehalfOf); del != nil {
+			a.OnBehalfOf = &OnBehalfOf{UserID: del.ID, Name: displayName(del.User)}
+		}
 		a.Overdue = a.DueAt != nil && a.DueAt.Before(r.now.Time)
 		out = append(out, a)
 	}

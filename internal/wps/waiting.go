@@ -18,11 +18,24 @@ const (
 func mayAct(p *Principal) bool { return p.Can(FnActionWrite) || p.Can(FnActionApprove) }
 
 // fillerOf is whom the Inbox matches against open seats for user: the seat
-// keys they hold through policies (heldKeys), and their id.
-func fillerOf(user User, policies []Policy) Filler {
+// keys they hold through policies (heldKeys), their id, and the same of
+// each user whose seats they fill by delegation (dels; not the seat of a
+// step without policies, which they fill themselves).
+func fillerOf(user User, policies []Policy, dels []delegator) Filler {
 	f := Filler{UserID: user.ID}
 	for _, k := range heldKeys(user.Roles, policies) {
 		f.Keys = append(f.Keys, k.SeatKey)
+	}
+	for _, del := range dels {
+		g := Filler{UserID: del.ID}
+		for _, k := range heldKeys(del.Roles, del.policies) {
+			if k.Policy != "" {
+				g.Keys = append(g.Keys, k.SeatKey)
+			}
+		}
+		if len(g.Keys) > 0 {
+			f.For = append(f.For, g)
+		}
 	}
 	return f
 }
@@ -37,6 +50,11 @@ func listedFor(o OpenStep, f Filler) bool {
 	}
 	for _, k := range f.Keys {
 		if slices.Contains(o.Seats, k) {
+			return true
+		}
+	}
+	for _, g := range f.For {
+		if listedFor(o, g) {
 			return true
 		}
 	}
@@ -87,7 +105,7 @@ func (s *Service) mailWaiting(tx Tx, m Measurement, proc Process, before, after 
 	if !s.mail.Enabled {
 		return nil
 	}
-	list, err := activeHolders(tx, m.OrgID)
+	list, err := activeHolders(tx, m.OrgID, s.Now())
 	if err != nil {
 		return err
 	}
@@ -113,10 +131,11 @@ type holder struct {
 }
 
 // activeHolders lists the org's active users whom the Inbox may list work
-// for (they read measurements and act: mayAct), each with their Filler, as
-// ListMeasurements makes it for them; but not those who chose to be mailed
-// a daily digest or nothing (PrefDaily, PrefOff).
-func activeHolders(tx Tx, orgID string) ([]holder, error) {
+// for (they read measurements and act: mayAct, or act by a delegation),
+// each with their Filler, as ListMeasurements makes it for them; but not
+// those who chose to be mailed a daily digest or nothing (PrefDaily,
+// PrefOff).
+func activeHolders(tx Tx, orgID string, now Time) ([]holder, error) {
 	policies, err := tx.ListPolicies(orgID)
 	if err != nil {
 		return nil, err
@@ -125,30 +144,54 @@ func activeHolders(tx Tx, orgID string) ([]holder, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []holder
+	delegations, err := tx.ListDelegations(orgID, "", now)
+	if err != nil {
+		return nil, err
+	}
+	var all []User
 	for page := 1; ; page++ {
 		users, total, err := tx.ListUsers(orgID, Page{Page: page, PerPage: 500})
 		if err != nil {
 			return nil, err
 		}
-		for _, u := range users {
-			if u.Status != UserActive || prefs[u.ID] == PrefDaily || prefs[u.ID] == PrefOff {
-				continue
-			}
-			p := &Principal{OrgID: orgID, UserID: u.ID, Roles: u.Roles, User: u}
-			for _, pol := range policies {
-				if Holds(u.Roles, pol) {
-					p.Policies = append(p.Policies, pol)
-				}
-			}
-			if p.Can(FnMeasurementRead) && mayAct(p) {
-				out = append(out, holder{u, fillerOf(u, p.Policies)})
-			}
-		}
+		all = append(all, users...)
 		if page*500 >= total {
-			return out, nil
+			break
 		}
 	}
+	byID := make(map[string]User, len(all))
+	for _, u := range all {
+		byID[u.ID] = u
+	}
+	var out []holder
+	for _, u := range all {
+		if u.Status != UserActive || prefs[u.ID] == PrefDaily || prefs[u.ID] == PrefOff {
+			continue
+		}
+		p := &Principal{OrgID: orgID, UserID: u.ID, Roles: u.Roles, User: u}
+		for _, pol := range policies {
+			if Holds(u.Roles, pol) {
+				p.Policies = append(p.Policies, pol)
+			}
+		}
+		var dels []delegator
+		for _, d := range delegations {
+			if d.ToUserID != u.ID || !d.activeAt(now.Time) {
+				continue
+			}
+			if del, ok := delegatorFrom(byID[d.FromUserID], d, policies); ok && (mayAct(p) || mayActFor(del)) {
+				dels = append(dels, del)
+			}
+		}
+		if p.Can(FnMeasurementRead) && (mayAct(p) || len(dels) > 0) {
+			f := fillerOf(u, p.Policies, dels)
+			if !mayAct(p) {
+				f.Keys = nil // only delegated seats
+			}
+			out = append(out, holder{u, f})
+		}
+	}
+	return out, nil
 }
 
 // mailOverdue queues work.overdue for each active user the Inbox lists the
@@ -175,7 +218,7 @@ func (s *Service) mailOverdue(tx Tx, m Measurement, proc Process, o OpenStep, ho
 	list, ok := holders[m.OrgID]
 	if !ok {
 		var err error
-		if list, err = activeHolders(tx, m.OrgID); err != nil {
+		if list, err = activeHolders(tx, m.OrgID, s.Now()); err != nil {
 			return err
 		}
 		holders[m.OrgID] = list

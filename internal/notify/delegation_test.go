@@ -1,0 +1,60 @@
+package notify_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"wps/internal/sqlstore"
+	tu "wps/internal/testutil"
+)
+
+// work.waiting follows the Inbox for delegates too: while Bruno's
+// delegation to Ana is active, a step waiting on Bruno's seat is mailed to
+// both; once it is revoked, to Bruno alone.
+func TestWorkWaitingReachesDelegates(t *testing.T) {
+	t.Parallel()
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := mailEnv(t, engine)
+		srv := tu.NewSMTP(t)
+		w := worker(t, env, env.DB, srv.URL())
+		env.Call("POST", "/v1/users/policies", env.AdminKey, map[string]any{"name": "Supervisor", "roles": []string{"SUPERVISOR"},
+			"functions": []string{"measurement:read", "action:approve"}}, 201)
+		env.Call("POST", "/v1/users/policies", env.AdminKey, map[string]any{"name": "Staff", "roles": []string{"STAFF"},
+			"functions": []string{"measurement:read"}}, 201)
+		keys, ids := map[string]string{}, map[string]string{}
+		for _, u := range []struct{ name, role string }{{"bruno", "SUPERVISOR"}, {"ana", "STAFF"}} {
+			tok := env.Call("POST", "/v1/invites", env.AdminKey, map[string]any{"email": u.name + "@example.com", "roles": []string{u.role}}, 201).JSON()["token"]
+			acc := env.Call("POST", "/v1/invites/accept", "", map[string]any{"token": tok}, 201).JSON()
+			keys[u.name], ids[u.name] = acc["apiKey"].(map[string]any)["key"].(string), acc["user"].(map[string]any)["id"].(string)
+		}
+		proc := env.Call("POST", "/v1/process", env.AdminKey, map[string]any{"name": "Purchase", "steps": []map[string]any{
+			{"label": "Approve", "policyNames": []string{"Supervisor"}}}}, 201).JSON()
+		drain(t, w)
+		seen := len(srv.Mails(""))
+		waiting := func() []string {
+			t.Helper()
+			drain(t, w)
+			var who []string
+			all := srv.Mails("")
+			for _, m := range all[seen:] {
+				who = append(who, strings.TrimSuffix(m.To[0], "@example.com"))
+			}
+			seen = len(all)
+			slices.Sort(who)
+			return who
+		}
+		d := env.Call("POST", "/v1/users/me/delegations", keys["bruno"], map[string]any{"toUserId": ids["ana"],
+			"endsAt": env.Clock.Now().Add(48 * time.Hour).Format(time.RFC3339), "reason": "holidays"}, 201).JSON()
+		env.Call("POST", "/v1/measurements", env.AdminKey, map[string]any{"processId": proc["id"]}, 201)
+		if got := waiting(); !slices.Equal(got, []string{"ana", "bruno"}) {
+			t.Fatalf("work.waiting to %q, want ana and bruno", got)
+		}
+		env.Call("DELETE", "/v1/delegations/"+d["id"].(string), keys["bruno"], nil, 204)
+		env.Call("POST", "/v1/measurements", env.AdminKey, map[string]any{"processId": proc["id"]}, 201)
+		if got := waiting(); !slices.Equal(got, []string{"bruno"}) {
+			t.Fatalf("work.waiting to %q after the revocation, want bruno", got)
+		}
+	})
+}
