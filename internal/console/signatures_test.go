@@ -52,6 +52,9 @@ func TestConsoleSignatures(t *testing.T) {
 		if v := tab.eval(`document.querySelector("input[name=signaturePassword]").value`); v != "" {
 			t.Fatalf("the password was sent back to the page: %q", v)
 		}
+		if kept := tab.eval(`JSON.stringify(localStorage)`); strings.Contains(kept, "not my password") {
+			t.Fatalf("the form's draft keeps the password: %s", kept)
+		}
 		tab.fill("Lot", "L-042")
 		tab.fill("Your password", password)
 		tab.press("button", "Save and sign: Approved")

@@ -97,12 +97,17 @@ const store = {
   del(k) { try { localStorage.removeItem(k); } catch { /* off */ } },
 };
 
+// notKept are the controls a draft never keeps: files (they cannot be),
+// hidden fields and buttons, and passwords (a signature's password must
+// never be written to the browser's storage).
+const notKept = ["file", "hidden", "submit", "button", "reset", "password"];
+
 // draftValues are a form's values a draft keeps: every named control but
-// files, hidden fields and buttons; checkboxes and multiple selects as lists.
+// notKept; checkboxes and multiple selects as lists.
 function draftValues(form) {
   const v = {};
   for (const el of form.elements) {
-    if (!el.name || ["file", "hidden", "submit", "button", "reset"].includes(el.type)) continue;
+    if (!el.name || notKept.includes(el.type)) continue;
     if (el.type === "checkbox" || el.type === "radio") {
       v[el.name] ||= [];
       if (el.checked) v[el.name].push(el.value);
@@ -147,7 +152,7 @@ function drafts() {
       restoreRows(form, saved.values);
       let changed = false;
       for (const el of form.elements) {
-        if (!(el.name in saved.values) || ["file", "hidden", "submit", "button", "reset"].includes(el.type)) continue;
+        if (!(el.name in saved.values) || notKept.includes(el.type)) continue;
         const want = saved.values[el.name];
         if (el.type === "checkbox" || el.type === "radio") {
           const on = want.includes(el.value);
