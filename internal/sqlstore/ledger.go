@@ -326,7 +326,7 @@ func (s scanTail) Scan(dest ...any) error { return s.row.Scan(append(dest, s.tai
 const actionJoin = ` LEFT JOIN actions a ON a.org_id = l.org_id AND a.id = l.id AND l.kind IN ('action', 'chained-action', 'creation')` +
 	` LEFT JOIN audit_events ae ON ae.org_id = l.org_id AND ae.id = l.id AND l.kind = 'audit'`
 
-// auditCol is the leaf of an entry's audit event ('' for none).
+// auditCol is the leaf of an entry's audit event (” for none).
 const auditCol = `, coalesce(ae.data, '')`
 
 func (t *tx) ListLedgerLeaves(orgID string, from int64, limit int) ([]wps.LedgerLeaf, error) {

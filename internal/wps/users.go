@@ -99,7 +99,7 @@ func (s *Service) CreateAPIKey(ctx context.Context, p *Principal, name string) (
 // auditKey records a key made or revoked for u (never its secret).
 func (s *Service) auditKey(tx Tx, actor AuditActor, typ string, k APIKey, u User) error {
 	return s.recordAudit(tx, AuditEvent{OrgID: u.OrgID, Type: typ, Actor: actor,
-		Target: AuditTarget{Kind: TargetAPIKey, ID: k.ID, Name: k.Name},
+		Target:  AuditTarget{Kind: TargetAPIKey, ID: k.ID, Name: k.Name},
 		Changes: map[string]AuditChange{"user": {After: u.Email}}})
 }
 
