@@ -308,8 +308,8 @@ func diffItems(bv, av any) (AuditChange, bool) {
 		}
 		if fields := diffFields(prev, it); len(fields) > 0 {
 			names := make([]string, 0, len(fields))
-			for f := range fields {
-				names = append(names, f)
+			for f, fc := range fields {
+				names = append(names, f+fc.items())
 			}
 			sort.Strings(names)
 			c.Updated = appendBounded(c.Updated, itemName(it)+": "+strings.Join(names, ", "))
@@ -324,6 +324,31 @@ func diffItems(bv, av any) (AuditChange, bool) {
 		c.Updated = []string{"order"}
 	}
 	return c, true
+}
+
+// items describes the items a list's change added, removed and updated,
+// by name, in parentheses ("" for a change of a value).
+func (c AuditChange) items() string {
+	var parts []string
+	for _, p := range []struct {
+		verb  string
+		names []string
+	}{{"added", c.Added}, {"removed", c.Removed}, {"updated", c.Updated}} {
+		if len(p.names) > 0 {
+			names := p.names
+			if p.verb == "updated" { // the item's name, not its fields
+				names = make([]string, len(p.names))
+				for i, n := range p.names {
+					names[i], _, _ = strings.Cut(n, ": ")
+				}
+			}
+			parts = append(parts, p.verb+" "+strings.Join(names, ", "))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, "; ") + ")"
 }
 
 func appendBounded(list []string, s string) []string {
