@@ -262,7 +262,9 @@ func diffFields(before, after any, skip ...string) map[string]AuditChange {
 			continue
 		}
 		if c, ok := diffItems(bv, av); ok {
-			out[k] = c
+			if c.Added != nil || c.Removed != nil || c.Updated != nil { // else only what is ignored changed
+				out[k] = c
+			}
 			continue
 		}
 		out[k] = valueChange(bv, av)
@@ -320,7 +322,7 @@ func diffItems(bv, av any) (AuditChange, bool) {
 			c.Removed = appendBounded(c.Removed, itemName(it))
 		}
 	}
-	if c.Added == nil && c.Removed == nil && c.Updated == nil { // reordered
+	if c.Added == nil && c.Removed == nil && c.Updated == nil && !sameOrder(bl, al) {
 		c.Updated = []string{"order"}
 	}
 	return c, true
@@ -349,6 +351,20 @@ func (c AuditChange) items() string {
 		return ""
 	}
 	return " (" + strings.Join(parts, "; ") + ")"
+}
+
+// sameOrder reports whether two lists of items have the same ids in the
+// same order.
+func sameOrder(a, b []map[string]any) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i]["id"] != b[i]["id"] {
+			return false
+		}
+	}
+	return true
 }
 
 func appendBounded(list []string, s string) []string {
