@@ -225,7 +225,7 @@ func Verify(bundle []byte) (Report, error) {
 		} `json:"process"`
 	}
 	leaves := map[string]map[string]any{} // each leaf's data by its entry's id
-	var docs []map[string]any           // the document leaves
+	var docs []map[string]any             // the document leaves
 	check := func(name string, l wps.EvidenceLeaf) error {
 		h := tlog.RecordHash(l.Leaf)
 		if h.String() != l.LeafHash {
