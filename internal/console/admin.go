@@ -26,6 +26,9 @@ func adminLinks(p *wps.Principal) []adminLink {
 		out = append(out, adminLink{"/admin/org", "Organization", "Colour, logo, pinned link, sections shown."})
 		out = append(out, adminLink{"/admin/sso", "Single sign-on", "Sign in through your OpenID provider; password sign-in."})
 	}
+	if p.Can(wps.FnAuditRead) {
+		out = append(out, adminLink{"/admin/audit", "Audit trail", "Every change that is not an action: who, when, before and after."})
+	}
 	return out
 }
 
