@@ -109,8 +109,8 @@ type AuditEvent struct {
 	ID       string                 `json:"id"`
 	Type     string                 `json:"type" doc:"What happened: user.invited, user.joined, user.updated, user.roles_changed, apikey.created, apikey.revoked, session.created, policy.*, process.*, entity.*, org.updated, calendar.updated, sso.updated, webhook.*, chat_channel.*, …"`
 	At       Time                   `json:"at"`
-	Actor    AuditActor             `json:"actor"`
-	Target   AuditTarget            `json:"target"`
+	Actor    AuditActor             `json:"actor" doc:"Who made the change"`
+	Target   AuditTarget            `json:"target" doc:"What was changed"`
 	Changes  map[string]AuditChange `json:"changes" doc:"The fields changed, by name"`
 	Reason   string                 `json:"reason,omitempty" doc:"Why, when the change says"`
 	LeafHash string                 `json:"leafHash" doc:"Its leaf hash in the organization's ledger (base64)"`
