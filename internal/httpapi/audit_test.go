@@ -180,6 +180,16 @@ func TestAuditEvents(t *testing.T) {
 		env.Call(post, "/v1/entities/"+entID+":restore", env.AdminKey, nil, 200)
 		oneEvent(t, env, "entity.restored", admin, entID)
 
+		// Contract templates.
+		tpl := env.Call(post, "/v1/contract-templates", env.AdminKey, map[string]any{"name": "Service note", "body": "# Note {{measurement.name}}"}, 201).JSON()["id"].(string)
+		oneEvent(t, env, "contract_template.created", admin, tpl)
+		env.Call(patch, "/v1/contract-templates/"+tpl, env.AdminKey, map[string]any{"name": "Service record"}, 200)
+		if c := change(t, oneEvent(t, env, "contract_template.updated", admin, tpl), "name"); c["before"] != "Service note" || c["after"] != "Service record" {
+			t.Fatalf("contract_template.updated: %v", c)
+		}
+		env.Call(del, "/v1/contract-templates/"+tpl, env.AdminKey, nil, 204)
+		oneEvent(t, env, "contract_template.deleted", admin, tpl)
+
 		// Webhooks, their secret, chat channels.
 		hook := env.Call(post, "/v1/webhooks", env.AdminKey, map[string]any{"url": "http://127.0.0.1:9/hook"}, 201).JSON()
 		secrets = append(secrets, hook["secret"].(string))
