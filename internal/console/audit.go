@@ -36,7 +36,8 @@ var auditTypes = []string{wps.AuditUserInvited, wps.AuditUserJoined, wps.AuditUs
 	wps.AuditPolicyCreated, wps.AuditPolicyUpdated, wps.AuditPolicyDeleted, wps.AuditProcessCreated, wps.AuditProcessUpdated,
 	wps.AuditProcessDeleted, wps.AuditProcessRestored, wps.AuditEntityCreated, wps.AuditEntityUpdated, wps.AuditEntityDeleted,
 	wps.AuditEntityRestored, wps.AuditOrgUpdated, wps.AuditCalendarUpdated, wps.AuditSSOUpdated, wps.AuditWebhookCreated,
-	wps.AuditWebhookUpdated, wps.AuditWebhookDeleted, wps.AuditWebhookSecret, wps.AuditChatCreated, wps.AuditChatDeleted}
+	wps.AuditWebhookUpdated, wps.AuditWebhookDeleted, wps.AuditWebhookSecret, wps.AuditChatCreated, wps.AuditChatDeleted,
+	wps.AuditTemplateCreated, wps.AuditTemplateUpdated, wps.AuditTemplateDeleted, wps.AuditSheetCreated, wps.AuditSheetDeleted}
 
 // audit shows the audit events, newest first, filtered by type, actor and
 // dates (in the user's time zone), 50 a page.
