@@ -160,3 +160,26 @@ func TestEvidenceBundle(t *testing.T) {
 		})
 	})
 }
+
+// bundleChecked fetches a measurement's evidence bundle as key once its
+// entries are in the log, checks it, and checks that a changed byte in
+// the named file is found, naming it. It returns the bundle's files.
+func bundleChecked(t *testing.T, env *tu.Env, key, measurementID, name string) map[string][]byte {
+	t.Helper()
+	integrate(t, env)
+	b := env.Call(get, "/v1/measurements/"+measurementID+"/evidence", key, nil, 200).Body
+	if _, err := evidence.Verify(b); err != nil {
+		t.Fatal(err)
+	}
+	names, files := unzip(t, b)
+	c, ok := files[name]
+	if !ok {
+		t.Fatalf("no %s in the bundle: %v", name, names)
+	}
+	c = bytes.Clone(c)
+	c[len(c)/2] ^= 1
+	if _, err := evidence.Verify(rezipWith(t, names, files, name, c)); err == nil || !strings.HasPrefix(err.Error(), name+":") {
+		t.Fatalf("%s changed: %v", name, err)
+	}
+	return files
+}
