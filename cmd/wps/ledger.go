@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"wps/internal/evidence"
 	"wps/internal/ledger"
 )
 
@@ -27,7 +28,7 @@ func ledgerCommand(ctx context.Context, args []string, getenv func(string) strin
 	case "monitor":
 		return ledgerMonitor(ctx, args, getenv, stdout, stderr)
 	}
-	return errors.New("usage: wps ledger verify --key FILE --checkpoint FILE --proof FILE --action FILE, or wps ledger monitor --url URL --key FILE")
+	return errors.New("usage: wps ledger verify --key FILE --checkpoint FILE --proof FILE --action FILE, wps ledger verify --bundle FILE, or wps ledger monitor --url URL --key FILE")
 }
 
 func ledgerVerify(args []string, stdout, stderr io.Writer) error {
@@ -41,8 +42,12 @@ func ledgerVerify(args []string, stdout, stderr io.Writer) error {
 	checkpoint := fs.String("checkpoint", "", "the signed checkpoint you trust (GET /v1/ledger/checkpoint, or the note)")
 	proof := fs.String("proof", "", "the proof for the checkpoint's tree size (GET /v1/actions/{id}/proof?treeSize=N)")
 	action := fs.String("action", "", "the action (GET /v1/actions/{id})")
+	bundle := fs.String("bundle", "", "a measurement's evidence bundle (GET /v1/measurements/{id}/evidence): checked alone")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *bundle != "" {
+		return verifyBundle(*bundle, stdout)
 	}
 	files := map[string]*string{"--key": key, "--checkpoint": checkpoint, "--proof": proof, "--action": action}
 	data := map[string][]byte{}
@@ -62,6 +67,20 @@ func ledgerVerify(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "verified: action %s is leaf %d of %s, in the signed checkpoint of size %d (root %s)\n",
 		in.ActionID, in.LeafIndex, in.Origin, in.TreeSize, in.Root)
+	return nil
+}
+
+// verifyBundle checks an evidence bundle offline (internal/evidence).
+func verifyBundle(file string, stdout io.Writer) error {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	rep, err := evidence.Verify(b)
+	if err != nil {
+		return fmt.Errorf("NOT VERIFIED: %w", err)
+	}
+	fmt.Fprintf(stdout, "verified %d leaves of measurement %s in the signed checkpoint of %s of size %d\n", rep.Leaves, rep.MeasurementID, rep.Origin, rep.TreeSize)
 	return nil
 }
 

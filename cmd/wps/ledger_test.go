@@ -1,6 +1,7 @@
 package main
 
 import (
+	"archive/zip"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -61,8 +62,10 @@ func TestLedgerCommands(t *testing.T) {
 
 		// The integrator takes the action in, a checkpoint follows.
 		var cp []byte
+		var page struct{ Meta struct{ Total float64 } }
+		_ = json.Unmarshal(call("GET", "/v1/audit-events", nil), &page)
 		tu.Await(t, "a checkpoint of the action", func() error {
-			if cp = call("GET", "/v1/ledger/checkpoint", nil); field(cp, "treeSize").(float64) >= 1 {
+			if cp = call("GET", "/v1/ledger/checkpoint", nil); field(cp, "treeSize").(float64) >= page.Meta.Total+1 { // the audit events, the action
 				return nil
 			}
 			return fmt.Errorf("checkpoint %s", cp)
@@ -78,6 +81,21 @@ func TestLedgerCommands(t *testing.T) {
 		}
 		args := []string{"ledger", "verify", "--key", filepath.Join(dir, "key"), "--checkpoint", filepath.Join(dir, "checkpoint"),
 			"--proof", filepath.Join(dir, "proof"), "--action", filepath.Join(dir, "action")}
+		var bundleOf []byte // the measurement's evidence, once its entries are in the log
+		tu.Await(t, "the measurement's evidence", func() error {
+			req, _ := http.NewRequest("GET", "http://"+addr+"/v1/measurements/"+field(m, "id").(string)+"/evidence", nil)
+			req.Header.Set("Authorization", "Bearer "+key)
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return err
+			}
+			defer res.Body.Close()
+			bundleOf, _ = io.ReadAll(res.Body)
+			if res.StatusCode != 200 {
+				return fmt.Errorf("%d %s", res.StatusCode, bundleOf)
+			}
+			return nil
+		})
 		stop() // no server from here on
 		noEnv := func(string) string { return "" }
 		var out bytes.Buffer
@@ -91,7 +109,55 @@ func TestLedgerCommands(t *testing.T) {
 		if err := run(context.Background(), args, noEnv, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "NOT VERIFIED") {
 			t.Fatalf("a forged action: %v", err)
 		}
+
+		// The measurement's evidence bundle, checked by wps ledger verify
+		// --bundle with no server; a changed byte is found, naming its file.
+		bundle := filepath.Join(dir, "evidence.zip")
+		if err := os.WriteFile(bundle, bundleOf, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		out.Reset()
+		if err := run(context.Background(), []string{"ledger", "verify", "--bundle", bundle}, noEnv, &out, io.Discard); err != nil ||
+			!strings.HasPrefix(out.String(), "verified 2 leaves of measurement "+field(m, "id").(string)) { // the action, the process's creation
+			t.Fatalf("verify --bundle: %v %q", err, out.String())
+		}
+		changed := changeInZip(t, bundleOf, "measurement.json")
+		if err := os.WriteFile(bundle, changed, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := run(context.Background(), []string{"ledger", "verify", "--bundle", bundle}, noEnv, io.Discard, io.Discard); err == nil ||
+			!strings.Contains(err.Error(), "NOT VERIFIED: measurement.json:") {
+			t.Fatalf("a changed measurement.json: %v", err)
+		}
 	})
+}
+
+// changeInZip is a zip file with one byte of the named file changed.
+func changeInZip(t *testing.T, b []byte, name string) []byte {
+	t.Helper()
+	z, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	w := zip.NewWriter(&out)
+	for _, f := range z.File {
+		rc, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, _ := io.ReadAll(rc)
+		rc.Close()
+		if f.Name == name {
+			c[len(c)/2] ^= 1
+		}
+		fw, _ := w.Create(f.Name)
+		_, _ = fw.Write(c)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
 }
 
 func TestLedgerMonitorCommand(t *testing.T) {

@@ -26,6 +26,9 @@ func adminLinks(p *wps.Principal) []adminLink {
 		out = append(out, adminLink{"/admin/org", "title.org", "admin.org"})
 		out = append(out, adminLink{"/admin/sso", "title.sso", "admin.sso"})
 	}
+	if p.Can(wps.FnAuditRead) {
+		out = append(out, adminLink{"/admin/audit", "audit.title", "admin.audit"})
+	}
 	return out
 }
 

@@ -67,6 +67,7 @@ func (c *Console) routes() {
 	m.HandleFunc("GET /admin/org", c.signedIn(c.orgSettings))
 	m.HandleFunc("POST /admin/org", c.signedIn(c.saveOrg))
 	m.HandleFunc("GET /admin/sso", c.signedIn(c.ssoSettings))
+	m.HandleFunc("GET /admin/audit", c.signedIn(c.audit))
 	m.HandleFunc("POST /admin/sso", c.signedIn(c.saveSSO))
 
 	m.HandleFunc("/", c.anyone(func(q *req) error { return wps.Errorf(wps.CodeNotFound, "%s", q.t("error.noPage")) }))

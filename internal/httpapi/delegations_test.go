@@ -160,6 +160,15 @@ func TestDelegation(t *testing.T) {
 			delete(body, "policyNames")
 			mine := d.delegate(t, d.ana, body)
 			env.Call(del, "/v1/delegations/"+mine["id"].(string), d.ana, nil, 204)
+			// Both are in the audit trail (semantics §19), by the delegation's id.
+			events := env.Call(get, "/v1/audit-events?targetId="+mine["id"].(string), env.AdminKey, nil, 200).JSON()["data"].([]any)
+			var types []string
+			for _, e := range events {
+				types = append(types, e.(map[string]any)["type"].(string))
+			}
+			if !slices.Equal(types, []string{"delegation.revoked", "delegation.created"}) {
+				t.Fatalf("audit events: %v", events)
+			}
 		})
 
 		var m1, onBehalf string

@@ -1,8 +1,14 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
+	"net/http"
+	"strconv"
 
+	"github.com/danielgtaylor/huma/v2"
+
+	"wps/internal/evidence"
 	"wps/internal/wps"
 )
 
@@ -39,4 +45,31 @@ type proofIn struct {
 func (s *Server) actionProof(ctx context.Context, in *proofIn) (*body[wps.LeafProof], error) {
 	p, err := s.svc.ActionProof(ctx, principal(ctx), in.ID, in.TreeSize)
 	return &body[wps.LeafProof]{p}, err
+}
+
+// withZip answers a zip file.
+func withZip(o huma.Operation) huma.Operation {
+	o.Responses = map[string]*huma.Response{"200": {Description: "The evidence bundle (docs/ledger.md): wps ledger verify --bundle FILE checks it offline",
+		Content: map[string]*huma.MediaType{"application/zip": {Schema: &huma.Schema{Type: "string", Format: "binary"}}}}}
+	return o
+}
+
+func (s *Server) measurementEvidence(ctx context.Context, in *idPath) (*huma.StreamResponse, error) {
+	ev, err := s.svc.MeasurementEvidence(ctx, principal(ctx), in.ID)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	if err := evidence.Write(&b, ev); err != nil {
+		return nil, wps.Internal(err)
+	}
+	return &huma.StreamResponse{Body: func(hctx huma.Context) {
+		hctx.SetHeader("Content-Type", "application/zip")
+		hctx.SetHeader("Content-Length", strconv.Itoa(b.Len()))
+		hctx.SetHeader("Content-Disposition", `attachment; filename="evidence-`+in.ID+`.zip"`)
+		hctx.SetStatus(http.StatusOK)
+		if _, err := hctx.BodyWriter().Write(b.Bytes()); err != nil {
+			s.log.ErrorContext(ctx, "download interrupted", "err", err, "request_id", requestID(ctx))
+		}
+	}}, nil
 }

@@ -99,6 +99,10 @@ func TestMigrateMeasurements(t *testing.T) {
 			if measurement(done)["version"] != 1.0 {
 				t.Fatal("an approved measurement moved")
 			}
+			ev := env.Call(get, "/v1/audit-events?type=process.migrated", env.AdminKey, nil, 200).JSON()["data"].([]any)
+			if len(ev) != 1 || !strings.Contains(fmt.Sprint(ev[0]), "after:2 before:1") || !strings.Contains(fmt.Sprint(ev[0]), "BOIL-1 BOIL-2") {
+				t.Fatalf("audit events: %v", ev)
+			}
 			act(inReview, "Review", nil)
 			act(inReview, "Sign off", nil)
 			if s := measurement(inReview)["status"]; s != "APPROVED" {

@@ -34,7 +34,7 @@ var tagOf = map[string]string{
 	"documents": "contracts", "measurements": "measurements", "measurements:export": "measurements",
 	"actions": "actions", "ledger": "ledger", "webhooks": "webhooks", "webhook-deliveries": "webhooks", "chat-channels": "webhooks",
 	"attachments": "attachments", "sheets": "sheets", "import-jobs": "entities", "sso": "sso",
-	"notifications": "notifications", "password-resets": "sessions", "delegations": "users",
+	"notifications": "notifications", "password-resets": "sessions", "delegations": "users", "audit-events": "audit",
 }
 
 var tags = []*huma.Tag{
@@ -51,6 +51,7 @@ var tags = []*huma.Tag{
 	{Name: "measurements", Description: "Measurements driven through a process's steps"},
 	{Name: "actions", Description: "Actions taken on measurements, their reproval and proofs"},
 	{Name: "ledger", Description: "The organization's tamper-evident ledger"},
+	{Name: "audit", Description: "Audit events: every change that is not an action, each a leaf of the ledger"},
 	{Name: "webhooks", Description: "Webhook subscriptions, the signing secret, chat channels and deliveries"},
 	{Name: "attachments", Description: "Uploaded files referred to by ATTACHMENT values"},
 	{Name: "sheets", Description: "Spreadsheet workbooks linked to parameters"},

@@ -35,6 +35,7 @@ var contract = []string{
 	"POST /v1/webhooks", "GET /v1/webhooks", "PATCH /v1/webhooks/{id}", "DELETE /v1/webhooks/{id}",
 	"GET /v1/webhooks/secret", "POST /v1/webhooks/secret:rotate", "GET /v1/webhook-deliveries", "POST /v1/webhook-deliveries/{id}:retry",
 	"POST /v1/chat-channels", "GET /v1/chat-channels", "GET /v1/chat-channels/{id}", "DELETE /v1/chat-channels/{id}",
+	"GET /v1/audit-events", "GET /v1/measurements/{id}/evidence",
 }
 
 func TestOpenAPIDocument(t *testing.T) {

@@ -109,6 +109,8 @@ func (s *Server) routes() {
 	register(s, op(get, "/v1/actions/{id}", "getAction", "Get an action", 200, needs(wps.FnMeasurementRead)), s.getAction)
 	register(s, op(post, "/v1/actions/{id}/reprove", "reproveAction", "Reprove an action", 201, needs(wps.FnActionReprove)), s.reprove)
 	register(s, withErrors(op(get, "/v1/actions/{id}/proof", "getActionProof", "Prove that an action is in the organization's ledger (inclusion proof and signed checkpoint)", 200, needs(wps.FnLedgerRead)), 409), s.actionProof)
+	register(s, withErrors(withZip(op(get, "/v1/measurements/{id}/evidence", "getMeasurementEvidence", "The measurement's evidence bundle (application/zip; also needs measurement:read): its actions and ledger entries with their inclusion proofs, its documents and workbooks, its process's audit events, the signed checkpoint and the key", 200, needs(wps.FnLedgerRead))), 409), s.measurementEvidence)
+	register(s, op(get, "/v1/audit-events", "listAuditEvents", "List audit events: every change that is not an action, newest first", 200, needs(wps.FnAuditRead)), s.listAuditEvents)
 	register(s, op(get, "/v1/ledger/verify", "verifyLedger", "Verify the organization's ledger: its tree against the latest checkpoint, each measurement replayed", 200, needs(wps.FnLedgerRead)), s.verifyLedger)
 	register(s, op(get, "/v1/ledger/key", "getLedgerKey", "The verifier key of the ledger's checkpoints", 200, needs(wps.FnLedgerRead)), s.ledgerKey)
 	register(s, op(get, "/v1/ledger/checkpoint", "getLedgerCheckpoint", "The latest signed checkpoint of the organization's ledger", 200, needs(wps.FnLedgerRead)), s.ledgerCheckpoint)

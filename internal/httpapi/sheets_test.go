@@ -274,6 +274,11 @@ func TestSheets(t *testing.T) {
 			t.Fatalf("ledger: %v", v)
 		}
 
+		// The evidence bundle holds the filled copy, as downloaded.
+		if files := bundleChecked(t, env, env.AdminKey, mid, "workbooks/"+id+".xlsx"); !bytes.Equal(files["workbooks/"+id+".xlsx"], got.Body) {
+			t.Fatalf("the bundle's workbook is not the filled copy")
+		}
+
 		// Deleting: refused while the process links the sheet.
 		env.Call(del, "/v1/process/"+proc["id"].(string), env.AdminKey, nil, 204)
 		env.Call(del, "/v1/sheets/"+id, env.AdminKey, nil, 204)

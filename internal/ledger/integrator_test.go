@@ -35,7 +35,7 @@ func TestIntegratorLoop(t *testing.T) {
 			return nil
 		})
 		in.Stop()
-		if rep := env.Call("GET", "/v1/ledger/verify", env.AdminKey, nil, 200).JSON(); rep["ok"] != true || rep["pending"] != 0.0 || rep["treeSize"] != 1.0 {
+		if rep := env.Call("GET", "/v1/ledger/verify", env.AdminKey, nil, 200).JSON(); rep["ok"] != true || rep["pending"] != 0.0 || rep["treeSize"] != 3.0 { // the policy's and the process's audit events, the action
 			t.Fatalf("verify: %v", rep)
 		}
 	})

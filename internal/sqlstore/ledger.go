@@ -297,19 +297,24 @@ func (t *tx) ReadLedgerTiles(orgID string, tiles []tlog.Tile) ([][]byte, error) 
 }
 
 // withAction reads an entry's row then its action's columns (nullActionCols
-// of a LEFT JOIN on a).
+// of a LEFT JOIN on a), then its audit event's leaf (auditJoin): an audit
+// entry's payload is its row's.
 func withAction(scan func(s interface{ Scan(...any) error }) (wps.LedgerEntry, error)) func(s interface{ Scan(...any) error }) (wps.LedgerLeaf, error) {
 	return func(s interface{ Scan(...any) error }) (wps.LedgerLeaf, error) {
 		var l wps.LedgerLeaf
 		var a wps.Action
+		var audit string
 		ad, finish := actionFields(&a)
 		var err error
-		l.LedgerEntry, err = scan(scanTail{s, ad})
+		l.LedgerEntry, err = scan(scanTail{s, append(ad, &audit)})
 		if err != nil {
 			return l, err
 		}
 		if err := finish(); err != nil {
 			return l, err
+		}
+		if l.Kind == wps.LeafAudit && audit != "" {
+			l.Payload = []byte(audit)
 		}
 		if a.ID != "" {
 			l.Action = &a
@@ -326,10 +331,14 @@ type scanTail struct {
 
 func (s scanTail) Scan(dest ...any) error { return s.row.Scan(append(dest, s.tail...)...) }
 
-const actionJoin = ` LEFT JOIN actions a ON a.org_id = l.org_id AND a.id = l.id AND l.kind IN ('action', 'chained-action', 'creation')`
+const actionJoin = ` LEFT JOIN actions a ON a.org_id = l.org_id AND a.id = l.id AND l.kind IN ('action', 'chained-action', 'creation')` +
+	` LEFT JOIN audit_events ae ON ae.org_id = l.org_id AND ae.id = l.id AND l.kind = 'audit'`
+
+// auditCol is the leaf of an entry's audit event (” for none).
+const auditCol = `, coalesce(ae.data, '')`
 
 func (t *tx) ListLedgerLeaves(orgID string, from int64, limit int) ([]wps.LedgerLeaf, error) {
-	rows, err := t.query(`SELECT l.leaf_index, l.integrated_at, `+prefixed("l.", entryCols)+`, `+nullActionCols+`
+	rows, err := t.query(`SELECT l.leaf_index, l.integrated_at, `+prefixed("l.", entryCols)+`, `+nullActionCols+auditCol+`
 		FROM ledger_leaves l`+actionJoin+` WHERE l.org_id = ? AND l.leaf_index >= ? ORDER BY l.leaf_index`+limitN(limit), orgID, from)
 	if err != nil {
 		return nil, t.err(err, "", "")
@@ -339,7 +348,7 @@ func (t *tx) ListLedgerLeaves(orgID string, from int64, limit int) ([]wps.Ledger
 }
 
 func (t *tx) ListPendingLedger(orgID string, afterSeq int64, limit int) ([]wps.LedgerLeaf, error) {
-	rows, err := t.query(`SELECT l.seq, `+prefixed("l.", entryCols)+`, `+nullActionCols+`
+	rows, err := t.query(`SELECT l.seq, `+prefixed("l.", entryCols)+`, `+nullActionCols+auditCol+`
 		FROM ledger_pending l`+actionJoin+` WHERE l.org_id = ? AND l.seq > ? ORDER BY l.seq`+limitN(limit), orgID, afterSeq)
 	if err != nil {
 		return nil, t.err(err, "", "")

@@ -180,4 +180,3 @@ func (db *DB) backfillOrg(ctx context.Context, tx *sql.Tx, org string) error {
 	}
 	return pend.flush(ctx, db, tx)
 }
-

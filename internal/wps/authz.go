@@ -31,6 +31,7 @@ const (
 	FnActionReprove     Function = "action:reprove"
 	FnWebhooksManage    Function = "webhooks:manage"
 	FnLedgerRead        Function = "ledger:read"
+	FnAuditRead         Function = "audit:read"
 )
 
 // Functions is the whole catalogue, in documentation order.
@@ -38,7 +39,7 @@ var Functions = []Function{
 	FnOrgUpdate, FnUsersRead, FnUsersManage, FnUsersInvite, FnRolesManage, FnPoliciesManage,
 	FnEntityRead, FnEntityWrite, FnProcessRead, FnProcessWrite,
 	FnMeasurementRead, FnMeasurementCreate, FnActionWrite, FnActionApprove,
-	FnActionReprove, FnWebhooksManage, FnLedgerRead,
+	FnActionReprove, FnWebhooksManage, FnLedgerRead, FnAuditRead,
 }
 
 // IsFunction reports whether name is in the catalogue.

@@ -61,7 +61,21 @@ func (s *Service) PutCalendar(ctx context.Context, p *Principal, spec calendar.C
 	if err != nil {
 		return spec, Internal(err)
 	}
-	return spec, s.store.Write(ctx, func(tx Tx) error { return tx.PutCalendar(p.OrgID, s.Now(), string(b)) })
+	return spec, s.store.Write(ctx, func(tx Tx) error {
+		list, err := tx.ListCalendars(p.OrgID)
+		if err != nil {
+			return err
+		}
+		before := calendar.Default()
+		if len(list) > 0 {
+			before = list[len(list)-1].Calendar
+		}
+		if err := tx.PutCalendar(p.OrgID, s.Now(), string(b)); err != nil {
+			return err
+		}
+		return s.recordAudit(tx, AuditEvent{OrgID: p.OrgID, Type: AuditCalendarUpdated, Actor: actorOf(p),
+			Target: AuditTarget{Kind: TargetOrg, ID: p.OrgID, Name: "calendar"}, Changes: diffFields(before, spec)})
+	})
 }
 
 // calendarAt is the org's calendar in force at t (the default before any).

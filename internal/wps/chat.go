@@ -68,7 +68,12 @@ func (s *Service) CreateChatChannel(ctx context.Context, p *Principal, in ChatCh
 	}
 	now := s.Now()
 	c := ChatChannel{ID: NewID(), OrgID: p.OrgID, Kind: in.Kind, URL: in.URL, Events: normalize(in.Events), CreatedAt: now, UpdatedAt: now}
-	err := s.store.Write(ctx, func(tx Tx) error { return tx.CreateChatChannel(c) })
+	err := s.store.Write(ctx, func(tx Tx) error {
+		if err := tx.CreateChatChannel(c); err != nil {
+			return err
+		}
+		return s.auditChat(tx, p, AuditChatCreated, c)
+	})
 	s.noChat.Delete(p.OrgID)
 	return c, err
 }
@@ -106,11 +111,29 @@ func (s *Service) DeleteChatChannel(ctx context.Context, p *Principal, id string
 		return err
 	}
 	return s.store.Write(ctx, func(tx Tx) error {
+		c, err := tx.GetChatChannel(p.OrgID, id)
+		if err != nil {
+			return err
+		}
 		if err := tx.DeleteChatChannel(p.OrgID, id); err != nil {
+			return err
+		}
+		if err := s.auditChat(tx, p, AuditChatDeleted, c); err != nil {
 			return err
 		}
 		return tx.CancelDeliveries(p.OrgID, id, "cancelled: its chat channel was deleted", s.Now())
 	})
+}
+
+// auditChat records a channel created or deleted. Its URL holds the
+// channel's credential: it is recorded as changed, never shown.
+func (s *Service) auditChat(tx Tx, p *Principal, typ string, c ChatChannel) error {
+	changes := map[string]AuditChange{"kind": {After: c.Kind}, "events": {After: c.Events}, "url": secretChanged}
+	if typ == AuditChatDeleted {
+		changes = map[string]AuditChange{"kind": {Before: c.Kind}, "events": {Before: c.Events}, "url": secretChanged}
+	}
+	return s.recordAudit(tx, AuditEvent{OrgID: p.OrgID, Type: typ, Actor: actorOf(p),
+		Target: AuditTarget{Kind: TargetChat, ID: c.ID, Name: c.Kind}, Changes: changes})
 }
 
 // noChatFor is how long an org seen without chat channels is taken to

@@ -131,7 +131,10 @@ func (s *Service) CreateTemplate(ctx context.Context, p *Principal, in TemplateI
 			return err
 		}
 		tp = t
-		return tx.CreateTemplate(tp)
+		if err := tx.CreateTemplate(tp); err != nil {
+			return err
+		}
+		return s.auditChange(tx, p, AuditTemplateCreated, TargetTemplate, tp.ID, tp.Name, nil, tp)
 	})
 	return tp, err
 }
@@ -228,7 +231,15 @@ func (s *Service) UpdateTemplate(ctx context.Context, p *Principal, id string, u
 			next.Version, next.InUse = cur.Version+1, false
 		}
 		out = next
-		return tx.SaveTemplate(next, newVersion)
+		if err := tx.SaveTemplate(next, newVersion); err != nil {
+			return err
+		}
+		changes := diffFields(cur, next, "inUse")
+		if next.Version != cur.Version {
+			changes["version"] = AuditChange{Before: cur.Version, After: next.Version}
+		}
+		return s.recordAudit(tx, AuditEvent{OrgID: p.OrgID, Type: AuditTemplateUpdated, Actor: actorOf(p),
+			Target: AuditTarget{Kind: TargetTemplate, ID: next.ID, Name: next.Name}, Changes: changes})
 	})
 	return out, err
 }
@@ -256,7 +267,12 @@ func (s *Service) DeleteTemplate(ctx context.Context, p *Principal, id string) e
 			}
 			return Errorf(CodeConflict, "contract template %q is named by processes %s", tp.Name, strings.Join(names, ", "))
 		}
-		return tx.SoftDeleteTemplate(p.OrgID, id, s.Now())
+		if err := tx.SoftDeleteTemplate(p.OrgID, id, s.Now()); err != nil {
+			return err
+		}
+		return s.recordAudit(tx, AuditEvent{OrgID: p.OrgID, Type: AuditTemplateDeleted, Actor: actorOf(p),
+			Target:  AuditTarget{Kind: TargetTemplate, ID: tp.ID, Name: tp.Name},
+			Changes: map[string]AuditChange{"deleted": {Before: false, After: true}}})
 	})
 }
 

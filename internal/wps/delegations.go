@@ -110,6 +110,7 @@ func (s *Service) createDelegation(ctx context.Context, p *Principal, fromID str
 	v.Check(in.ToUserID != fromID, "toUserId", "one cannot delegate to oneself")
 	d := Delegation{ID: NewID(), OrgID: p.OrgID, FromUserID: fromID, ToUserID: in.ToUserID, StartsAt: starts, EndsAt: ends,
 		PolicyNames: normalize(in.PolicyNames), Reason: strings.TrimSpace(in.Reason), CreatedBy: p.UserID, CreatedAt: now}
+	toName := ""
 	err = s.store.Write(ctx, func(tx Tx) error {
 		from, err := tx.GetUser(p.OrgID, fromID)
 		if err != nil {
@@ -117,6 +118,7 @@ func (s *Service) createDelegation(ctx context.Context, p *Principal, fromID str
 		}
 		if in.ToUserID != "" && in.ToUserID != fromID {
 			to, err := tx.GetUser(p.OrgID, in.ToUserID)
+			toName = displayName(to)
 			switch {
 			case IsCode(err, CodeNotFound):
 				v.Add("toUserId", "no user %q in this organization", in.ToUserID)
@@ -156,7 +158,10 @@ func (s *Service) createDelegation(ctx context.Context, p *Principal, fromID str
 					g.StartsAt.Format(time.RFC3339), g.EndsAt.Format(time.RFC3339))
 			}
 		}
-		return tx.CreateDelegation(d)
+		if err := tx.CreateDelegation(d); err != nil {
+			return err
+		}
+		return s.auditChange(tx, p, AuditDelegationCreated, TargetDelegation, d.ID, delegationName(from, toName), nil, d)
 	})
 	if err != nil {
 		return Delegation{}, err
@@ -205,9 +210,25 @@ func (s *Service) RevokeDelegation(ctx context.Context, p *Principal, id string)
 		if !d.RevokedAt.IsZero() || !now.Before(d.EndsAt.Time) {
 			return Errorf(CodeNotFound, "delegation not found: it has ended")
 		}
-		return tx.RevokeDelegation(p.OrgID, id, now)
+		if err := tx.RevokeDelegation(p.OrgID, id, now); err != nil {
+			return err
+		}
+		from, err := tx.GetUser(p.OrgID, d.FromUserID)
+		if err != nil && !IsCode(err, CodeNotFound) {
+			return err
+		}
+		to, err := tx.GetUser(p.OrgID, d.ToUserID)
+		if err != nil && !IsCode(err, CodeNotFound) {
+			return err
+		}
+		return s.recordAudit(tx, AuditEvent{OrgID: p.OrgID, Type: AuditDelegationRevoked, Actor: actorOf(p),
+			Target:  AuditTarget{Kind: TargetDelegation, ID: d.ID, Name: delegationName(from, displayName(to))},
+			Changes: map[string]AuditChange{"endsAt": {Before: d.EndsAt, After: now}}})
 	})
 }
+
+// delegationName names a delegation in the audit trail: "Bruno → Ana".
+func delegationName(from User, to string) string { return displayName(from) + " → " + to }
 
 // delegator is a user whose seats someone fills by an active delegation:
 // the user, the policies of theirs it delegates, and the delegation.

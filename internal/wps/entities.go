@@ -250,7 +250,10 @@ func (s *Service) CreateEntity(ctx context.Context, p *Principal, in EntityInput
 			return err
 		}
 		e.Name, e.Label, e.ViewPolicyNames, e.Parameters = in.Name, in.Label, in.ViewPolicyNames, in.Parameters
-		return tx.CreateEntity(e)
+		if err := tx.CreateEntity(e); err != nil {
+			return err
+		}
+		return s.auditChange(tx, p, AuditEntityCreated, TargetEntity, e.ID, e.Name, nil, e)
 	})
 	return e, err
 }
@@ -338,7 +341,12 @@ func (s *Service) RestoreEntity(ctx context.Context, p *Principal, id string) (E
 			return err // a conflict: an entity took the name meanwhile
 		}
 		in := EntityInput{Name: e.Name, Label: e.Label, ViewPolicyNames: e.ViewPolicyNames, Parameters: cloneParams(e.Parameters)}
-		return cannotRestore(s.checkEntityInput(tx, p.OrgID, e.ID, &in, e.Parameters, e.Retired))
+		if err := cannotRestore(s.checkEntityInput(tx, p.OrgID, e.ID, &in, e.Parameters, e.Retired)); err != nil {
+			return err
+		}
+		return s.recordAudit(tx, AuditEvent{OrgID: p.OrgID, Type: AuditEntityRestored, Actor: actorOf(p),
+			Target:  AuditTarget{Kind: TargetEntity, ID: e.ID, Name: e.Name},
+			Changes: map[string]AuditChange{"deleted": {Before: true, After: false}}})
 	})
 	return e, err
 }
@@ -391,6 +399,12 @@ func (s *Service) UpdateEntity(ctx context.Context, p *Principal, id string, u E
 		}
 		if err := tx.UpdateEntity(e); err != nil {
 			return err
+		}
+		if changes := diffFields(old, e); len(changes) > 0 {
+			if err := s.recordAudit(tx, AuditEvent{OrgID: p.OrgID, Type: AuditEntityUpdated, Actor: actorOf(p),
+				Target: AuditTarget{Kind: TargetEntity, ID: e.ID, Name: e.Name}, Changes: changes}); err != nil {
+				return err
+			}
 		}
 		if u.Parameters == nil {
 			return nil
@@ -496,7 +510,12 @@ func (s *Service) DeleteEntity(ctx context.Context, p *Principal, id string) err
 		if len(refs) > 0 {
 			return Errorf(CodeConflict, "entity %q is referenced by %s", e.Name, strings.Join(refs, ", "))
 		}
-		return tx.SoftDeleteEntity(p.OrgID, e.ID, s.Now())
+		if err := tx.SoftDeleteEntity(p.OrgID, e.ID, s.Now()); err != nil {
+			return err
+		}
+		return s.recordAudit(tx, AuditEvent{OrgID: p.OrgID, Type: AuditEntityDeleted, Actor: actorOf(p),
+			Target:  AuditTarget{Kind: TargetEntity, ID: e.ID, Name: e.Name},
+			Changes: map[string]AuditChange{"deleted": {Before: false, After: true}}})
 	})
 }
 

@@ -56,6 +56,11 @@ func (s *Service) Invite(ctx context.Context, p *Principal, in InviteInput) (Inv
 		if err := tx.CreateInvite(inv); err != nil {
 			return err
 		}
+		if err := s.recordAudit(tx, AuditEvent{OrgID: p.OrgID, Type: AuditUserInvited, Actor: actorOf(p),
+			Target:  AuditTarget{Kind: TargetInvite, ID: inv.ID, Name: inv.Email},
+			Changes: diffFields(nil, map[string]any{"email": inv.Email, "name": inv.Name, "roles": inv.Roles, "expiresAt": inv.ExpiresAt})}); err != nil {
+			return err
+		}
 		if !s.mail.Enabled {
 			return nil
 		}
@@ -107,7 +112,12 @@ func (s *Service) RevokeInvite(ctx context.Context, p *Principal, id string) err
 		case InviteRevoked:
 			return nil
 		}
-		return tx.SetInviteStatus(p.OrgID, id, InviteRevoked)
+		if err := tx.SetInviteStatus(p.OrgID, id, InviteRevoked); err != nil {
+			return err
+		}
+		return s.recordAudit(tx, AuditEvent{OrgID: p.OrgID, Type: AuditInviteRevoked, Actor: actorOf(p),
+			Target:  AuditTarget{Kind: TargetInvite, ID: inv.ID, Name: inv.Email},
+			Changes: map[string]AuditChange{"status": {Before: InvitePending, After: InviteRevoked}}})
 	})
 }
 
@@ -173,6 +183,14 @@ func (s *Service) AcceptInvite(ctx context.Context, token, name, password string
 		}
 		k := newAPIKey(inv.OrgID, u.ID, "first key", now)
 		if err := tx.CreateAPIKey(k); err != nil {
+			return err
+		}
+		if err := s.recordAudit(tx, AuditEvent{OrgID: u.OrgID, Type: AuditUserJoined, Actor: userActor(u),
+			Target:  AuditTarget{Kind: TargetUser, ID: u.ID, Name: u.Email},
+			Changes: diffFields(nil, map[string]any{"email": u.Email, "name": u.Name, "roles": u.Roles, "invite": inv.ID, "password": u.PasswordHash != ""})}); err != nil {
+			return err
+		}
+		if err := s.auditKey(tx, userActor(u), AuditAPIKeyCreated, k, u); err != nil {
 			return err
 		}
 		out = Accepted{User: u, APIKey: k}

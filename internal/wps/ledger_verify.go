@@ -70,7 +70,21 @@ func (s *Service) VerifyLedger(ctx context.Context, p *Principal) (LedgerReport,
 	if err := v.replayAll(ctx); err != nil {
 		return rep, err
 	}
-	return rep, nil
+	return rep, v.auditRows(ctx)
+}
+
+// auditRows checks that every audit event row has its ledger entry (each
+// entry's content is checked against its row by content): a row added
+// without one is reported.
+func (v *verifier) auditRows(ctx context.Context) error {
+	var events, entries int64
+	if err := v.read(ctx, func(tx Tx) (err error) { events, entries, err = tx.CountAuditEvents(v.p.OrgID); return err }); err != nil {
+		return err
+	}
+	if events != entries {
+		v.rep.breach(LedgerBreach{Reason: fmt.Sprintf("there are %d audit events and %d audit entries in the ledger", events, entries)})
+	}
+	return nil
 }
 
 // verifier is one verification of an org's ledger.

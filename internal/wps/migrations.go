@@ -106,6 +106,7 @@ func (s *Service) MigrateMeasurements(ctx context.Context, p *Principal, process
 		var items []MigrationItem
 		move := func(tx Tx) error {
 			items = items[:0]
+			var moved []string
 			for _, id := range batch {
 				item, err := s.migrate(tx, p, from, to, id, in.DryRun)
 				if errors.Is(err, errNotLive) {
@@ -115,8 +116,16 @@ func (s *Service) MigrateMeasurements(ctx context.Context, p *Principal, process
 					return err
 				}
 				items = append(items, item)
+				if item.BlockedReason == "" {
+					moved = append(moved, item.Name)
+				}
 			}
-			return nil
+			if in.DryRun || len(moved) == 0 {
+				return nil
+			}
+			return s.recordAudit(tx, AuditEvent{OrgID: p.OrgID, Type: AuditProcessMigrated, Actor: actorOf(p),
+				Target:  AuditTarget{Kind: TargetProcess, ID: to.ID, Name: to.Label},
+				Changes: map[string]AuditChange{"version": {Before: from.Version, After: to.Version}, "measurements": {Added: moved}}})
 		}
 		if in.DryRun {
 			err = s.store.View(ctx, move)

@@ -70,12 +70,20 @@ func (s *Service) UpdateOrg(ctx context.Context, p *Principal, u OrgUpdate) (Org
 		if o, err = tx.GetOrg(p.OrgID); err != nil {
 			return err
 		}
+		before := o
 		setIf(&o.LogoKey, u.LogoKey)
 		setIf(&o.PinnedURL, u.PinnedURL)
 		setIf(&o.ThemeColor, u.ThemeColor)
 		setIf(&o.Operations, u.Operations)
 		o.UpdatedAt = s.Now()
-		return tx.UpdateOrg(o)
+		if err := tx.UpdateOrg(o); err != nil {
+			return err
+		}
+		if changes := diffFields(before, o); len(changes) > 0 {
+			return s.recordAudit(tx, AuditEvent{OrgID: p.OrgID, Type: AuditOrgUpdated, Actor: actorOf(p),
+				Target: AuditTarget{Kind: TargetOrg, ID: o.ID, Name: o.Name}, Changes: changes})
+		}
+		return nil
 	})
 	return o, err
 }

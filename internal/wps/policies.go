@@ -49,7 +49,12 @@ func (s *Service) CreatePolicy(ctx context.Context, p *Principal, in PolicyInput
 	defer s.keys.forget(p.OrgID)
 	pol := Policy{ID: NewID(), OrgID: p.OrgID, Name: in.Name, Roles: normalize(in.Roles),
 		Functions: normalize(in.Functions), CreatedAt: now, UpdatedAt: now}
-	return pol, s.store.Write(ctx, func(tx Tx) error { return tx.CreatePolicy(pol) })
+	return pol, s.store.Write(ctx, func(tx Tx) error {
+		if err := tx.CreatePolicy(pol); err != nil {
+			return err
+		}
+		return s.auditChange(tx, p, AuditPolicyCreated, TargetPolicy, pol.ID, pol.Name, nil, pol)
+	})
 }
 
 // ListPolicies lists the org's policies by name.
@@ -90,6 +95,7 @@ func (s *Service) UpdatePolicy(ctx context.Context, p *Principal, id string, in 
 				return err
 			}
 		}
+		before := pol
 		if in.OldName != nil && *in.OldName != pol.Name {
 			return Errorf(CodeConflict, "oldPolicyName %q is not the current name %q", *in.OldName, pol.Name)
 		}
@@ -106,7 +112,10 @@ func (s *Service) UpdatePolicy(ctx context.Context, p *Principal, id string, in 
 			pol.Functions = normalize(in.Functions)
 		}
 		pol.UpdatedAt = s.Now()
-		return tx.UpdatePolicy(pol)
+		if err := tx.UpdatePolicy(pol); err != nil {
+			return err
+		}
+		return s.auditChange(tx, p, AuditPolicyUpdated, TargetPolicy, pol.ID, pol.Name, before, pol)
 	})
 	return pol, err
 }
@@ -141,7 +150,10 @@ func (s *Service) DeletePolicy(ctx context.Context, p *Principal, id string) err
 		if len(users) > 0 {
 			return Errorf(CodeConflict, "policy %q is used by steps: %s", pol.Name, strings.Join(users, "; "))
 		}
-		return tx.DeletePolicy(p.OrgID, id)
+		if err := tx.DeletePolicy(p.OrgID, id); err != nil {
+			return err
+		}
+		return s.auditChange(tx, p, AuditPolicyDeleted, TargetPolicy, pol.ID, pol.Name, pol, nil)
 	})
 }
 

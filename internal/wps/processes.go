@@ -923,7 +923,10 @@ func (s *Service) CreateProcess(ctx context.Context, p *Principal, in ProcessInp
 		if err := tx.CreateProcess(proc); err != nil {
 			return err
 		}
-		return tx.CreateProcessVersion(versionOf(proc, p.UserID))
+		if err := tx.CreateProcessVersion(versionOf(proc, p.UserID)); err != nil {
+			return err
+		}
+		return s.auditChange(tx, p, AuditProcessCreated, TargetProcess, proc.ID, proc.Label, nil, proc)
 	})
 	return proc, err
 }
@@ -1070,6 +1073,11 @@ func (s *Service) RestoreProcess(ctx context.Context, p *Principal, id string) (
 		if _, err := s.checkSteps(tx, p.OrgID, proc.ID, proc.Steps, proc.Steps, nil); err != nil {
 			return cannotRestore(err)
 		}
+		if err := s.recordAudit(tx, AuditEvent{OrgID: p.OrgID, Type: AuditProcessRestored, Actor: actorOf(p),
+			Target:  AuditTarget{Kind: TargetProcess, ID: proc.ID, Name: proc.Label},
+			Changes: map[string]AuditChange{"deleted": {Before: true, After: false}}}); err != nil {
+			return err
+		}
 		if len(proc.Steps) > 0 && proc.Steps[0].Frequency != "" {
 			return tx.SkipOccurrences(p.OrgID, proc.ID, proc.UpdatedAt)
 		}
@@ -1184,7 +1192,18 @@ func (s *Service) editProcess(tx Tx, p *Principal, id string, change func(in *Pr
 			return cur, err
 		}
 	}
-	return next, tx.UpdateProcess(next)
+	if err := tx.UpdateProcess(next); err != nil {
+		return cur, err
+	}
+	changes := diffFields(cur, next)
+	if next.Version != cur.Version {
+		changes["version"] = AuditChange{Before: cur.Version, After: next.Version}
+	}
+	if len(changes) == 0 {
+		return next, nil
+	}
+	return next, s.recordAudit(tx, AuditEvent{OrgID: p.OrgID, Type: AuditProcessUpdated, Actor: actorOf(p),
+		Target: AuditTarget{Kind: TargetProcess, ID: next.ID, Name: next.Label}, Changes: changes})
 }
 
 // pastSteps lists the steps of proc's earlier versions, newest first: a
@@ -1267,7 +1286,18 @@ func (s *Service) DeleteProcess(ctx context.Context, p *Principal, id string) er
 	if err := p.Require(FnProcessWrite); err != nil {
 		return err
 	}
-	return s.store.Write(ctx, func(tx Tx) error { return tx.SoftDeleteProcess(p.OrgID, id, s.Now()) })
+	return s.store.Write(ctx, func(tx Tx) error {
+		proc, err := tx.GetProcess(p.OrgID, id, 0)
+		if err != nil {
+			return err
+		}
+		if err := tx.SoftDeleteProcess(p.OrgID, id, s.Now()); err != nil {
+			return err
+		}
+		return s.recordAudit(tx, AuditEvent{OrgID: p.OrgID, Type: AuditProcessDeleted, Actor: actorOf(p),
+			Target:  AuditTarget{Kind: TargetProcess, ID: proc.ID, Name: proc.Label},
+			Changes: map[string]AuditChange{"deleted": {Before: false, After: true}}})
+	})
 }
 
 // AddStep appends a step (or inserts it before position, from 0). Errors: as UpdateProcess.

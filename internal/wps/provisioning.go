@@ -42,7 +42,12 @@ func (s *Service) CreateUser(ctx context.Context, p *Principal, in NewUser) (Use
 	if in.Deactivated {
 		u.Status = UserDeactivated
 	}
-	return u, s.store.Write(ctx, func(tx Tx) error { return tx.CreateUser(u) })
+	return u, s.store.Write(ctx, func(tx Tx) error {
+		if err := tx.CreateUser(u); err != nil {
+			return err
+		}
+		return s.auditCreated(tx, actorOf(p), u)
+	})
 }
 
 // readUsers lets holders of users:read, and those who manage users
@@ -186,7 +191,10 @@ func (s *Service) ChangeRoleMembers(ctx context.Context, p *Principal, role stri
 					admins--
 				}
 			}
-			return tx.SetUserRoles(p.OrgID, id, normalize(roles), now)
+			if err := tx.SetUserRoles(p.OrgID, id, normalize(roles), now); err != nil {
+				return err
+			}
+			return s.auditRoles(tx, actorOf(p), u, u.Roles, roles)
 		}
 		for _, id := range normalize(c.Add) {
 			if err := change(id, true); err != nil {

@@ -128,6 +128,9 @@ func (s *Service) AcceptPasswordReset(ctx context.Context, token, password strin
 		if err := tx.UpdateUser(u); err != nil {
 			return err
 		}
+		if err := s.auditPassword(tx, userActor(u), u, "reset"); err != nil {
+			return err
+		}
 		if err := tx.DeleteSessions(r.OrgID, r.UserID, ""); err != nil {
 			return err
 		}

@@ -233,7 +233,10 @@ func (s *Service) SignIn(ctx context.Context, in SignInInput) (SignedIn, error) 
 			return err
 		}
 		u = cur
-		return tx.CreateSession(sess)
+		if err := tx.CreateSession(sess); err != nil {
+			return err
+		}
+		return s.auditSession(tx, u, sess, "password")
 	})
 	if err != nil {
 		return SignedIn{}, err
@@ -241,6 +244,21 @@ func (s *Service) SignIn(ctx context.Context, in SignInInput) (SignedIn, error) 
 	s.byAddress.refund(addr) // a success costs the address nothing, and clears the account
 	s.byAccount.forget(account)
 	return SignedIn{Token: token, CSRFToken: CSRFToken(token), User: u, ExpiresAt: sess.ExpiresAt}, nil
+}
+
+// auditSession records a sign-in (session.created) and its method.
+func (s *Service) auditSession(tx Tx, u User, sess Session, method string) error {
+	return s.recordAudit(tx, AuditEvent{OrgID: u.OrgID, Type: AuditSessionCreated, Actor: userActor(u),
+		Target:  AuditTarget{Kind: TargetSession, ID: sess.ID, Name: u.Email},
+		Changes: map[string]AuditChange{"method": {After: method}, "expiresAt": {After: sess.ExpiresAt}}})
+}
+
+// auditPassword records that a user's password was set (never the
+// password or its hash); how is "changed" or "reset".
+func (s *Service) auditPassword(tx Tx, actor AuditActor, u User, how string) error {
+	return s.recordAudit(tx, AuditEvent{OrgID: u.OrgID, Type: AuditPasswordChanged, Actor: actor,
+		Target:  AuditTarget{Kind: TargetUser, ID: u.ID, Name: u.Email},
+		Changes: map[string]AuditChange{"password": secretChanged, "how": {After: how}}})
 }
 
 // AuthenticateSession resolves a session token to its principal. An
@@ -349,6 +367,9 @@ func (s *Service) ChangePassword(ctx context.Context, p *Principal, current, nex
 		}
 		cur.PasswordHash, cur.UpdatedAt = hash, s.Now()
 		if err := tx.UpdateUser(cur); err != nil {
+			return err
+		}
+		if err := s.auditPassword(tx, actorOf(p), cur, "changed"); err != nil {
 			return err
 		}
 		return tx.DeleteSessions(p.OrgID, p.UserID, p.SessionID)

@@ -490,7 +490,14 @@ func (s *Service) UploadSheet(ctx context.Context, p *Principal, name string, co
 	}
 	sh := Sheet{ID: NewID(), OrgID: p.OrgID, Name: name, Kind: SheetKindXLSX, Pages: pages, SHA256: sha256Hex(content),
 		Size: int64(len(content)), CreatedBy: p.UserID, CreatedAt: s.Now()}
-	return sh, s.store.Write(ctx, func(tx Tx) error { return tx.CreateSheet(sh, content) })
+	return sh, s.store.Write(ctx, func(tx Tx) error {
+		if err := tx.CreateSheet(sh, content); err != nil {
+			return err
+		}
+		return s.recordAudit(tx, AuditEvent{OrgID: p.OrgID, Type: AuditSheetCreated, Actor: actorOf(p),
+			Target:  AuditTarget{Kind: TargetSheet, ID: sh.ID, Name: sh.Name},
+			Changes: map[string]AuditChange{"name": {After: sh.Name}, "sha256": {After: sh.SHA256}, "size": {After: sh.Size}}})
+	})
 }
 
 // ListSheets lists the org's workbooks (process:read).
@@ -544,7 +551,8 @@ func (s *Service) DeleteSheet(ctx context.Context, p *Principal, id string) erro
 		return err
 	}
 	return s.store.Write(ctx, func(tx Tx) error {
-		if _, err := tx.GetSheet(p.OrgID, id); err != nil {
+		sh, err := tx.GetSheet(p.OrgID, id)
+		if err != nil {
 			return err
 		}
 		users, err := tx.SheetUsers(p.OrgID, id)
@@ -554,7 +562,12 @@ func (s *Service) DeleteSheet(ctx context.Context, p *Principal, id string) erro
 		if len(users) > 0 {
 			return Errorf(CodeConflict, "the sheet is linked by %s; unlink it first", strings.Join(users, ", "))
 		}
-		return tx.DeleteSheet(p.OrgID, id)
+		if err := tx.DeleteSheet(p.OrgID, id); err != nil {
+			return err
+		}
+		return s.recordAudit(tx, AuditEvent{OrgID: p.OrgID, Type: AuditSheetDeleted, Actor: actorOf(p),
+			Target:  AuditTarget{Kind: TargetSheet, ID: sh.ID, Name: sh.Name},
+			Changes: map[string]AuditChange{"name": {Before: sh.Name}, "sha256": {Before: sh.SHA256}}})
 	})
 }
 

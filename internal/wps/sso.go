@@ -125,6 +125,20 @@ func (s *Service) PutSSO(ctx context.Context, p *Principal, in SSOInput) (SSOSet
 		if out.ClientSecret == "" {
 			return Invalid("clientSecret", "is required")
 		}
+		var before any
+		if cur.OrgID != "" {
+			cur.ClientSecretSet = cur.ClientSecret != ""
+			before = cur
+		}
+		out.ClientSecretSet = true
+		changes := diffFields(before, out)
+		if out.ClientSecret != cur.ClientSecret {
+			changes["clientSecret"] = secretChanged
+		}
+		if err := s.recordAudit(tx, AuditEvent{OrgID: p.OrgID, Type: AuditSSOUpdated, Actor: actorOf(p),
+			Target: AuditTarget{Kind: TargetOrg, ID: p.OrgID, Name: "sso"}, Changes: changes}); err != nil {
+			return err
+		}
 		for _, d := range out.EmailDomains {
 			if org, err := tx.SSOOrgByDomain(d); err == nil && org != p.OrgID {
 				return Errorf(CodeConflict, "the email domain %s belongs to another organization", d)
@@ -144,7 +158,20 @@ func (s *Service) DeleteSSO(ctx context.Context, p *Principal) error {
 	if err := p.Require(FnOrgUpdate); err != nil {
 		return err
 	}
-	return s.store.Write(ctx, func(tx Tx) error { return tx.DeleteSSO(p.OrgID) })
+	return s.store.Write(ctx, func(tx Tx) error {
+		cur, err := tx.GetSSO(p.OrgID)
+		if err != nil {
+			return err
+		}
+		if err := tx.DeleteSSO(p.OrgID); err != nil {
+			return err
+		}
+		cur.ClientSecretSet = cur.ClientSecret != ""
+		changes := diffFields(cur, nil)
+		changes["enabled"] = AuditChange{Before: true, After: false}
+		return s.recordAudit(tx, AuditEvent{OrgID: p.OrgID, Type: AuditSSOUpdated, Actor: actorOf(p),
+			Target: AuditTarget{Kind: TargetOrg, ID: p.OrgID, Name: "sso"}, Changes: changes})
+	})
 }
 
 // SSOConfig returns an org's SSO settings with the client secret, for the
@@ -208,6 +235,9 @@ func (s *Service) SSOSignIn(ctx context.Context, orgID string, id SSOIdentity) (
 			if err := tx.CreateUser(u); err != nil {
 				return err
 			}
+			if err := s.auditCreated(tx, userActor(u), u); err != nil {
+				return err
+			}
 		case IsCode(err, CodeNotFound):
 			return Errorf(CodeForbidden, "%s has no account in this organization; ask an administrator to invite you", email)
 		case err != nil:
@@ -229,6 +259,9 @@ func (s *Service) SSOSignIn(ctx context.Context, orgID string, id SSOIdentity) (
 				if err := tx.SetUserRoles(orgID, u.ID, roles, now); err != nil {
 					return err
 				}
+				if err := s.auditRoles(tx, userActor(u), u, before, roles); err != nil {
+					return err
+				}
 				rec.RolesAdded, rec.RolesRemoved = difference(roles, before), difference(before, roles)
 				u.Roles = roles
 			}
@@ -243,7 +276,10 @@ func (s *Service) SSOSignIn(ctx context.Context, orgID string, id SSOIdentity) (
 		sess := Session{ID: NewID(), OrgID: orgID, UserID: u.ID, TokenHash: HashSecret(token), CreatedAt: now, LastSeenAt: now,
 			ExpiresAt: At(now.Add(s.sessions.MaxAge))}
 		out = SignedIn{Token: token, CSRFToken: CSRFToken(token), User: u, ExpiresAt: sess.ExpiresAt}
-		return tx.CreateSession(sess)
+		if err := tx.CreateSession(sess); err != nil {
+			return err
+		}
+		return s.auditSession(tx, u, sess, "sso")
 	})
 	return out, err
 }

@@ -318,6 +318,16 @@ type Tx interface {
 	GetLedgerKey() (LedgerKey, error)
 	CreateLedgerKey(k LedgerKey) error
 
+	// InsertAuditEvent writes an audit event (its Leaf, LeafHash and the
+	// columns lists filter on). GetAuditEvent reads one (CodeNotFound),
+	// ListAuditEvents pages those q matches, newest first, with their
+	// total; CountAuditEvents counts the org's events and its ledger's
+	// audit entries (integrated or queued), in one snapshot.
+	InsertAuditEvent(e AuditEvent) error
+	GetAuditEvent(orgID, id string) (AuditEvent, error)
+	ListAuditEvents(orgID string, q AuditQuery) ([]AuditEvent, int, error)
+	CountAuditEvents(orgID string) (events, entries int64, err error)
+
 	// ClaimUniqueValue records that a measurement holds a unique parameter's
 	// value (replacing what it held); a conflict means another measurement of
 	// the process holds it.

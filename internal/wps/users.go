@@ -50,11 +50,15 @@ func (s *Service) UpdateMe(ctx context.Context, p *Principal, in MeUpdate) (User
 		if u, err = tx.LockUser(p.OrgID, p.UserID); err != nil {
 			return err
 		}
+		before := u
 		setIf(&u.Name, in.Name)
 		setIf(&u.TimeZone, in.TimeZone)
 		setIf(&u.Locale, in.Locale)
 		u.UpdatedAt = s.Now()
-		return tx.UpdateUser(u)
+		if err := tx.UpdateUser(u); err != nil {
+			return err
+		}
+		return s.auditUser(tx, actorOf(p), before, u)
 	})
 	if err == nil {
 		s.keys.forget(p.OrgID) // cached principals carry the user
@@ -89,11 +93,77 @@ func (s *Service) CreateAPIKey(ctx context.Context, p *Principal, name string) (
 	}
 	k := newAPIKey(p.OrgID, p.UserID, name, s.Now())
 	return k, s.store.Write(ctx, func(tx Tx) error {
-		if _, err := activeUser(tx, p.OrgID, p.UserID); err != nil {
+		u, err := activeUser(tx, p.OrgID, p.UserID)
+		if err != nil {
 			return err
 		}
-		return tx.CreateAPIKey(k)
+		if err := tx.CreateAPIKey(k); err != nil {
+			return err
+		}
+		return s.auditKey(tx, actorOf(p), AuditAPIKeyCreated, k, u)
 	})
+}
+
+// auditKey records a key made or revoked for u (never its secret).
+func (s *Service) auditKey(tx Tx, actor AuditActor, typ string, k APIKey, u User) error {
+	return s.recordAudit(tx, AuditEvent{OrgID: u.OrgID, Type: typ, Actor: actor,
+		Target:  AuditTarget{Kind: TargetAPIKey, ID: k.ID, Name: k.Name},
+		Changes: map[string]AuditChange{"user": {After: u.Email}}})
+}
+
+// revokeKey revokes a key of a user and records it.
+func (s *Service) revokeKey(tx Tx, actor AuditActor, orgID, userID, keyID string) error {
+	var k APIKey
+	keys, err := tx.ListAPIKeys(orgID, userID)
+	if err != nil {
+		return err
+	}
+	for _, x := range keys {
+		if x.ID == keyID {
+			k = x
+		}
+	}
+	if err := tx.RevokeAPIKey(orgID, userID, keyID, s.Now()); err != nil {
+		return err
+	}
+	u, err := tx.GetUser(orgID, userID)
+	if err != nil {
+		return err
+	}
+	if k.ID == "" {
+		k.ID = keyID
+	}
+	return s.auditKey(tx, actor, AuditAPIKeyRevoked, k, u)
+}
+
+// auditUser records a change of a user's fields (user.updated), if any.
+func (s *Service) auditUser(tx Tx, actor AuditActor, before, after User) error {
+	changes := diffFields(before, after, "roles", "lastSignInAt")
+	if before.ExternalID != after.ExternalID {
+		changes["externalId"] = valueChange(before.ExternalID, after.ExternalID)
+	}
+	if len(changes) == 0 {
+		return nil
+	}
+	return s.recordAudit(tx, AuditEvent{OrgID: after.OrgID, Type: AuditUserUpdated, Actor: actor,
+		Target: AuditTarget{Kind: TargetUser, ID: after.ID, Name: after.Email}, Changes: changes})
+}
+
+// auditCreated records a user made without an invite (user.created):
+// provisioned, or signed in by SSO for the first time.
+func (s *Service) auditCreated(tx Tx, actor AuditActor, u User) error {
+	return s.recordAudit(tx, AuditEvent{OrgID: u.OrgID, Type: AuditUserCreated, Actor: actor,
+		Target: AuditTarget{Kind: TargetUser, ID: u.ID, Name: u.Email}, Changes: diffFields(nil, u, "lastSignInAt")})
+}
+
+// auditRoles records a change of a user's roles, if any.
+func (s *Service) auditRoles(tx Tx, actor AuditActor, u User, before, after []string) error {
+	if slices.Equal(normalize(before), normalize(after)) {
+		return nil
+	}
+	return s.recordAudit(tx, AuditEvent{OrgID: u.OrgID, Type: AuditUserRolesChanged, Actor: actor,
+		Target:  AuditTarget{Kind: TargetUser, ID: u.ID, Name: u.Email},
+		Changes: map[string]AuditChange{"roles": {Before: normalize(before), After: normalize(after)}}})
 }
 
 // activeUser reads and locks a user who must still be active. What a
@@ -121,7 +191,7 @@ func (s *Service) ListAPIKeys(ctx context.Context, p *Principal) ([]APIKey, erro
 // RevokeAPIKey revokes one of the caller's keys. Errors: CodeNotFound.
 func (s *Service) RevokeAPIKey(ctx context.Context, p *Principal, id string) error {
 	defer s.keys.forget(p.OrgID)
-	return s.store.Write(ctx, func(tx Tx) error { return tx.RevokeAPIKey(p.OrgID, p.UserID, id, s.Now()) })
+	return s.store.Write(ctx, func(tx Tx) error { return s.revokeKey(tx, actorOf(p), p.OrgID, p.UserID, id) })
 }
 
 // GetUser returns a user of the caller's org. Errors: CodeNotFound.
@@ -178,13 +248,13 @@ func (s *Service) UpdateUser(ctx context.Context, p *Principal, id string, in Us
 	var u User
 	defer s.keys.forget(p.OrgID)
 	err := s.store.Write(ctx, func(tx Tx) (err error) {
-		u, err = s.updateUser(tx, p.OrgID, id, in)
+		u, err = s.updateUser(tx, actorOf(p), p.OrgID, id, in)
 		return err
 	})
 	return u, err
 }
 
-func (s *Service) updateUser(tx Tx, orgID, id string, in UserUpdate) (User, error) {
+func (s *Service) updateUser(tx Tx, actor AuditActor, orgID, id string, in UserUpdate) (User, error) {
 	if err := tx.LockOrg(orgID); err != nil {
 		return User{}, err
 	}
@@ -192,6 +262,7 @@ func (s *Service) updateUser(tx Tx, orgID, id string, in UserUpdate) (User, erro
 	if err != nil {
 		return User{}, err
 	}
+	before := u
 	now := s.Now()
 	if in.Name != nil {
 		u.Name = *in.Name
@@ -223,7 +294,10 @@ func (s *Service) updateUser(tx Tx, orgID, id string, in UserUpdate) (User, erro
 		u.Status = *in.Status
 	}
 	u.UpdatedAt = now
-	return u, tx.UpdateUser(u)
+	if err := tx.UpdateUser(u); err != nil {
+		return User{}, err
+	}
+	return u, s.auditUser(tx, actor, before, u)
 }
 
 // ListUserAPIKeys lists a user's live keys (prefixes only), for admins.
@@ -249,7 +323,7 @@ func (s *Service) RevokeUserAPIKey(ctx context.Context, p *Principal, userID, ke
 		return err
 	}
 	defer s.keys.forget(p.OrgID)
-	return s.store.Write(ctx, func(tx Tx) error { return tx.RevokeAPIKey(p.OrgID, userID, keyID, s.Now()) })
+	return s.store.Write(ctx, func(tx Tx) error { return s.revokeKey(tx, actorOf(p), p.OrgID, userID, keyID) })
 }
 
 // IssueKey is the operator's recovery: a new API key for the active user
@@ -270,7 +344,10 @@ func (s *Service) IssueKey(ctx context.Context, orgID, email string) (APIKey, er
 			return err
 		}
 		k = newAPIKey(orgID, u.ID, "operator", s.Now())
-		return tx.CreateAPIKey(k)
+		if err := tx.CreateAPIKey(k); err != nil {
+			return err
+		}
+		return s.auditKey(tx, actorOf(nil), AuditAPIKeyCreated, k, u)
 	})
 	return k, err
 }
@@ -286,7 +363,7 @@ func (s *Service) DeactivateByEmail(ctx context.Context, orgID, email string) (U
 		if err != nil {
 			return err
 		}
-		u, err = s.updateUser(tx, orgID, found.ID, UserUpdate{Status: &st})
+		u, err = s.updateUser(tx, actorOf(nil), orgID, found.ID, UserUpdate{Status: &st})
 		return err
 	})
 	return u, err
@@ -345,7 +422,10 @@ func (s *Service) changeRole(ctx context.Context, p *Principal, userID, role str
 		default:
 			return nil
 		}
-		return tx.SetUserRoles(p.OrgID, userID, roles, s.Now())
+		if err := tx.SetUserRoles(p.OrgID, userID, roles, s.Now()); err != nil {
+			return err
+		}
+		return s.auditRoles(tx, actorOf(p), u, u.Roles, roles)
 	})
 	if roles == nil {
 		roles = []string{}

@@ -121,8 +121,8 @@ type MeasurementActionView struct {
 	ReprovesActionID          string        `json:"reprovesActionId,omitempty"`
 	Sheets                    []SheetHash   `json:"sheets,omitempty" doc:"The workbooks this action recalculated: the SHA-256 of each filled copy"`
 	// Signature is set on a signed action (semantics section 19).
-	Signature *ActionSignature `json:"signature,omitempty" doc:"The action's electronic signature, when its step has a signatureMeaning"`
-	OnBehalfOf                *OnBehalfOf   `json:"onBehalfOf,omitempty" doc:"The user whose seat the action filled by a delegation (absent: the actor's own)"`
+	Signature  *ActionSignature `json:"signature,omitempty" doc:"The action's electronic signature, when its step has a signatureMeaning"`
+	OnBehalfOf *OnBehalfOf      `json:"onBehalfOf,omitempty" doc:"The user whose seat the action filled by a delegation (absent: the actor's own)"`
 }
 
 // SheetHash is the SHA-256 of a measurement's filled copy of a workbook as
@@ -294,8 +294,8 @@ type ActionView struct {
 	Sheets           []SheetHash        `json:"sheets,omitempty" doc:"The workbooks this action recalculated: the SHA-256 of each filled copy"`
 	CurrentStep      *StepView          `json:"currentStep"`
 	// Signature is set on a signed action (semantics section 19).
-	Signature *ActionSignature `json:"signature,omitempty" doc:"The action's electronic signature, when its step has a signatureMeaning"`
-	OnBehalfOf       *OnBehalfOf        `json:"onBehalfOf,omitempty" doc:"The user whose seat the action filled by a delegation (absent: the actor's own)"`
+	Signature  *ActionSignature `json:"signature,omitempty" doc:"The action's electronic signature, when its step has a signatureMeaning"`
+	OnBehalfOf *OnBehalfOf      `json:"onBehalfOf,omitempty" doc:"The user whose seat the action filled by a delegation (absent: the actor's own)"`
 }
 
 // derivedID makes a stable id for a view object from its parts.

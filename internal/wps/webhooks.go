@@ -225,7 +225,10 @@ func (s *Service) CreateWebhook(ctx context.Context, p *Principal, in WebhookInp
 			return err
 		}
 		w.Secret = sec.Secret
-		return tx.CreateWebhook(w)
+		if err := tx.CreateWebhook(w); err != nil {
+			return err
+		}
+		return s.auditChange(tx, p, AuditWebhookCreated, TargetWebhook, w.ID, w.URL, nil, w, "secret")
 	})
 	return w, err
 }
@@ -258,12 +261,16 @@ func (s *Service) UpdateWebhook(ctx context.Context, p *Principal, id string, in
 		if w, err = tx.GetWebhook(p.OrgID, id); err != nil {
 			return err
 		}
+		before := w
 		setIf(&w.URL, in.URL)
 		if in.Events != nil {
 			w.Events = normalize(*in.Events)
 		}
 		w.UpdatedAt = s.Now()
-		return tx.UpdateWebhook(w)
+		if err := tx.UpdateWebhook(w); err != nil {
+			return err
+		}
+		return s.auditChange(tx, p, AuditWebhookUpdated, TargetWebhook, w.ID, w.URL, before, w, "secret")
 	})
 	return w, err
 }
@@ -275,7 +282,14 @@ func (s *Service) DeleteWebhook(ctx context.Context, p *Principal, id string) er
 		return err
 	}
 	return s.store.Write(ctx, func(tx Tx) error {
+		w, err := tx.GetWebhook(p.OrgID, id)
+		if err != nil {
+			return err
+		}
 		if err := tx.DeleteWebhook(p.OrgID, id); err != nil {
+			return err
+		}
+		if err := s.auditChange(tx, p, AuditWebhookDeleted, TargetWebhook, w.ID, w.URL, w, nil, "secret"); err != nil {
 			return err
 		}
 		return tx.CancelDeliveries(p.OrgID, id, "cancelled: its webhook was deleted", s.Now())
@@ -309,7 +323,12 @@ func (s *Service) RotateSigningSecret(ctx context.Context, p *Principal) (Signin
 			return err
 		}
 		sec = SigningSecret{OrgID: p.OrgID, Secret: newSigningSecret(), Previous: old.Secret, PreviousUntil: At(now.Add(24 * time.Hour)), RotatedAt: now}
-		return tx.PutSigningSecret(sec)
+		if err := tx.PutSigningSecret(sec); err != nil {
+			return err
+		}
+		return s.recordAudit(tx, AuditEvent{OrgID: p.OrgID, Type: AuditWebhookSecret, Actor: actorOf(p),
+			Target:  AuditTarget{Kind: TargetOrg, ID: p.OrgID, Name: "webhook signing secret"},
+			Changes: map[string]AuditChange{"secret": secretChanged}})
 	})
 	return sec, err
 }
