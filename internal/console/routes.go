@@ -43,6 +43,10 @@ func (c *Console) routes() {
 	m.HandleFunc("GET /processes/{id}", c.signedIn(c.process))
 	m.HandleFunc("POST /processes/{id}/restore", c.signedIn(c.restoreProcess))
 
+	m.HandleFunc("GET /reports", c.signedIn(c.reportsOverview))
+	m.HandleFunc("GET /reports/{id}", c.signedIn(c.report))
+	m.HandleFunc("GET /reports/{id}/csv", c.signedIn(c.reportCSV))
+
 	m.HandleFunc("GET /entities", c.signedIn(c.entities))
 	m.HandleFunc("GET /entities/{id}", c.signedIn(c.records))
 	m.HandleFunc("POST /entities/{id}/restore", c.signedIn(c.restoreEntity))
@@ -120,14 +124,19 @@ func (c *Console) parsePages(loc *time.Location) map[string]*template.Template {
 			}
 			return s
 		},
-		"join":     strings.Join,
-		"contains": slices.Contains[[]string],
-		"lower":    strings.ToLower,
-		"title":    statusTitle,
-		"add":      func(a, b int) int { return a + b },
-		"sub":      func(a, b int) int { return a - b },
-		"list":     func(xs ...string) []string { return xs },
-		"icon":     icon,
+		"join":      strings.Join,
+		"contains":  slices.Contains[[]string],
+		"lower":     strings.ToLower,
+		"title":     statusTitle,
+		"add":       func(a, b int) int { return a + b },
+		"sub":       func(a, b int) int { return a - b },
+		"list":      func(xs ...string) []string { return xs },
+		"icon":      icon,
+		"add1":      func(a, b float64) float64 { return a + b },
+		"sub1":      func(a, b float64) float64 { return a - b },
+		"slug":      slug,
+		"percent":   func(v *float64) string { return strconv.FormatFloat(*v*100, 'f', 1, 64) + "%" },
+		"stepLabel": stepLabel,
 	}
 	base := template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts.html"))
 	pages := map[string]*template.Template{}
