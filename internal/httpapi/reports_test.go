@@ -111,6 +111,16 @@ func TestProcessReport(t *testing.T) {
 			t.Fatalf("from the actions\n got %s\nwant %s", asJSON(again), got.Body)
 		}
 
+		// Made before the upgrade: migration 44 works the same aggregates
+		// out of the actions.
+		if err := sqlstore.MigrateTo(context.Background(), h.env.URL(), 43); err != nil {
+			t.Fatal(err)
+		}
+		up := h.env.Reopen()
+		if again := up.Call(get, "/v1/reports/processes/"+h.processID+"?from=2026-01-05&to=2026-01-06", up.AdminKey, nil, 200); string(again.Body) != string(got.Body) {
+			t.Fatalf("after migration 44\n got %s\nwant %s", again.Body, got.Body)
+		}
+
 		// The first day only: M3 and its lateness fall outside.
 		day1 := h.env.Call(get, "/v1/reports/processes/"+h.processID+"?from=2026-01-05&to=2026-01-05", h.env.AdminKey, nil, 200).JSON()
 		if day1["created"] != 2.0 || day1["steps"].([]any)[0].(map[string]any)["overdue"] != 1.0 {
@@ -222,4 +232,31 @@ func recompute(t *testing.T, env *tu.Env, processID, from, to string) reports.Pr
 func asJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// TestProcessReportConcurrentWrites: writes of one process at once (on
+// PostgreSQL their aggregates go with each COMMIT) keep the aggregates the
+// actions give.
+func TestProcessReportConcurrentWrites(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		h := newReportHistory(t, engine)
+		done := make(chan struct{})
+		for range 12 {
+			go func() {
+				defer func() { done <- struct{}{} }()
+				m := h.create()
+				h.act(h.ana, m, h.check, "APPROVAL", 0)
+				h.act(h.sam, m, h.check, "APPROVAL", 0)
+			}()
+		}
+		for range 12 {
+			<-done
+		}
+		day := h.env.Clock.Now().Format(time.DateOnly)
+		rep := h.env.Call(get, "/v1/reports/processes/"+h.processID, h.env.AdminKey, nil, 200).JSON()
+		if rep["created"] != 12.0 || rep["steps"].([]any)[0].(map[string]any)["consensed"] != 12.0 {
+			t.Fatalf("report: %s", asJSON(rep))
+		}
+		recompute(t, h.env, h.processID, day, day)
+	})
 }

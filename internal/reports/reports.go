@@ -73,8 +73,8 @@ type SeatFigures struct {
 // Day is one day's throughput.
 type Day struct {
 	Day      string `json:"day" doc:"A UTC day, YYYY-MM-DD"`
-	Created  int64  `json:"created"`
-	Approved int64  `json:"approved"`
+	Created  int64  `json:"created" doc:"Measurements created that day"`
+	Approved int64  `json:"approved" doc:"Measurements approved that day"`
 }
 
 // ProcessReport is where a process's work waits, over a range of UTC days.
@@ -331,7 +331,7 @@ func Figures(proc wps.Process, rg Range, facts, days []wps.ReportFact) ProcessRe
 // ProcessSummary is one process in the org's overview.
 type ProcessSummary struct {
 	ProcessID    string `json:"processId"`
-	Name         string `json:"name"`
+	Name         string `json:"name" doc:"The process's name"`
 	Open         int64  `json:"open" doc:"Measurements not APPROVED now"`
 	Overdue      int64  `json:"overdue" doc:"Open steps past their deadline now"`
 	CycleTimeP50 *int64 `json:"cycleTimeP50" nullable:"true" doc:"Median cycle time in seconds of the measurements approved in the range; null when none"`
@@ -339,9 +339,9 @@ type ProcessSummary struct {
 
 // Overview is every process of an org at a glance.
 type Overview struct {
-	From      string           `json:"from"`
-	To        string           `json:"to"`
-	Processes []ProcessSummary `json:"processes"`
+	From      string           `json:"from" doc:"First UTC day, YYYY-MM-DD"`
+	To        string           `json:"to" doc:"Last UTC day (included), YYYY-MM-DD"`
+	Processes []ProcessSummary `json:"processes" doc:"The org's live processes"`
 }
 
 // Overview summarizes procs, the org's processes, over rg in tx.

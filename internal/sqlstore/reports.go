@@ -246,6 +246,12 @@ func (db *DB) backfillReports(ctx context.Context, tx *sql.Tx) error {
 	return nil
 }
 
+// dropReportFacts undoes migration 44.
+func dropReportFacts(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, `DROP TABLE report_facts`)
+	return err
+}
+
 func scanInt64s(rows *sql.Rows, into map[string]int64) (map[string]int64, error) {
 	defer rows.Close()
 	for rows.Next() {
