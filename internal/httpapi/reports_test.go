@@ -93,14 +93,14 @@ func TestProcessReport(t *testing.T) {
 		mean, fpy := 3710.0, 0.5
 		want := reports.ProcessReport{ProcessID: h.processID, From: "2026-01-05", To: "2026-01-06",
 			Created: 3, Approved: 2, Rejected: 1, Open: 1,
-			CycleTime:      reports.CycleTime{Times: reports.Times{P50: i64(120), P90: i64(7296)}, Mean: &mean},
+			CycleTime:      reports.CycleTime{Times: reports.Times{P50: i64(120), P90: i64(7168)}, Mean: &mean},
 			FirstPassYield: &fpy,
 			Steps: []reports.StepFigures{
-				{StepID: h.check, Label: "Check", Reached: 4, Consensed: 3, Overdue: 2, WaitTime: reports.Times{P50: i64(70), P90: i64(7168)}},
+				{StepID: h.check, Label: "Check", Reached: 4, Consensed: 3, Overdue: 2, WaitTime: reports.Times{P50: i64(68), P90: i64(7168)}},
 				{StepID: h.close, Label: "Close", Reached: 3, Consensed: 2, Rejections: 1, WaitTime: reports.Times{P50: i64(50), P90: i64(60)}}},
 			Seats: []reports.SeatFigures{
 				{StepID: h.check, PolicyName: "Inspector", FillTime: reports.Times{P50: i64(30), P90: i64(7168)}},
-				{StepID: h.check, PolicyName: "Supervisor", FillTime: reports.Times{P50: i64(70), P90: i64(7168)}},
+				{StepID: h.check, PolicyName: "Supervisor", FillTime: reports.Times{P50: i64(68), P90: i64(7168)}},
 				{StepID: h.close, PolicyName: "Supervisor", FillTime: reports.Times{P50: i64(50), P90: i64(60)}}},
 			Throughput: []reports.Day{{Day: "2026-01-05", Created: 2, Approved: 2}, {Day: "2026-01-06", Created: 1}},
 		}
@@ -200,26 +200,33 @@ func recompute(t *testing.T, env *tu.Env, processID, from, to string) reports.Pr
 			}
 		}
 		for _, f := range all {
-			if f.Day < rg.From || f.Day > rg.To {
+			if f.Level != 0 || f.Day < rg.From || f.Day > rg.To {
 				continue
 			}
 			facts = append(facts, f)
-			if f.Kind == wps.FactCreated || f.Kind == wps.FactApproved {
+			if f.Kind == wps.FactCreated || f.Kind == wps.FactApprovals {
 				days = append(days, f)
 			}
 		}
 		out = reports.Figures(proc, rg, append(facts, live...), days)
 		out.Open = open
-		// The aggregates the writes kept, key by key, are the actions'.
-		kept, err := tx.ReportFacts(wps.ReportQuery{OrgID: env.OrgID, ProcessID: processID, From: -100000, To: 100000})
-		if err != nil {
-			return err
-		}
-		for i := range all {
-			all[i].Day = 0
-		}
-		if w, g := wps.MergeFacts(all), wps.MergeFacts(kept); !reflect.DeepEqual(w, g) {
-			t.Errorf("aggregates kept by the writes\n got %v\nwant %v", g, w)
+		// The aggregates the writes kept, key by key and level by level,
+		// are the actions'.
+		for k := range wps.FactLevels {
+			kept, err := tx.ReportFacts(wps.ReportQuery{OrgID: env.OrgID, ProcessID: processID, Level: k, From: -100000, To: 100000})
+			if err != nil {
+				return err
+			}
+			var want []wps.ReportFact
+			for _, f := range all {
+				if f.Level == k {
+					f.Day, f.Level = 0, 0
+					want = append(want, f)
+				}
+			}
+			if w, g := wps.MergeFacts(want), wps.MergeFacts(kept); !reflect.DeepEqual(w, g) {
+				t.Errorf("aggregates kept by the writes at level %d\n got %v\nwant %v", k, g, w)
+			}
 		}
 		return nil
 	})

@@ -137,12 +137,21 @@ func dayStart(d int64) wps.Time { return wps.FromMillis(d * 86_400_000) }
 
 // Process computes proc's report over rg in tx.
 func (r *Reports) Process(tx wps.Tx, proc wps.Process, rg Range) (ProcessReport, error) {
-	q := wps.ReportQuery{OrgID: proc.OrgID, ProcessID: proc.ID, From: rg.From, To: rg.To}
+	base := wps.ReportQuery{OrgID: proc.OrgID, ProcessID: proc.ID}
+	q := base
+	q.Blocks, q.Kinds = wps.Blocks(rg.From, rg.To), []int{wps.FactApproved, wps.FactConsensed, wps.FactFill}
 	facts, err := tx.ReportFacts(q)
 	if err != nil {
 		return ProcessReport{}, err
 	}
-	q.ByDay, q.Kinds = true, []int{wps.FactCreated, wps.FactApproved}
+	q = base
+	q.From, q.To, q.Kinds = rg.From, rg.To, []int{wps.FactCreated, wps.FactFirstPass, wps.FactReached, wps.FactRejection, wps.FactOverdue}
+	counts, err := tx.ReportFacts(q)
+	if err != nil {
+		return ProcessReport{}, err
+	}
+	facts = append(facts, counts...)
+	q.ByDay, q.Kinds = true, []int{wps.FactCreated, wps.FactApprovals}
 	days, err := tx.ReportFacts(q)
 	if err != nil {
 		return ProcessReport{}, err
@@ -209,9 +218,9 @@ func (h *histogram) percentile(p int64) *int64 {
 
 func (h *histogram) times() Times { return Times{P50: h.percentile(50), P90: h.percentile(90)} }
 
-// Figures computes a report from facts summed over the range (any Day;
-// FactOverdue of open steps included) and days, the created and approved
-// facts by day. It is the whole computation, pure: the tests give it facts
+// Figures computes a report from facts summed over the range (any Day,
+// each event counted once: one level; FactOverdue of open steps included)
+// and days, the FactCreated and FactApprovals facts by day. It is the whole computation, pure: the tests give it facts
 // worked out from the actions.
 func Figures(proc wps.Process, rg Range, facts, days []wps.ReportFact) ProcessReport {
 	rep := ProcessReport{ProcessID: proc.ID, From: DayString(rg.From), To: DayString(rg.To), Steps: []StepFigures{}, Seats: []SeatFigures{}}
@@ -321,7 +330,7 @@ func Figures(proc wps.Process, rg Range, facts, days []wps.ReportFact) ProcessRe
 		switch f.Kind {
 		case wps.FactCreated:
 			d.Created += f.N
-		case wps.FactApproved:
+		case wps.FactApprovals:
 			d.Approved += f.N
 		}
 	}
@@ -355,20 +364,23 @@ func (r *Reports) Overview(tx wps.Tx, orgID string, procs []wps.Process, rg Rang
 	if err != nil {
 		return out, err
 	}
-	cycles, err := tx.ReportFacts(wps.ReportQuery{OrgID: orgID, From: rg.From, To: rg.To, Kinds: []int{wps.FactApproved}})
-	if err != nil {
-		return out, err
-	}
 	late := map[string]int64{}
 	for _, f := range overdue {
 		late[f.ProcessID] += f.N
 	}
 	hist := map[string]*histogram{}
-	for _, f := range cycles {
-		if hist[f.ProcessID] == nil {
-			hist[f.ProcessID] = &histogram{}
+	blocks := wps.Blocks(rg.From, rg.To)
+	for _, p := range procs { // one process at a time: each reads its own rows of the key
+		cycles, err := tx.ReportFacts(wps.ReportQuery{OrgID: orgID, ProcessID: p.ID, Blocks: blocks, Kinds: []int{wps.FactApproved}})
+		if err != nil {
+			return out, err
 		}
-		hist[f.ProcessID].add(f)
+		for _, f := range cycles {
+			if hist[f.ProcessID] == nil {
+				hist[f.ProcessID] = &histogram{}
+			}
+			hist[f.ProcessID].add(f)
+		}
 	}
 	for _, p := range procs {
 		s := ProcessSummary{ProcessID: p.ID, Name: p.Name, Open: open[p.ID], Overdue: late[p.ID]}

@@ -16,6 +16,7 @@ import (
 const reportFactsTable = `CREATE TABLE report_facts (
     org_id      TEXT NOT NULL,
     process_id  TEXT NOT NULL,
+    level       INTEGER NOT NULL,
     day         BIGINT NOT NULL,
     kind        INTEGER NOT NULL,
     step_id     TEXT NOT NULL,
@@ -23,19 +24,19 @@ const reportFactsTable = `CREATE TABLE report_facts (
     bucket      BIGINT NOT NULL,
     n           BIGINT NOT NULL,
     sum_ms      BIGINT NOT NULL,
-    PRIMARY KEY (org_id, process_id, day, kind, step_id, policy_name, bucket)
+    PRIMARY KEY (org_id, process_id, level, day, kind, step_id, policy_name, bucket)
 )`
 
-const factCols = 9
+const factCols = 10
 
 func factRow(f wps.ReportFact) []any {
-	return []any{f.OrgID, f.ProcessID, f.Day, f.Kind, f.StepID, f.Policy, f.Bucket, f.N, f.SumMillis}
+	return []any{f.OrgID, f.ProcessID, f.Level, f.Day, f.Kind, f.StepID, f.Policy, f.Bucket, f.N, f.SumMillis}
 }
 
 func upsertFacts(rows int) string {
-	return `INSERT INTO report_facts (org_id, process_id, day, kind, step_id, policy_name, bucket, n, sum_ms) VALUES ` +
-		valuesN(rows, "(?, ?, ?, ?, ?, ?, ?, ?, ?)") + `
-		ON CONFLICT (org_id, process_id, day, kind, step_id, policy_name, bucket)
+	return `INSERT INTO report_facts (org_id, process_id, level, day, kind, step_id, policy_name, bucket, n, sum_ms) VALUES ` +
+		valuesN(rows, "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)") + `
+		ON CONFLICT (org_id, process_id, level, day, kind, step_id, policy_name, bucket)
 		DO UPDATE SET n = report_facts.n + excluded.n, sum_ms = report_facts.sum_ms + excluded.sum_ms`
 }
 
@@ -63,25 +64,40 @@ func (t *tx) AddReportFacts(facts []wps.ReportFact) error {
 // ReportFacts sums the facts of q's days by process, kind, step, policy and
 // bucket, or with q.ByDay by process, day and kind.
 func (t *tx) ReportFacts(q wps.ReportQuery) ([]wps.ReportFact, error) {
-	where := `org_id = ? AND day >= ? AND day <= ?`
-	args := []any{q.OrgID, q.From, q.To}
-	if q.ProcessID != "" {
-		where += ` AND process_id = ?`
-		args = append(args, q.ProcessID)
-	}
+	kinds := ""
 	if len(q.Kinds) > 0 {
 		ks := make([]string, len(q.Kinds))
 		for i, k := range q.Kinds {
 			ks[i] = strconv.Itoa(k)
 		}
-		where += ` AND kind IN (` + strings.Join(ks, ", ") + `)`
+		kinds = ` AND kind IN (` + strings.Join(ks, ", ") + `)`
+	}
+	// Each part reads one run of the primary key (org, process, level,
+	// day): a block's rows, or a level's days.
+	var parts []string
+	var args []any
+	part := func(cond string, a ...any) {
+		where := `org_id = ?`
+		args = append(args, q.OrgID)
+		if q.ProcessID != "" {
+			where += ` AND process_id = ?`
+			args = append(args, q.ProcessID)
+		}
+		parts = append(parts, `SELECT process_id, day, kind, step_id, policy_name, bucket, n, sum_ms FROM report_facts WHERE `+where+cond+kinds)
+		args = append(args, a...)
+	}
+	if len(q.Blocks) == 0 {
+		part(` AND level = ? AND day >= ? AND day <= ?`, q.Level, q.From, q.To)
+	}
+	for _, b := range q.Blocks {
+		part(` AND level = ? AND day = ?`, b.Level, b.Day)
 	}
 	cols := `process_id, 0, kind, step_id, policy_name, bucket`
 	group := `process_id, kind, step_id, policy_name, bucket`
 	if q.ByDay {
 		cols, group = `process_id, day, kind, '', '', 0`, `process_id, day, kind`
 	}
-	rows, err := t.query(`SELECT `+cols+`, sum(n), sum(sum_ms) FROM report_facts WHERE `+where+` GROUP BY `+group, args...)
+	rows, err := t.query(`SELECT `+cols+`, sum(n), sum(sum_ms) FROM (`+strings.Join(parts, ` UNION ALL `)+`) f GROUP BY `+group, args...)
 	if err != nil {
 		return nil, t.err(err, "", "")
 	}

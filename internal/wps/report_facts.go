@@ -19,11 +19,17 @@ import (
 // recorded actions.
 type ReportFact struct {
 	OrgID, ProcessID string
-	Day              int64 // days since 1970-01-01 (UTC)
-	Kind             int
-	StepID, Policy   string
-	Bucket           int64
-	N, SumMillis     int64
+	// Level and Day name the fact's block of days: the 2^Level days from
+	// Day (days since 1970-01-01, UTC, a multiple of 2^Level). A fact with
+	// a duration is counted at every level (FactLevels rows), so a range of
+	// days sums a few blocks (Blocks) rather than every day; the others at
+	// level 0 only.
+	Level          int
+	Day            int64
+	Kind           int
+	StepID, Policy string
+	Bucket         int64
+	N, SumMillis   int64
 }
 
 // The kinds of report facts.
@@ -36,12 +42,41 @@ const (
 	FactRejection = 6 // a REJECTION recorded on a step (a reproval included)
 	FactOverdue   = 7 // an opening ended after its deadline (by the deadline's day)
 	FactFill      = 8 // a seat filled; Bucket: the time since its step opened
+	FactApprovals = 9 // a measurement approved (level 0 only: throughput by day)
 )
+
+// FactLevels is how many block sizes facts with a duration are counted in:
+// 1, 2, 4 … 256 days.
+const FactLevels = 9
+
+// Timed reports whether facts of kind carry a duration.
+func Timed(kind int) bool { return kind == FactApproved || kind == FactConsensed || kind == FactFill }
+
+// Block is 2^Level days from Day.
+type Block struct {
+	Level int
+	Day   int64
+}
+
+// Blocks covers the days from to to (both included) with the fewest
+// blocks: at most two of each level.
+func Blocks(from, to int64) []Block {
+	var out []Block
+	for d := from; d <= to; {
+		k := 0
+		for k < FactLevels-1 && d%(1<<(k+1)) == 0 && d+(1<<(k+1))-1 <= to {
+			k++
+		}
+		out = append(out, Block{k, d})
+		d += 1 << k
+	}
+	return out
+}
 
 // BucketBits is the resolution of durations: whole seconds below
 // 2^BucketBits, then 2^(BucketBits-1) buckets per doubling, so a bucket's
 // width is at most 1/2^(BucketBits-1) of its lower bound.
-const BucketBits = 7
+const BucketBits = 5
 
 // Bucket is the bucket of a duration of ms milliseconds: its whole seconds
 // when fewer than 2^BucketBits, else those seconds with all but their
@@ -74,21 +109,39 @@ type factsOf struct {
 	out   []ReportFact
 }
 
-func (f *factsOf) add(at time.Time, kind int, stepID, policy string, ms int64, timed bool) {
-	fact := ReportFact{OrgID: f.m.OrgID, ProcessID: f.m.ProcessID, Day: FactDay(at), Kind: kind, StepID: stepID, Policy: policy, N: 1}
-	if timed {
-		fact.Bucket, fact.SumMillis = Bucket(ms), ms
+func (f *factsOf) add(at time.Time, kind int, stepID, policy string, ms int64) {
+	f.out = append(f.out, NewFacts(f.m.OrgID, f.m.ProcessID, at, kind, stepID, policy, ms)...)
+}
+
+// NewFacts are the rows of one event of kind at at (of ms milliseconds
+// when the kind is timed): one at level 0, and for a timed kind one at each
+// other level too (an approval adds its FactApprovals).
+func NewFacts(orgID, processID string, at time.Time, kind int, stepID, policy string, ms int64) []ReportFact {
+	day := FactDay(at)
+	fact := ReportFact{OrgID: orgID, ProcessID: processID, Day: day, Kind: kind, StepID: stepID, Policy: policy, N: 1}
+	if !Timed(kind) {
+		return []ReportFact{fact}
 	}
-	f.out = append(f.out, fact)
+	fact.Bucket, fact.SumMillis = Bucket(ms), ms
+	out := make([]ReportFact, 0, FactLevels+1)
+	for k := range FactLevels {
+		f := fact
+		f.Level, f.Day = k, day&^(1<<k-1)
+		out = append(out, f)
+	}
+	if kind == FactApproved {
+		out = append(out, ReportFact{OrgID: orgID, ProcessID: processID, Day: day, Kind: FactApprovals, N: 1})
+	}
+	return out
 }
 
 // start adds the facts of a measurement's creation: created at its
 // creation, and the steps that opened when the engine started it.
 func (f *factsOf) start(state engine.State) {
-	f.add(f.m.CreatedAt.Time, FactCreated, "", "", 0, false)
+	f.add(f.m.CreatedAt.Time, FactCreated, "", "", 0)
 	for _, sd := range f.def.Steps {
 		if st := state.Steps[sd.ID]; st != nil && st.Status == engine.Open {
-			f.add(st.OpenedAt, FactReached, sd.ID, "", 0, false)
+			f.add(st.OpenedAt, FactReached, sd.ID, "", 0)
 		}
 	}
 }
@@ -106,31 +159,31 @@ func (f *factsOf) change(before, after engine.State, a Action, firstPass bool) {
 		if b.Status == engine.Open && same {
 			for policy := range x.Seats {
 				if _, had := b.Seats[policy]; !had {
-					f.add(now, FactFill, sd.ID, policy, now.Sub(b.OpenedAt).Milliseconds(), true)
+					f.add(now, FactFill, sd.ID, policy, now.Sub(b.OpenedAt).Milliseconds())
 				}
 			}
 		}
 		if b.Status == engine.Open && (x.Status != engine.Open || !same) { // the opening ended
 			if x.Status == engine.Consensed && same {
-				f.add(now, FactConsensed, sd.ID, "", now.Sub(b.OpenedAt).Milliseconds(), true)
+				f.add(now, FactConsensed, sd.ID, "", now.Sub(b.OpenedAt).Milliseconds())
 			}
 			if _, st := stepByID(f.steps, sd.ID); st != nil {
 				if due := dueAt(*st, b.OpenedAt, f.cals); due != nil && due.Before(now) {
-					f.add(due.Time, FactOverdue, sd.ID, "", 0, false)
+					f.add(due.Time, FactOverdue, sd.ID, "", 0)
 				}
 			}
 		}
 		if x.Status == engine.Open && (b.Status != engine.Open || !same) {
-			f.add(x.OpenedAt, FactReached, sd.ID, "", 0, false)
+			f.add(x.OpenedAt, FactReached, sd.ID, "", 0)
 		}
 	}
 	if a.Type == engine.Rejection {
-		f.add(now, FactRejection, a.StepID, "", 0, false)
+		f.add(now, FactRejection, a.StepID, "", 0)
 	}
 	if engine.Status(f.def, before) != engine.StatusApproved && engine.Status(f.def, after) == engine.StatusApproved {
-		f.add(now, FactApproved, "", "", now.Sub(f.m.CreatedAt.Time).Milliseconds(), true)
+		f.add(now, FactApproved, "", "", now.Sub(f.m.CreatedAt.Time).Milliseconds())
 		if firstPass {
-			f.add(now, FactFirstPass, "", "", 0, false)
+			f.add(now, FactFirstPass, "", "", 0)
 		}
 	}
 }
@@ -140,7 +193,7 @@ func (f *factsOf) change(before, after engine.State, a Action, firstPass bool) {
 // order (two writers then lock the rows in the same order).
 func MergeFacts(fs []ReportFact) []ReportFact {
 	key := func(a, b ReportFact) int {
-		return cmp.Or(cmp.Compare(a.OrgID, b.OrgID), cmp.Compare(a.ProcessID, b.ProcessID), cmp.Compare(a.Day, b.Day),
+		return cmp.Or(cmp.Compare(a.OrgID, b.OrgID), cmp.Compare(a.ProcessID, b.ProcessID), cmp.Compare(a.Level, b.Level), cmp.Compare(a.Day, b.Day),
 			cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.StepID, b.StepID), cmp.Compare(a.Policy, b.Policy), cmp.Compare(a.Bucket, b.Bucket))
 	}
 	out := slices.Clone(fs)
@@ -196,11 +249,14 @@ func ReportFactsFromActions(m Measurement, steps []Step, actions []Action, start
 }
 
 // ReportQuery selects report facts of an org: of one process (all when
-// ProcessID is empty), of the days From to To (both included), of Kinds
-// (all when empty). They come summed by process, kind, step, policy and
-// bucket (Day 0), or with ByDay by process, day and kind.
+// ProcessID is empty), of Blocks or, without them, of the blocks of Level
+// that start from From to To (both included), of Kinds (all when empty).
+// They come summed by process, kind, step, policy and bucket (Day 0), or
+// with ByDay by process, day and kind.
 type ReportQuery struct {
 	OrgID, ProcessID string
+	Blocks           []Block
+	Level            int
 	From, To         int64
 	Kinds            []int
 	ByDay            bool
