@@ -200,7 +200,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	con := console.New(svc, console.Options{Logger: log, Blobs: blobs, SecureCookies: cfg.SecureCookies})
 	api := httpapi.New(svc, httpapi.Options{Logger: log, MaxBodyBytes: cfg.MaxBodyBytes,
 		RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst, Version: version, Blobs: blobs, IdempotencyLease: cfg.IdempotencyLease,
-		SecureCookies: cfg.SecureCookies, Console: con, SSO: rp.Handler(svc), CORSOrigins: cfg.CORSOrigins, ObserveRequest: hooks.request})
+		SecureCookies: cfg.SecureCookies, Console: con, SSO: rp.Handler(svc), CORSOrigins: cfg.CORSOrigins, ObserveRequest: hooks.request,
+		ReportMaxDays: cfg.ReportMaxDays})
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	if hooks.m != nil {

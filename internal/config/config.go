@@ -49,6 +49,7 @@ type Config struct {
 	SheetPages       int                          // WPS_SHEET_MAX_PAGES: worksheets per workbook
 	SheetCells       int                          // WPS_SHEET_MAX_CELLS: cells over a workbook's used ranges
 	SheetCalcTimeout time.Duration                // WPS_SHEET_CALC_TIMEOUT: one recalculation
+	ReportMaxDays    int                          // WPS_REPORT_MAX_DAYS: the longest range of days a report covers (default 366)
 	CORSOrigins      []string                     // WPS_CORS_ORIGINS: origins whose pages may call the API ("*": any); none: off
 	MaxTemplateBytes int                          // WPS_CONTRACT_TEMPLATE_MAX_BYTES: the largest contract template body
 	ContractChars    int                          // WPS_CONTRACT_MAX_CHARS: characters of a document's filled body
@@ -93,6 +94,9 @@ func Load(getenv func(string) string, args []string, stderr io.Writer) (Config, 
 	var err error
 	if c.RateLimit, err = strconv.ParseFloat(env("WPS_RATE_LIMIT", "100"), 64); err != nil {
 		return c, fmt.Errorf("WPS_RATE_LIMIT: %w", err)
+	}
+	if c.ReportMaxDays, err = strconv.Atoi(env("WPS_REPORT_MAX_DAYS", "366")); err != nil {
+		return c, fmt.Errorf("WPS_REPORT_MAX_DAYS: %w", err)
 	}
 	if c.RateBurst, err = strconv.Atoi(env("WPS_RATE_BURST", "200")); err != nil {
 		return c, fmt.Errorf("WPS_RATE_BURST: %w", err)
@@ -203,6 +207,7 @@ func Load(getenv func(string) string, args []string, stderr io.Writer) (Config, 
 	fs.DurationVar(&c.CheckpointEvery, "ledger-checkpoint-every", c.CheckpointEvery, "a growing ledger gets a new signed checkpoint at most this often (WPS_LEDGER_CHECKPOINT_EVERY)")
 	fs.Float64Var(&c.RateLimit, "rate-limit", c.RateLimit, "requests per second per API key, 0 turns it off (WPS_RATE_LIMIT)")
 	fs.IntVar(&c.RateBurst, "rate-burst", c.RateBurst, "burst per API key (WPS_RATE_BURST)")
+	fs.IntVar(&c.ReportMaxDays, "report-max-days", c.ReportMaxDays, "the longest range of days a report covers (WPS_REPORT_MAX_DAYS)")
 	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", c.MaxBodyBytes, "request body limit (WPS_MAX_BODY_BYTES)")
 	fs.StringVar(&c.PublicURL, "public-url", env("WPS_PUBLIC_URL", ""), "where browsers reach this server, such as https://wps.example.com; single sign-on's redirect_uri is it + /sso/callback (WPS_PUBLIC_URL; default http:// and the listen address)")
 	fs.BoolVar(&c.SecureCookies, "secure-cookies", c.SecureCookies, "mark session cookies Secure although requests arrive over plain HTTP (TLS ends at a proxy) (WPS_SECURE_COOKIES)")
@@ -250,6 +255,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("addr must not be empty")
 	case c.RateLimit < 0 || c.RateBurst < 0:
 		return fmt.Errorf("rate limit and burst must not be negative")
+	case c.ReportMaxDays < 1:
+		return fmt.Errorf("report max days must be at least 1")
 	case c.MaxBodyBytes < 1024:
 		return fmt.Errorf("max body bytes must be at least 1024")
 	case c.APICallTimeout <= 0:

@@ -27,6 +27,7 @@ import (
 
 	"wps/internal/httpapi"
 	"wps/internal/lang"
+	"wps/internal/reports"
 	"wps/internal/wps"
 )
 
@@ -46,17 +47,21 @@ type Options struct {
 	SecureCookies bool
 	// MaxUploadBytes bounds a form with files (default 32 MiB).
 	MaxUploadBytes int64
+	// ReportMaxDays is the longest range of a report (default
+	// reports.DefaultMaxDays).
+	ReportMaxDays int
 }
 
 // Console is an http.Handler for every page of the console.
 type Console struct {
-	svc    *wps.Service
-	opt    Options
-	log    *slog.Logger
-	mux    *http.ServeMux
-	pages  map[string]*template.Template
-	zones  sync.Map          // language and time zone → their pages (pagesFor)
-	assets map[string]string // asset name → content hash, for cache-busting URLs
+	svc     *wps.Service
+	opt     Options
+	log     *slog.Logger
+	mux     *http.ServeMux
+	pages   map[string]*template.Template
+	zones   sync.Map          // language and time zone → their pages (pagesFor)
+	assets  map[string]string // asset name → content hash, for cache-busting URLs
+	reports *reports.Reports
 }
 
 // csp allows nothing from another host, no inline script or style, no
@@ -74,7 +79,8 @@ func New(svc *wps.Service, opt Options) *Console {
 	if opt.MaxUploadBytes <= 0 {
 		opt.MaxUploadBytes = 32 << 20
 	}
-	c := &Console{svc: svc, opt: opt, log: opt.Logger, mux: http.NewServeMux(), assets: map[string]string{}}
+	c := &Console{svc: svc, opt: opt, log: opt.Logger, mux: http.NewServeMux(), assets: map[string]string{},
+		reports: reports.New(opt.ReportMaxDays, func() time.Time { return svc.Now().Time })}
 	c.loadAssets()
 	c.loadTemplates()
 	c.routes()
@@ -273,6 +279,7 @@ type navItem struct {
 	Name, Label, Href string
 	Current           bool
 	Needs             wps.Function // the function a user needs to use the section ("": none)
+	AlsoNeeds         wps.Function // a second function it needs ("": none)
 }
 
 // sections are the console's sections; an org's operations name those
@@ -283,6 +290,7 @@ var sections = []navItem{
 	{Name: "measurements", Label: "nav.measurements", Href: "/measurements", Needs: wps.FnMeasurementRead},
 	{Name: "processes", Label: "nav.processes", Href: "/processes", Needs: wps.FnProcessRead},
 	{Name: "entities", Label: "nav.entities", Href: "/entities", Needs: wps.FnEntityRead},
+	{Name: "reports", Label: "nav.reports", Href: "/reports", Needs: wps.FnProcessRead, AlsoNeeds: wps.FnMeasurementRead},
 }
 
 // notices are the messages a redirect after a change may show (by code,
@@ -308,7 +316,7 @@ func (c *Console) render(q *req, status int, name, title string, data any) {
 		u := q.p.User
 		pg.User, pg.Org, pg.CSRF = &u, q.org, wps.CSRFToken(q.token)
 		for _, s := range sections {
-			if s.Needs != "" && !q.p.Can(s.Needs) {
+			if s.Needs != "" && !q.p.Can(s.Needs) || s.AlsoNeeds != "" && !q.p.Can(s.AlsoNeeds) {
 				continue
 			}
 			if q.p.IsAdmin() || len(q.org.Operations) == 0 || slices.Contains(q.org.Operations, s.Name) {

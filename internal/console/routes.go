@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -44,6 +45,10 @@ func (c *Console) routes() {
 	m.HandleFunc("POST /processes/{id}/restore", c.signedIn(c.restoreProcess))
 	m.HandleFunc("POST /processes/{id}/migrations", c.signedIn(c.migrate))
 	m.HandleFunc("GET /processes/{id}/compare", c.signedIn(c.compare))
+
+	m.HandleFunc("GET /reports", c.signedIn(c.reportsOverview))
+	m.HandleFunc("GET /reports/{id}", c.signedIn(c.report))
+	m.HandleFunc("GET /reports/{id}/csv", c.signedIn(c.reportCSV))
 
 	m.HandleFunc("GET /entities", c.signedIn(c.entities))
 	m.HandleFunc("GET /entities/{id}", c.signedIn(c.records))
@@ -142,6 +147,11 @@ func (c *Console) parsePages(p *lang.Printer, loc *time.Location) map[string]*te
 		"sigField": func(id, meaning, err string, ssoOnly bool) sigField {
 			return sigField{ID: id, Meaning: meaning, Error: err, SSOOnly: ssoOnly}
 		},
+		"add1":      func(a, b float64) float64 { return a + b },
+		"sub1":      func(a, b float64) float64 { return a - b },
+		"slug":      slug,
+		"percent":   func(v *float64) string { return strconv.FormatFloat(*v*100, 'f', 1, 64) + "%" },
+		"stepLabel": stepLabel,
 	}
 	base := template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts.html"))
 	pages := map[string]*template.Template{}

@@ -34,7 +34,7 @@ var tagOf = map[string]string{
 	"documents": "contracts", "measurements": "measurements", "measurements:export": "measurements",
 	"actions": "actions", "ledger": "ledger", "webhooks": "webhooks", "webhook-deliveries": "webhooks", "chat-channels": "webhooks",
 	"attachments": "attachments", "sheets": "sheets", "import-jobs": "entities", "sso": "sso",
-	"notifications": "notifications", "password-resets": "sessions", "delegations": "users", "audit-events": "audit",
+	"notifications": "notifications", "password-resets": "sessions", "delegations": "users", "audit-events": "audit", "reports": "reports",
 }
 
 var tags = []*huma.Tag{
@@ -57,6 +57,7 @@ var tags = []*huma.Tag{
 	{Name: "sheets", Description: "Spreadsheet workbooks linked to parameters"},
 	{Name: "sso", Description: "Single sign-on: the organization's OpenID provider (people sign in at /sso/start, docs/sso.md)"},
 	{Name: "notifications", Description: "The messages mailed to people, with their delivery"},
+	{Name: "reports", Description: "Where work waits: counts and times from the recorded actions (docs/reports.md)"},
 }
 
 // tag is the tag of the operation at path.

@@ -104,6 +104,7 @@ func (s *Server) routes() {
 	register(s, withErrors(op(post, "/v1/measurements/simplified", "createSimplifiedMeasurement", "Create simplified measurement", 201, needs(wps.FnMeasurementCreate)), 404, 502), s.createSimplifiedMeasurement)
 	register(s, op(get, "/v1/measurements", "listMeasurements", "List measurements", 200, needs(wps.FnMeasurementRead)), s.listMeasurements)
 	register(s, withErrors(withCSV(op(get, "/v1/measurements:export", "exportMeasurements", "Export a process's measurements as CSV or XLSX (streamed): one column per parameter, the values the caller may see", 200, needs(wps.FnMeasurementRead))), 404), s.exportMeasurements)
+	register(s, op(get, "/v1/reports/processes/{id}", "getProcessReport", "Where a process's work waits over a range of days: counts, cycle time, first-pass yield, step waits, seat fill times, throughput (needs measurement:read too)", 200, needs(wps.FnProcessRead)), s.getProcessReport)
 	register(s, op(get, "/v1/measurements/{id}", "getMeasurement", "Get a measurement with its process, steps and actions", 200, needs(wps.FnMeasurementRead)), s.getMeasurement)
 	register(s, withErrors(op(post, "/v1/measurements/{id}/actions", "createAction", "Act on a measurement (WRITE_DATA needs action:write; APPROVAL and REJECTION need action:approve)", 201, member), 502), s.act)
 	register(s, op(get, "/v1/actions/{id}", "getAction", "Get an action", 200, needs(wps.FnMeasurementRead)), s.getAction)

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/time/rate"
 	"sigs.k8s.io/yaml"
 
+	"wps/internal/reports"
 	"wps/internal/scim"
 	"wps/internal/wps"
 )
@@ -56,6 +57,9 @@ type Options struct {
 	// answered (metrics): its route (the pattern, as the access log names
 	// it), status and duration.
 	ObserveRequest func(route string, status int, took time.Duration)
+	// ReportMaxDays is the longest range of a report (default
+	// reports.DefaultMaxDays).
+	ReportMaxDays int
 }
 
 // Server is the HTTP API. It is an http.Handler.
@@ -70,6 +74,7 @@ type Server struct {
 	secureCookies bool
 	observe       func(route string, status int, took time.Duration)
 	api           huma.API
+	reports       *reports.Reports
 	handler       http.Handler
 	// mux and public let authentication tell an operation that needs no
 	// credential (by its mux pattern), whose request ignores the cookie.
@@ -96,7 +101,7 @@ func New(svc *wps.Service, opt Options) *Server {
 		opt.IdempotencyLease = 30 * time.Second
 	}
 	s := &Server{svc: svc, log: opt.Logger, maxBody: opt.MaxBodyBytes, blobs: opt.Blobs, idemLease: opt.IdempotencyLease,
-		secureCookies: opt.SecureCookies, observe: opt.ObserveRequest}
+		secureCookies: opt.SecureCookies, observe: opt.ObserveRequest, reports: reports.New(opt.ReportMaxDays, func() time.Time { return svc.Now().Time })}
 	if opt.RateLimit > 0 {
 		if opt.RateBurst <= 0 {
 			opt.RateBurst = int(2 * opt.RateLimit)

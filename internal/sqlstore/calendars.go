@@ -13,14 +13,16 @@ func (t *tx) ListCalendars(orgID string) ([]wps.CalendarVersion, error) {
 	if err != nil {
 		return nil, t.err(err, "", "")
 	}
-	list, err := collect(rows, func(s interface{ Scan(...any) error }) (wps.CalendarVersion, error) {
-		var v wps.CalendarVersion
-		var from int64
-		var spec string
-		err := s.Scan(&from, &spec)
-		v.From = wps.FromMillis(from)
-		fromJSON(spec, &v.Calendar)
-		return v, err
-	})
+	list, err := collect(rows, scanCalendar)
 	return list, t.err(err, "", "")
+}
+
+func scanCalendar(s interface{ Scan(...any) error }) (wps.CalendarVersion, error) {
+	var v wps.CalendarVersion
+	var from int64
+	var spec string
+	err := s.Scan(&from, &spec)
+	v.From = wps.FromMillis(from)
+	fromJSON(spec, &v.Calendar)
+	return v, err
 }

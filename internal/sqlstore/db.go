@@ -295,6 +295,7 @@ func (db *DB) migrations() (*goose.Provider, error) {
 	p, err := goose.NewProvider(dialect, db.write, dir, goose.WithAllowOutofOrder(true), goose.WithGoMigrations(
 		goose.NewGoMigration(16, &goose.GoFunc{RunTx: db.backfillOpenSeats}, nil),
 		goose.NewGoMigration(23, &goose.GoFunc{RunTx: db.backfillLedger}, nil),
+		goose.NewGoMigration(44, &goose.GoFunc{RunTx: db.backfillReports}, &goose.GoFunc{RunTx: dropReportFacts}),
 	))
 	if err != nil {
 		return nil, fmt.Errorf("migrations: %w", err)

@@ -282,3 +282,34 @@ func (db *DB) GenerateCopies(ctx context.Context, orgID string, pattern []string
 		return err
 	})
 }
+
+// GenerateReportFacts writes report facts in bulk (summed into those there
+// are), 500 to a statement: the dataset of the reports benchmark, which
+// stands for measurements made through the API. Only benchmarks call it.
+func (db *DB) GenerateReportFacts(ctx context.Context, facts []wps.ReportFact) error {
+	facts = wps.MergeFacts(facts)
+	const perStmt, perTx = 500, 20000
+	for len(facts) > 0 {
+		chunk := facts[:min(len(facts), perTx)]
+		facts = facts[len(chunk):]
+		err := db.Write(ctx, func(wt wps.Tx) error {
+			t := wt.(*tx)
+			for rows := chunk; len(rows) > 0; {
+				n := min(len(rows), perStmt)
+				args := make([]any, 0, n*factCols)
+				for _, f := range rows[:n] {
+					args = append(args, factRow(f)...)
+				}
+				if _, err := t.exec(upsertFacts(n), args...); err != nil {
+					return err
+				}
+				rows = rows[n:]
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

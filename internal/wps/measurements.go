@@ -261,6 +261,9 @@ type run struct {
 	// reproval re-opened their steps): save mails work.returned to their
 	// authors.
 	returned []Action
+	// facts are the report facts of its changes (reportFacts), written
+	// by save.
+	facts *factsOf
 }
 
 func (s *Service) loadRun(tx Tx, p *Principal, measurementID string) (*run, error) {
@@ -920,6 +923,8 @@ func (r *run) record(a *Action, clientHash string, res engine.Result) error {
 			r.actions[i].Superseded = true
 		}
 	}
+	firstPass := a.Type != engine.Rejection && !slices.ContainsFunc(r.actions, func(x Action) bool { return x.Type == engine.Rejection })
+	r.reportFacts().change(r.m.State, res.State, *a, firstPass)
 	r.m.State = res.State
 	r.m.Status = engine.Status(r.def, res.State)
 	r.m.UpdatedAt = r.now
@@ -983,6 +988,8 @@ func (r *run) save() error {
 	}
 	r.returned = nil
 	if r.isNew {
+		start, _ := engine.Start(r.def, r.startedAt.Time, r.startPending)
+		r.reportFacts().start(start)
 		if err := r.tx.CreateMeasurement(&r.m, r.proc.Code, open); err != nil {
 			return err
 		}
@@ -1034,10 +1041,26 @@ func (r *run) save() error {
 			return err
 		}
 	}
-	if len(entries) == 0 {
-		return nil
+	if len(entries) > 0 {
+		if err := r.tx.AppendLedger(entries); err != nil {
+			return err
+		}
 	}
-	return r.tx.AppendLedger(entries)
+	// Last: other writers of the process may wait for these rows.
+	if r.facts != nil && len(r.facts.out) > 0 {
+		facts := r.facts.out
+		r.facts.out = nil
+		return r.tx.AddReportFacts(facts)
+	}
+	return nil
+}
+
+// reportFacts collects the run's report facts, written by save.
+func (r *run) reportFacts() *factsOf {
+	if r.facts == nil {
+		r.facts = &factsOf{m: r.m, steps: r.proc.Steps, def: r.def, cals: r.calendars()}
+	}
+	return r.facts
 }
 
 // action returns the run's copy of an action (with its ledger hashes once recorded).

@@ -90,7 +90,7 @@ func (s *Service) UpdateOrg(ctx context.Context, p *Principal, u OrgUpdate) (Org
 
 // ConsoleSections are the sections of the console an org's operations may
 // name: those shown to people who are not ADMIN (all when none is named).
-var ConsoleSections = []string{"inbox", "measurements", "processes", "entities"}
+var ConsoleSections = []string{"inbox", "measurements", "processes", "entities", "reports"}
 
 func setIf[T any](dst *T, src *T) {
 	if src != nil {

@@ -1,0 +1,282 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"wps/internal/wps"
+)
+
+// reportFactsTable is the table of migration 44: the aggregates reports
+// read (docs/reports.md), one row per process, UTC day, kind, step, seat
+// policy and duration bucket, summed by the writes.
+const reportFactsTable = `CREATE TABLE report_facts (
+    org_id      TEXT NOT NULL,
+    process_id  TEXT NOT NULL,
+    level       INTEGER NOT NULL,
+    day         BIGINT NOT NULL,
+    kind        INTEGER NOT NULL,
+    step_id     TEXT NOT NULL,
+    policy_name TEXT NOT NULL,
+    bucket      BIGINT NOT NULL,
+    n           BIGINT NOT NULL,
+    sum_ms      BIGINT NOT NULL,
+    PRIMARY KEY (org_id, process_id, level, day, kind, step_id, policy_name, bucket)
+)`
+
+const factCols = 10
+
+func factRow(f wps.ReportFact) []any {
+	return []any{f.OrgID, f.ProcessID, f.Level, f.Day, f.Kind, f.StepID, f.Policy, f.Bucket, f.N, f.SumMillis}
+}
+
+func upsertFacts(rows int) string {
+	return `INSERT INTO report_facts (org_id, process_id, level, day, kind, step_id, policy_name, bucket, n, sum_ms) VALUES ` +
+		valuesN(rows, "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)") + `
+		ON CONFLICT (org_id, process_id, level, day, kind, step_id, policy_name, bucket)
+		DO UPDATE SET n = report_facts.n + excluded.n, sum_ms = report_facts.sum_ms + excluded.sum_ms`
+}
+
+// AddReportFacts adds facts to the aggregates in one statement, their rows
+// in key order (wps.MergeFacts). On PostgreSQL it is sent with the COMMIT,
+// after the process's contended rows: a transaction holding these rows
+// locks nothing after them.
+func (t *tx) AddReportFacts(facts []wps.ReportFact) error {
+	if len(facts) == 0 {
+		return nil
+	}
+	facts = wps.MergeFacts(facts)
+	args := make([]any, 0, len(facts)*factCols)
+	for _, f := range facts {
+		args = append(args, factRow(f)...)
+	}
+	if t.db.engine == Postgres && t.write {
+		t.deferTop(upsertFacts(len(facts)), args, "", nil)
+		return nil
+	}
+	_, err := t.exec(upsertFacts(len(facts)), args...)
+	return t.err(err, "", "")
+}
+
+// ReportFacts sums the facts of q's days by process, kind, step, policy and
+// bucket, or with q.ByDay by process, day and kind.
+func (t *tx) ReportFacts(q wps.ReportQuery) ([]wps.ReportFact, error) {
+	kinds := ""
+	if len(q.Kinds) > 0 {
+		ks := make([]string, len(q.Kinds))
+		for i, k := range q.Kinds {
+			ks[i] = strconv.Itoa(k)
+		}
+		kinds = ` AND kind IN (` + strings.Join(ks, ", ") + `)`
+	}
+	// Each part reads one run of the primary key (org, process, level,
+	// day): a block's rows, or a level's days.
+	var parts []string
+	var args []any
+	part := func(cond string, a ...any) {
+		where := `org_id = ?`
+		args = append(args, q.OrgID)
+		if q.ProcessID != "" {
+			where += ` AND process_id = ?`
+			args = append(args, q.ProcessID)
+		}
+		parts = append(parts, `SELECT process_id, day, kind, step_id, policy_name, bucket, n, sum_ms FROM report_facts WHERE `+where+cond+kinds)
+		args = append(args, a...)
+	}
+	if len(q.Blocks) == 0 {
+		part(` AND level = ? AND day >= ? AND day <= ?`, q.Level, q.From, q.To)
+	}
+	for _, b := range q.Blocks {
+		part(` AND level = ? AND day = ?`, b.Level, b.Day)
+	}
+	cols := `process_id, 0, kind, step_id, policy_name, bucket`
+	group := `process_id, kind, step_id, policy_name, bucket`
+	if q.ByDay {
+		cols, group = `process_id, day, kind, '', '', 0`, `process_id, day, kind`
+	}
+	rows, err := t.query(`SELECT `+cols+`, sum(n), sum(sum_ms) FROM (`+strings.Join(parts, ` UNION ALL `)+`) f GROUP BY `+group, args...)
+	if err != nil {
+		return nil, t.err(err, "", "")
+	}
+	list, err := collect(rows, func(s interface{ Scan(...any) error }) (wps.ReportFact, error) {
+		f := wps.ReportFact{OrgID: q.OrgID}
+		return f, s.Scan(&f.ProcessID, &f.Day, &f.Kind, &f.StepID, &f.Policy, &f.Bucket, &f.N, &f.SumMillis)
+	})
+	return list, t.err(err, "", "")
+}
+
+// OpenMeasurements counts the measurements of each of the org's processes
+// that are not APPROVED (the status counters).
+func (t *tx) OpenMeasurements(orgID string) (map[string]int64, error) {
+	rows, err := t.query(`SELECT process_id, coalesce(sum(n), 0) FROM measurement_counts WHERE org_id = ? AND status <> 'APPROVED' GROUP BY process_id`, orgID)
+	if err != nil {
+		return nil, t.err(err, "", "")
+	}
+	return countsBy(rows, t)
+}
+
+// OverdueOpenSteps counts the open steps whose deadline is in [from, to),
+// by process and step, of the org's measurements (of one process when
+// processID is not empty).
+func (t *tx) OverdueOpenSteps(orgID, processID string, from, to wps.Time) ([]wps.ReportFact, error) {
+	q := `SELECT m.process_id, s.step_id, count(*) FROM measurement_open_steps s JOIN measurements m ON m.id = s.measurement_id
+		WHERE s.org_id = ? AND s.due_at >= ? AND s.due_at < ?`
+	args := []any{orgID, from.Millis(), to.Millis()}
+	if processID != "" {
+		q += ` AND m.process_id = ?`
+		args = append(args, processID)
+	}
+	rows, err := t.query(q+` GROUP BY m.process_id, s.step_id`, args...)
+	if err != nil {
+		return nil, t.err(err, "", "")
+	}
+	list, err := collect(rows, func(s interface{ Scan(...any) error }) (wps.ReportFact, error) {
+		f := wps.ReportFact{OrgID: orgID, Kind: wps.FactOverdue}
+		return f, s.Scan(&f.ProcessID, &f.StepID, &f.N)
+	})
+	return list, t.err(err, "", "")
+}
+
+func countsBy(rows *sql.Rows, t *tx) (map[string]int64, error) {
+	out := map[string]int64{}
+	defer rows.Close()
+	for rows.Next() {
+		var k string
+		var n int64
+		if err := rows.Scan(&k, &n); err != nil {
+			return nil, t.err(err, "", "")
+		}
+		out[k] = n
+	}
+	return out, t.err(rows.Err(), "", "")
+}
+
+// backfillReports is migration 44, in Go: the report aggregates
+// (report_facts) of the measurements made before it, worked out by the
+// domain from their recorded actions (wps.ReportFactsFromActions), 500
+// measurements at a time, in the migration's transaction.
+func (db *DB) backfillReports(ctx context.Context, tx *sql.Tx) error {
+	if _, err := tx.ExecContext(ctx, reportFactsTable); err != nil {
+		return err
+	}
+	q := func(query string, args ...any) (*sql.Rows, error) {
+		return tx.QueryContext(ctx, db.rebind(query), args...)
+	}
+	started := map[string]int64{} // measurement → the occurrence a PENDING one was made ahead for
+	rows, err := q(`SELECT measurement_id, occurs_at FROM occurrences`)
+	if err != nil {
+		return err
+	}
+	if started, err = scanInt64s(rows, started); err != nil {
+		return err
+	}
+	versions := map[versionRef][]wps.Step{}
+	cals := map[string][]wps.CalendarVersion{}
+	merged := map[wps.ReportFact]int{} // key (N and SumMillis zero) → index in all
+	var all []wps.ReportFact
+	for after := ""; ; {
+		rows, err := q(`SELECT `+measurementCols+` FROM measurements WHERE id > ? ORDER BY id`+limitN(500), after)
+		if err != nil {
+			return err
+		}
+		batch, err := collect(rows, scanMeasurement)
+		if err != nil || len(batch) == 0 {
+			if err != nil {
+				return err
+			}
+			break
+		}
+		ids := make([]any, len(batch))
+		for i, m := range batch {
+			ids[i] = m.ID
+		}
+		rows, err = q(`SELECT `+actionCols+` FROM actions WHERE measurement_id IN (?`+strings.Repeat(", ?", len(ids)-1)+`) ORDER BY measurement_id, seq`, ids...)
+		if err != nil {
+			return err
+		}
+		acts, err := collect(rows, scanAction)
+		if err != nil {
+			return err
+		}
+		byM := map[string][]wps.Action{}
+		for _, a := range acts {
+			byM[a.MeasurementID] = append(byM[a.MeasurementID], a)
+		}
+		for _, m := range batch {
+			ref := versionRef{m.ProcessID, m.Version}
+			steps, ok := versions[ref]
+			if !ok {
+				var text string
+				if err := tx.QueryRowContext(ctx, db.rebind(`SELECT steps FROM process_versions WHERE process_id = ? AND version = ?`), m.ProcessID, m.Version).Scan(&text); err != nil {
+					return fmt.Errorf("steps of %s: %w", m.ID, err)
+				}
+				steps = db.steps.decode(text)
+				versions[ref] = steps
+			}
+			cal, ok := cals[m.OrgID]
+			if !ok {
+				rows, err := q(`SELECT valid_from, spec FROM org_calendars WHERE org_id = ? ORDER BY valid_from`, m.OrgID)
+				if err != nil {
+					return err
+				}
+				if cal, err = collect(rows, scanCalendar); err != nil {
+					return err
+				}
+				cals[m.OrgID] = cal
+			}
+			start := m.CreatedAt
+			if at, ok := started[m.ID]; ok && at > start.Millis() {
+				start = wps.FromMillis(at)
+			}
+			facts, _ := wps.ReportFactsFromActions(m, steps, byM[m.ID], start, cal) // a replay the engine refuses keeps the facts before (the ledger's verification names it)
+			for _, f := range facts {
+				n, ms := f.N, f.SumMillis
+				f.N, f.SumMillis = 0, 0
+				if i, ok := merged[f]; ok {
+					all[i].N += n
+					all[i].SumMillis += ms
+					continue
+				}
+				merged[f] = len(all)
+				f.N, f.SumMillis = n, ms
+				all = append(all, f)
+			}
+		}
+		after = batch[len(batch)-1].ID
+	}
+	all = wps.MergeFacts(all)
+	for len(all) > 0 {
+		n := min(len(all), 500)
+		args := make([]any, 0, n*factCols)
+		for _, f := range all[:n] {
+			args = append(args, factRow(f)...)
+		}
+		if _, err := tx.ExecContext(ctx, db.rebind(upsertFacts(n)), args...); err != nil {
+			return err
+		}
+		all = all[n:]
+	}
+	return nil
+}
+
+// dropReportFacts undoes migration 44.
+func dropReportFacts(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, `DROP TABLE report_facts`)
+	return err
+}
+
+func scanInt64s(rows *sql.Rows, into map[string]int64) (map[string]int64, error) {
+	defer rows.Close()
+	for rows.Next() {
+		var k string
+		var v int64
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, err
+		}
+		into[k] = v
+	}
+	return into, rows.Err()
+}
