@@ -42,6 +42,7 @@ func TestConsoleLanguages(t *testing.T) {
 		ines.press("link", o.name)
 		ines.sees("Measure the pump at its outlet.") // the process's own words stay as written
 		ines.sees("Histórico")
+		ines.screenshot("pt-BR") // for docs/console.md
 		if got := ines.text("section.form-step"); !strings.Contains(got, "Salvar") || !strings.Contains(got, "Observação") {
 			t.Fatalf("the step's form: %q", got)
 		}
@@ -67,6 +68,7 @@ func TestConsoleLanguages(t *testing.T) {
 		sam.press("button", "Iniciar sesión")
 		sam.sees("Nada te espera.")
 		sam.sees("Bandeja de entrada")
+		sam.screenshot("es")
 
 		// Choosing English in the settings page turns the next page English.
 		sam.open("/settings")
