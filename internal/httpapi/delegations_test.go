@@ -166,7 +166,7 @@ func TestDelegation(t *testing.T) {
 			for _, e := range events {
 				types = append(types, e.(map[string]any)["type"].(string))
 			}
-			if !slices.Equal(types, []string{"delegation.revoked", "delegation.created"}) {
+			if !slices.Equal(types, []string{"delegation.revoked", "delegation.created"}) || events[1].(map[string]any)["reason"] != mine["reason"] {
 				t.Fatalf("audit events: %v", events)
 			}
 		})

@@ -116,7 +116,7 @@ type AuditEvent struct {
 	Actor    AuditActor             `json:"actor" doc:"Who made the change"`
 	Target   AuditTarget            `json:"target" doc:"What was changed"`
 	Changes  map[string]AuditChange `json:"changes" doc:"The fields changed, by name"`
-	Reason   string                 `json:"reason,omitempty" doc:"Why, when the change says"`
+	Reason   string                 `json:"reason,omitempty" doc:"Why, when the change carries a reason (a delegation's reason)"`
 	LeafHash string                 `json:"leafHash" doc:"Its leaf hash in the organization's ledger (base64)"`
 	OrgID    string                 `json:"-"`
 	// Leaf is the event's leaf data as stored (auditLeaf, canonical JSON).

@@ -161,7 +161,8 @@ func (s *Service) createDelegation(ctx context.Context, p *Principal, fromID str
 		if err := tx.CreateDelegation(d); err != nil {
 			return err
 		}
-		return s.auditChange(tx, p, AuditDelegationCreated, TargetDelegation, d.ID, delegationName(from, toName), nil, d)
+		return s.recordAudit(tx, AuditEvent{OrgID: p.OrgID, Type: AuditDelegationCreated, Actor: actorOf(p), Reason: d.Reason,
+			Target: AuditTarget{Kind: TargetDelegation, ID: d.ID, Name: delegationName(from, toName)}, Changes: diffFields(nil, d)})
 	})
 	if err != nil {
 		return Delegation{}, err
