@@ -35,7 +35,7 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	tu.Main(m)
 }
 
 // TestDocs runs the shell blocks of README.md and docs/*.md, in order, one

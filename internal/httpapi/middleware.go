@@ -373,7 +373,7 @@ func (s *Server) rateLimit(next http.Handler) http.Handler {
 		if p := principal(r.Context()); p != nil {
 			key = "key:" + p.KeyID + p.SessionID // one of them is set
 		}
-		ok, wait, left := s.limiter.allow(key, time.Now())
+		ok, wait, left := s.limiter.allow(key, s.svc.Now().Time)
 		s.limiter.fields(w.Header(), left)
 		if !ok {
 			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))

@@ -14,7 +14,6 @@ import (
 // delegation to Ana is active, a step waiting on Bruno's seat is mailed to
 // both; once it is revoked, to Bruno alone.
 func TestWorkWaitingReachesDelegates(t *testing.T) {
-	t.Parallel()
 	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
 		env := mailEnv(t, engine)
 		srv := tu.NewSMTP(t)

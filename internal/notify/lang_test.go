@@ -15,7 +15,6 @@ import (
 // gets Portuguese, a user without a setting English, an invitation the
 // inviter's language; a daily digest goes at 08:00 in the user's zone.
 func TestMailInTheRecipientsLanguage(t *testing.T) {
-	t.Parallel()
 	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
 		env := mailEnv(t, engine) // 2026-01-05T09:00Z: 06:00 in São Paulo
 		srv := tu.NewSMTP(t)

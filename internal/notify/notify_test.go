@@ -82,7 +82,6 @@ func TestParseURL(t *testing.T) {
 // Invitations are mailed once although two workers (replicas on
 // PostgreSQL) claim the same outbox at once, and the link accepts the invite.
 func TestInvitesMailedExactlyOnce(t *testing.T) {
-	t.Parallel()
 	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
 		env := mailEnv(t, engine)
 		srv := tu.NewSMTP(t)
@@ -132,7 +131,6 @@ func TestInvitesMailedExactlyOnce(t *testing.T) {
 // A refusing or unreachable SMTP server does not fail the invite; the
 // message waits, is retried after its backoff, and arrives once.
 func TestRefusingServerDelaysWithoutLosing(t *testing.T) {
-	t.Parallel()
 	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
 		env := mailEnv(t, engine)
 		srv := tu.NewSMTP(t)

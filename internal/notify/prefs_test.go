@@ -13,7 +13,6 @@ import (
 // Preferences: off mails no work, daily mails one digest a day at 08:00
 // UTC listing what the Inbox lists, once across two schedulers.
 func TestNotificationPreferences(t *testing.T) {
-	t.Parallel()
 	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
 		env := mailEnv(t, engine) // 2026-01-05T09:00Z
 		srv := tu.NewSMTP(t)

@@ -47,7 +47,6 @@ func resetLink(t *testing.T, env *tu.Env, srv *tu.SMTPServer, email string) stri
 // A password reset by mail, end to end: the link sets the password once,
 // ends every session, and unknown emails get the same 202 and no mail.
 func TestPasswordResetByMail(t *testing.T) {
-	t.Parallel()
 	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
 		env := mailEnv(t, engine)
 		srv := tu.NewSMTP(t)

@@ -18,7 +18,6 @@ import (
 // value. work.returned reaches the authors of the actions superseded, and
 // work.overdue the users the Inbox lists an overdue step for.
 func TestWorkWaitingFollowsTheInbox(t *testing.T) {
-	t.Parallel()
 	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
 		env := mailEnv(t, engine)
 		srv := tu.NewSMTP(t)
@@ -178,7 +177,6 @@ func TestWorkWaitingFollowsTheInbox(t *testing.T) {
 // A recurring process's measurement made ahead (PENDING) waits on nobody:
 // its holders are mailed when its time comes and the Inbox lists it.
 func TestWorkWaitingWhenScheduledMeasurementsOpen(t *testing.T) {
-	t.Parallel()
 	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
 		env := mailEnv(t, engine) // the clock reads 2026-01-05T09:00Z
 		srv := tu.NewSMTP(t)

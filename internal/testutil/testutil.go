@@ -167,9 +167,12 @@ func migratedSQLite(path string) error {
 	return os.WriteFile(path, sqliteTemplate.data, 0o600)
 }
 
-// ForEachEngine runs fn as a parallel subtest on every engine.
+// ForEachEngine runs fn as a parallel subtest on every engine, and t in
+// parallel with the other tests of its package that do (t must not call
+// t.Parallel itself).
 func ForEachEngine(t *testing.T, fn func(t *testing.T, engine sqlstore.Engine)) {
 	t.Helper()
+	t.Parallel()
 	for _, e := range Engines {
 		t.Run(string(e), func(t *testing.T) {
 			t.Parallel()

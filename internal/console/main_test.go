@@ -1,0 +1,9 @@
+package console_test
+
+import (
+	"testing"
+
+	tu "wps/internal/testutil"
+)
+
+func TestMain(m *testing.M) { tu.Main(m) }
