@@ -10,6 +10,7 @@ import (
 
 	"wps/internal/httpapi"
 	"wps/internal/lang"
+	"wps/internal/notify"
 	"wps/internal/wps"
 )
 
@@ -164,7 +165,7 @@ var zones = []string{"UTC", "America/Sao_Paulo", "America/Manaus", "America/Reci
 	"Europe/Lisbon", "Europe/London", "Europe/Madrid", "Europe/Paris", "Europe/Berlin", "Africa/Luanda", "Africa/Maputo", "Asia/Tokyo", "Australia/Sydney"}
 
 func (c *Console) settings(q *req) error {
-	prefs, err := c.svc.GetNotificationPrefs(q.ctx(), q.p)
+	prefs, err := notify.GetNotificationPrefs(q.ctx(), c.svc, q.p)
 	if err != nil {
 		return err
 	}
@@ -183,7 +184,7 @@ func (c *Console) saveSettings(q *req) error {
 	d := settingsData{Email: q.r.PostFormValue("email"), Locale: q.r.PostFormValue("locale"), TimeZone: strings.TrimSpace(q.r.PostFormValue("timeZone"))}
 	_, err := c.svc.UpdateMe(q.ctx(), q.p, wps.MeUpdate{Locale: &d.Locale, TimeZone: &d.TimeZone})
 	if err == nil {
-		_, err = c.svc.SetNotificationPrefs(q.ctx(), q.p, wps.NotificationPrefs{Email: d.Email})
+		_, err = notify.SetNotificationPrefs(q.ctx(), c.svc, q.p, wps.NotificationPrefs{Email: d.Email})
 	}
 	if wps.IsCode(err, wps.CodeInvalid) {
 		d.Error, d.Fields = q.t("error.attention"), fieldErrors(err, "")

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"wps/internal/notify"
 	"wps/internal/sqlstore"
 	tu "wps/internal/testutil"
 )
@@ -58,7 +59,7 @@ func TestMailInTheRecipientsLanguage(t *testing.T) {
 		// The daily digest: the first at once, then at 08:00 in São Paulo (11:00Z).
 		digest := func(want int) {
 			t.Helper()
-			if n, err := env.Service.SendDigests(context.Background()); err != nil || n != want {
+			if n, err := notify.SendDigests(context.Background(), env.Service); err != nil || n != want {
 				t.Fatalf("at %s: %d digests (%v), want %d", env.Clock.Now().UTC().Format(time.RFC3339), n, err, want)
 			}
 		}

@@ -1,39 +1,20 @@
-package wps
+package notify
 
 import (
 	"context"
 	"slices"
 	"time"
-)
 
-// What a user chooses to be mailed about work (semantics §16).
-const (
-	PrefImmediate = "immediate" // each work.* message as it happens (the default)
-	PrefDaily     = "daily"     // one work.digest a day at 08:00 in the user's time zone listing what waits
-	PrefOff       = "off"       // no work.* message (invitations and resets still go)
+	"wps/internal/wps"
 )
-
-// KindWorkDigest is the daily list of what waits on a user who chose daily.
-const KindWorkDigest = "work.digest"
 
 // DigestHour is the hour of the daily digest, in each user's time zone.
 const DigestHour = 8
 
-// NotificationPrefs is GET/PUT /v1/users/me/notifications.
-type NotificationPrefs struct {
-	Email string `json:"email" enum:"immediate,daily,off" doc:"Mail about work: immediate (each message as it happens), daily (one digest at 08:00 in the user's time zone listing what waits) or off"`
-}
-
-// DigestDue is a user whose daily digest is due.
-type DigestDue struct {
-	OrgID  string
-	UserID string
-}
-
 // GetNotificationPrefs is the caller's choice (immediate when never set).
-func (s *Service) GetNotificationPrefs(ctx context.Context, p *Principal) (NotificationPrefs, error) {
-	out := NotificationPrefs{Email: PrefImmediate}
-	err := s.store.Read(ctx, func(tx Tx) error {
+func GetNotificationPrefs(ctx context.Context, s *wps.Service, p *wps.Principal) (wps.NotificationPrefs, error) {
+	out := wps.NotificationPrefs{Email: wps.PrefImmediate}
+	err := s.Store().Read(ctx, func(tx wps.Tx) error {
 		pref, err := tx.GetNotificationPref(p.OrgID, p.UserID)
 		if pref != "" {
 			out.Email = pref
@@ -43,16 +24,30 @@ func (s *Service) GetNotificationPrefs(ctx context.Context, p *Principal) (Notif
 	return out, err
 }
 
-// SetNotificationPrefs saves the caller's choice. Errors: CodeInvalid.
-func (s *Service) SetNotificationPrefs(ctx context.Context, p *Principal, in NotificationPrefs) (NotificationPrefs, error) {
-	if !slices.Contains([]string{PrefImmediate, PrefDaily, PrefOff}, in.Email) {
-		return in, Invalid("email", "must be immediate, daily or off")
+// SetNotificationPrefs saves the caller's choice; a change is a
+// user.notifications_changed audit event. Errors: CodeInvalid.
+func SetNotificationPrefs(ctx context.Context, s *wps.Service, p *wps.Principal, in wps.NotificationPrefs) (wps.NotificationPrefs, error) {
+	if !slices.Contains([]string{wps.PrefImmediate, wps.PrefDaily, wps.PrefOff}, in.Email) {
+		return in, wps.Invalid("email", "must be immediate, daily or off")
 	}
-	err := s.store.Write(ctx, func(tx Tx) error {
-		if _, err := activeUser(tx, p.OrgID, p.UserID); err != nil {
+	err := s.Store().Write(ctx, func(tx wps.Tx) error {
+		u, err := wps.ActiveUser(tx, p.OrgID, p.UserID)
+		if err != nil {
 			return err
 		}
-		return tx.PutNotificationPref(p.OrgID, p.UserID, in.Email, s.Now())
+		before, err := tx.GetNotificationPref(p.OrgID, p.UserID)
+		if err != nil {
+			return err
+		}
+		if before == "" {
+			before = wps.PrefImmediate
+		}
+		if err := tx.PutNotificationPref(p.OrgID, p.UserID, in.Email, s.Now()); err != nil || before == in.Email {
+			return err
+		}
+		return s.RecordAudit(tx, wps.AuditEvent{OrgID: p.OrgID, Type: wps.AuditNotificationPrefs, Actor: wps.ActorOf(p),
+			Target:  wps.AuditTarget{Kind: wps.TargetUser, ID: u.ID, Name: u.Email},
+			Changes: map[string]wps.AuditChange{"email": {Before: before, After: in.Email}}})
 	})
 	return in, err
 }
@@ -74,16 +69,17 @@ func NextDigest(now time.Time, zone string) time.Time {
 
 // SendDigests writes the daily digests that are due: each user who chose
 // daily whose next digest is due (08:00 in their time zone) gets one
-// listing the measurements the Inbox lists for them (none when nothing
-// waits), and their next is set to the next 08:00 in their zone. Each
-// user's digest is claimed and written in one transaction, so it is
-// written once across replicas. It returns how many were written.
-func (s *Service) SendDigests(ctx context.Context) (int, error) {
-	if !s.mail.Enabled {
+// listing the measurements the Inbox lists for them (wps.DigestFiller;
+// none when nothing waits), and their next is set to the next 08:00 in
+// their zone. Each user's digest is claimed and written in one
+// transaction, so it is written once across replicas. It returns how many
+// were written.
+func SendDigests(ctx context.Context, s *wps.Service) (int, error) {
+	if !s.MailEnabled() {
 		return 0, nil
 	}
 	n := 0
-	err := s.store.Write(ctx, func(tx Tx) error {
+	err := s.Store().Write(ctx, func(tx wps.Tx) error {
 		n = 0
 		now := s.Now()
 		due, err := tx.ClaimDigests(now, 50)
@@ -91,34 +87,21 @@ func (s *Service) SendDigests(ctx context.Context) (int, error) {
 			return err
 		}
 		for _, d := range due {
-			p, err := principalOf(tx, d.OrgID, d.UserID)
-			if err != nil && !IsCode(err, CodeNotFound) {
-				return err
-			}
-			zone := ""
-			if p != nil {
-				zone = p.User.TimeZone
-			}
-			if err := tx.SetDigestDue(d.OrgID, d.UserID, now, At(NextDigest(now.Time, zone))); err != nil {
-				return err
-			}
-			if p == nil || p.User.Status != UserActive || !p.Can(FnMeasurementRead) {
-				continue
-			}
-			dels, err := delegatorsOf(tx, d.OrgID, d.UserID, now)
+			u, f, ok, err := wps.DigestFiller(tx, d.OrgID, d.UserID, now)
 			if err != nil {
 				return err
 			}
-			if !mayAct(p) {
-				if dels = slices.DeleteFunc(dels, func(d delegator) bool { return !mayActFor(d) }); len(dels) == 0 {
-					continue
-				}
+			zone := ""
+			if u != nil {
+				zone = u.TimeZone
 			}
-			f := fillerOf(p.User, p.Policies, dels)
-			if !mayAct(p) {
-				f.Keys = nil // only delegated seats
+			if err := tx.SetDigestDue(d.OrgID, d.UserID, now, wps.At(NextDigest(now.Time, zone))); err != nil {
+				return err
 			}
-			list, total, err := tx.ListMeasurements(d.OrgID, MeasurementQuery{Page: Page{Page: 1, PerPage: 20}, Actionable: true,
+			if !ok {
+				continue
+			}
+			list, total, err := tx.ListMeasurements(d.OrgID, wps.MeasurementQuery{Page: wps.Page{Page: 1, PerPage: 20}, Actionable: true,
 				Filler: f, Now: now})
 			if err != nil {
 				return err
@@ -126,11 +109,11 @@ func (s *Service) SendDigests(ctx context.Context) (int, error) {
 			if total == 0 {
 				continue
 			}
-			facts := MailFacts{Link: s.link("/inbox"), Total: total}
+			facts := wps.MailFacts{Link: s.Link("/inbox"), Total: total}
 			for _, m := range list {
-				facts.Items = append(facts.Items, MailItem{Name: OneLine(m.Name, 100), Link: s.link("/measurements/" + m.ID)})
+				facts.Items = append(facts.Items, wps.MailItem{Name: wps.OneLine(m.Name, 100), Link: s.Link("/measurements/" + m.ID)})
 			}
-			if err := s.queueMail(tx, d.OrgID, KindWorkDigest, d.UserID, p.User.Email, facts, At(now.Add(notificationWindow))); err != nil {
+			if err := s.QueueMail(tx, d.OrgID, wps.KindWorkDigest, d.UserID, u.Email, facts, wps.At(now.Add(wps.NotificationWindow))); err != nil {
 				return err
 			}
 			n++
@@ -138,4 +121,23 @@ func (s *Service) SendDigests(ctx context.Context) (int, error) {
 		return nil
 	})
 	return n, err
+}
+
+// ListNotifications lists the outbox, newest first: the caller's own
+// messages, or with users:manage everyone's (q.UserID filters). Errors:
+// CodeForbidden for another user's messages without users:manage.
+func ListNotifications(ctx context.Context, s *wps.Service, p *wps.Principal, q wps.NotificationQuery) ([]wps.Notification, int, error) {
+	if !p.Can(wps.FnUsersManage) {
+		if q.UserID != "" && q.UserID != p.UserID {
+			return nil, 0, wps.Errorf(wps.CodeForbidden, "only users:manage lists other users' notifications")
+		}
+		q.UserID = p.UserID
+	}
+	var list []wps.Notification
+	var total int
+	err := s.Store().Read(ctx, func(tx wps.Tx) (err error) {
+		list, total, err = tx.ListNotifications(p.OrgID, q)
+		return err
+	})
+	return list, total, err
 }

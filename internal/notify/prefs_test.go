@@ -6,8 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"wps/internal/notify"
 	"wps/internal/sqlstore"
 	tu "wps/internal/testutil"
+	"wps/internal/wps"
 )
 
 // Preferences: off mails no work, daily mails one digest a day at 08:00
@@ -65,10 +67,8 @@ func TestNotificationPreferences(t *testing.T) {
 			second = env.Replica().Service
 		}
 		done := make(chan error, 2)
-		for _, svc := range []interface {
-			SendDigests(context.Context) (int, error)
-		}{env.Service, second} {
-			go func() { _, err := svc.SendDigests(context.Background()); done <- err }()
+		for _, svc := range []*wps.Service{env.Service, second} {
+			go func() { _, err := notify.SendDigests(context.Background(), svc); done <- err }()
 		}
 		for range 2 {
 			if err := <-done; err != nil {
@@ -86,11 +86,11 @@ func TestNotificationPreferences(t *testing.T) {
 		}
 		// Not again the same day; again the next day at 08:00.
 		env.Clock.Advance(22 * time.Hour) // 01-06 07:00
-		if n, err := env.Service.SendDigests(context.Background()); err != nil || n != 0 {
+		if n, err := notify.SendDigests(context.Background(), env.Service); err != nil || n != 0 {
 			t.Fatalf("before 08:00: %d %v", n, err)
 		}
 		env.Clock.Advance(time.Hour)
-		if n, err := env.Service.SendDigests(context.Background()); err != nil || n != 1 {
+		if n, err := notify.SendDigests(context.Background(), env.Service); err != nil || n != 1 {
 			t.Fatalf("at 08:00: %d %v", n, err)
 		}
 		if l := notifications(t, env, keys["day"], "?kind=work.digest"); len(l) != 2 {
