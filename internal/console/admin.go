@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"wps/internal/identity"
 	"wps/internal/notify"
 	"wps/internal/wps"
 )
@@ -70,7 +71,7 @@ func (c *Console) showUsers(q *req, status int, d usersData) error {
 		return err
 	}
 	d.Users = list
-	if d.SSO, err = c.svc.SSOSignIns(q.ctx(), q.p); err != nil {
+	if d.SSO, err = identity.SSOSignIns(q.ctx(), c.svc, q.p); err != nil {
 		return err
 	}
 	d.CanManage, d.CanInvite, d.CanRoles = q.p.Can(wps.FnUsersManage), q.p.Can(wps.FnUsersInvite), q.p.Can(wps.FnRolesManage)

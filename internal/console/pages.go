@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"wps/internal/httpapi"
+	"wps/internal/identity"
 	"wps/internal/lang"
 	"wps/internal/notify"
 	"wps/internal/wps"
@@ -38,7 +38,7 @@ func (c *Console) signIn(q *req) error {
 		}
 		return err
 	}
-	ck := httpapi.SessionCookie(out.Token, out.ExpiresAt.Time, q.r.TLS != nil || c.opt.SecureCookies)
+	ck := identity.SessionCookie(out.Token, out.ExpiresAt.Time, q.r.TLS != nil || c.opt.SecureCookies)
 	http.SetCookie(q.w, &ck)
 	return q.redirect(next, "")
 }
@@ -47,7 +47,7 @@ func (c *Console) signOut(q *req) error {
 	if err := c.svc.SignOut(q.ctx(), q.p); err != nil {
 		return err
 	}
-	ck := httpapi.SessionCookie("", time.Time{}, q.r.TLS != nil || c.opt.SecureCookies)
+	ck := identity.SessionCookie("", time.Time{}, q.r.TLS != nil || c.opt.SecureCookies)
 	http.SetCookie(q.w, &ck)
 	return q.redirect("/signin", "signedout")
 }

@@ -22,7 +22,6 @@ import (
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
 
-	"wps/internal/httpapi"
 	"wps/internal/outbound"
 	"wps/internal/wps"
 )
@@ -246,7 +245,7 @@ func (h *handler) callback(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err, "")
 		return
 	}
-	c := httpapi.SessionCookie(out.Token, out.ExpiresAt.Time, h.secure())
+	c := SessionCookie(out.Token, out.ExpiresAt.Time, h.secure())
 	http.SetCookie(w, &c)
 	to := "/"
 	if f.Next != "" && LocalPath(f.Next) {
