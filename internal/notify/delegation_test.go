@@ -19,18 +19,14 @@ import (
 func TestWorkWaitingReachesDelegates(t *testing.T) {
 	t.Parallel()
 	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
-		env := mailEnv(t, engine)
-		srv := tu.NewSMTP(t)
-		w := worker(t, env, env.DB, srv.URL())
+		env, srv, w := mailing(t, engine)
 		env.Call("POST", "/v1/users/policies", env.AdminKey, map[string]any{"name": "Supervisor", "roles": []string{"SUPERVISOR"},
 			"functions": []string{"measurement:read", "action:approve"}}, 201)
 		env.Call("POST", "/v1/users/policies", env.AdminKey, map[string]any{"name": "Staff", "roles": []string{"STAFF"},
 			"functions": []string{"measurement:read"}}, 201)
 		keys, ids := map[string]string{}, map[string]string{}
 		for _, u := range []struct{ name, role string }{{"bruno", "SUPERVISOR"}, {"ana", "STAFF"}} {
-			tok := env.Call("POST", "/v1/invites", env.AdminKey, map[string]any{"email": u.name + "@example.com", "roles": []string{u.role}}, 201).JSON()["token"]
-			acc := env.Call("POST", "/v1/invites/accept", "", map[string]any{"token": tok}, 201).JSON()
-			keys[u.name], ids[u.name] = acc["apiKey"].(map[string]any)["key"].(string), acc["user"].(map[string]any)["id"].(string)
+			keys[u.name], ids[u.name] = joined(t, env, u.name+"@example.com", u.role)
 		}
 		proc := env.Call("POST", "/v1/process", env.AdminKey, map[string]any{"name": "Purchase", "steps": []map[string]any{
 			{"label": "Approve", "policyNames": []string{"Supervisor"}}}}, 201).JSON()
@@ -62,10 +58,10 @@ func TestWorkWaitingReachesDelegates(t *testing.T) {
 
 		env.Call("POST", "/v1/users/policies", env.AdminKey, map[string]any{"name": "Lead", "roles": []string{"LEAD"},
 			"functions": []string{"measurement:read"}}, 201)
-		tok := env.Call("POST", "/v1/invites", env.AdminKey, map[string]any{"email": "lia@example.com", "roles": []string{"LEAD"}}, 201).JSON()["token"]
-		lia := env.Call("POST", "/v1/invites/accept", "", map[string]any{"token": tok}, 201).JSON()["apiKey"].(map[string]any)["key"].(string)
+		lia, _ := joined(t, env, "lia@example.com", "LEAD")
 		env.Call("POST", "/v1/users/me/delegations", lia, map[string]any{"toUserId": ids["ana"], "policyNames": []string{"Lead"},
 			"endsAt": env.Clock.Now().Add(48 * time.Hour).Format(time.RFC3339), "reason": "training"}, 201)
+		waiting() // lia's invitation
 		timed := env.Call("POST", "/v1/process", env.AdminKey, map[string]any{"name": "Timed", "steps": []map[string]any{
 			{"label": "Check", "policyNames": []string{"Supervisor"}, "deadline": "1", "deadlineType": "HOURS",
 				"escalations": []map[string]any{{"after": "PT1H", "policyName": "Lead"}}}}}, 201).JSON()

@@ -18,15 +18,12 @@ import (
 func TestMailInTheRecipientsLanguage(t *testing.T) {
 	t.Parallel()
 	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
-		env := mailEnv(t, engine) // 2026-01-05T09:00Z: 06:00 in São Paulo
-		srv := tu.NewSMTP(t)
-		w := worker(t, env, env.DB, srv.URL())
+		env, srv, w := mailing(t, engine) // 2026-01-05T09:00Z: 06:00 in São Paulo
 		env.Call("POST", "/v1/users/policies", env.AdminKey, map[string]any{"name": "Walkers", "roles": []string{"WALKER"},
 			"functions": []string{"measurement:read", "measurement:create", "action:write"}}, 201)
 		keys := map[string]string{}
 		for _, name := range []string{"ana", "bob", "dia"} {
-			tok := env.Call("POST", "/v1/invites", env.AdminKey, map[string]any{"email": name + "@example.com", "roles": []string{"WALKER"}}, 201).JSON()["token"]
-			keys[name] = env.Call("POST", "/v1/invites/accept", "", map[string]any{"token": tok}, 201).JSON()["apiKey"].(map[string]any)["key"].(string)
+			keys[name], _ = joined(t, env, name+"@example.com", "WALKER")
 		}
 		for _, name := range []string{"ana", "dia"} {
 			env.Call("PATCH", "/v1/users/me", keys[name], map[string]any{"locale": "pt-BR", "timeZone": "America/Sao_Paulo"}, 200)

@@ -17,15 +17,12 @@ import (
 func TestNotificationPreferences(t *testing.T) {
 	t.Parallel()
 	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
-		env := mailEnv(t, engine) // 2026-01-05T09:00Z
-		srv := tu.NewSMTP(t)
-		w := worker(t, env, env.DB, srv.URL())
+		env, srv, w := mailing(t, engine) // 2026-01-05T09:00Z
 		env.Call("POST", "/v1/users/policies", env.AdminKey, map[string]any{"name": "Walkers", "roles": []string{"WALKER"},
 			"functions": []string{"measurement:read", "measurement:create", "action:write"}}, 201)
 		keys := map[string]string{}
 		for _, name := range []string{"now", "day", "off"} {
-			tok := env.Call("POST", "/v1/invites", env.AdminKey, map[string]any{"email": name + "@example.com", "roles": []string{"WALKER"}}, 201).JSON()["token"]
-			keys[name] = env.Call("POST", "/v1/invites/accept", "", map[string]any{"token": tok}, 201).JSON()["apiKey"].(map[string]any)["key"].(string)
+			keys[name], _ = joined(t, env, name+"@example.com", "WALKER")
 		}
 		if got := env.Call("GET", "/v1/users/me/notifications", keys["now"], nil, 200).JSON()["email"]; got != "immediate" {
 			t.Fatalf("default: %v", got)
