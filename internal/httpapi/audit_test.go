@@ -202,7 +202,7 @@ func TestAuditEvents(t *testing.T) {
 		// after; a value hidden from a policy is only said to change.
 		env.Call(patch, "/v1/entities/"+entID, env.AdminKey, map[string]any{"parameters": []map[string]any{{"name": "model", "type": "TEXT"},
 			{"name": "cost", "type": "NUMBER", "advancedOptions": map[string]any{"hiddenFrom": []string{"Inspector"}}}}}, 200)
-		records := "/v1/entities/" + entID + "/records/"
+		records := "/v1/entities/" + entID + "/records"
 		rec := env.Call(post, records, env.AdminKey, map[string]any{"values": map[string]any{"model": "X1", "cost": 120}}, 201).JSON()["id"].(string)
 		created := oneEvent(t, env, "record.created", admin, rec)
 		if c := change(t, created, "model"); c["before"] != nil || c["after"] != "X1" || created["target"].(map[string]any)["name"] != "Pump" {
@@ -211,11 +211,11 @@ func TestAuditEvents(t *testing.T) {
 		if c := change(t, created, "cost"); c["changed"] != true || len(c) != 1 {
 			t.Fatalf("record.created cost: %v", c)
 		}
-		env.Call(patch, records+rec, env.AdminKey, map[string]any{"values": map[string]any{"model": "X2"}}, 200)
+		env.Call(patch, records+"/"+rec, env.AdminKey, map[string]any{"values": map[string]any{"model": "X2"}}, 200)
 		if e := oneEvent(t, env, "record.updated", admin, rec); fmt.Sprint(change(t, e, "model")) != "map[after:X2 before:X1]" || len(e["changes"].(map[string]any)) != 1 {
 			t.Fatalf("record.updated: %v", e)
 		}
-		env.Call(del, records+rec, env.AdminKey, nil, 204)
+		env.Call(del, records+"/"+rec, env.AdminKey, nil, 204)
 		if c := change(t, oneEvent(t, env, "record.deleted", admin, rec), "model"); c["before"] != "X2" || c["after"] != nil {
 			t.Fatalf("record.deleted: %v", c)
 		}
