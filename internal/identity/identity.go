@@ -2,7 +2,9 @@
 // relying party of OpenID Connect's code flow (PKCE, state, nonce), which
 // verifies the provider's ID token and then calls the domain
 // (wps.Service.SSOSignIn) to find or create the user and start a session.
-// It keeps no data of its own.
+// It also holds the use cases of an org's SSO settings (settings.go) and
+// the user operations SCIM drives (provisioning.go), over the domain's
+// store and rules. It keeps no data of its own.
 package identity
 
 import (
