@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"wps/internal/identity"
+	"wps/internal/notify"
 	"wps/internal/wps"
 )
 
@@ -69,13 +71,13 @@ func (c *Console) showUsers(q *req, status int, d usersData) error {
 		return err
 	}
 	d.Users = list
-	if d.SSO, err = c.svc.SSOSignIns(q.ctx(), q.p); err != nil {
+	if d.SSO, err = identity.SSOSignIns(q.ctx(), c.svc, q.p); err != nil {
 		return err
 	}
 	d.CanManage, d.CanInvite, d.CanRoles = q.p.Can(wps.FnUsersManage), q.p.Can(wps.FnUsersInvite), q.p.Can(wps.FnRolesManage)
 	d.Mail = c.svc.MailEnabled()
 	if d.CanManage && d.Mail {
-		if d.Mails, _, err = c.svc.ListNotifications(q.ctx(), q.p, wps.NotificationQuery{Page: wps.Page{Page: 1, PerPage: 10}}); err != nil {
+		if d.Mails, _, err = notify.ListNotifications(q.ctx(), c.svc, q.p, wps.NotificationQuery{Page: wps.Page{Page: 1, PerPage: 10}}); err != nil {
 			return err
 		}
 	}

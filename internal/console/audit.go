@@ -32,10 +32,10 @@ type auditLine struct{ Field, Before, After string }
 
 // auditTypes are the types the filter offers.
 var auditTypes = []string{wps.AuditUserInvited, wps.AuditUserJoined, wps.AuditUserCreated, wps.AuditUserUpdated, wps.AuditUserRolesChanged,
-	wps.AuditPasswordChanged, wps.AuditAPIKeyCreated, wps.AuditAPIKeyRevoked, wps.AuditSessionCreated, wps.AuditInviteRevoked,
+	wps.AuditPasswordChanged, wps.AuditAPIKeyCreated, wps.AuditAPIKeyRevoked, wps.AuditSessionCreated, wps.AuditSessionEnded, wps.AuditInviteRevoked,
 	wps.AuditPolicyCreated, wps.AuditPolicyUpdated, wps.AuditPolicyDeleted, wps.AuditProcessCreated, wps.AuditProcessUpdated,
 	wps.AuditProcessDeleted, wps.AuditProcessRestored, wps.AuditEntityCreated, wps.AuditEntityUpdated, wps.AuditEntityDeleted,
-	wps.AuditEntityRestored, wps.AuditOrgUpdated, wps.AuditCalendarUpdated, wps.AuditSSOUpdated, wps.AuditWebhookCreated,
+	wps.AuditEntityRestored, wps.AuditRecordCreated, wps.AuditRecordUpdated, wps.AuditRecordDeleted, wps.AuditNotificationPrefs, wps.AuditOrgUpdated, wps.AuditCalendarUpdated, wps.AuditSSOUpdated, wps.AuditWebhookCreated,
 	wps.AuditWebhookUpdated, wps.AuditWebhookDeleted, wps.AuditWebhookSecret, wps.AuditChatCreated, wps.AuditChatDeleted,
 	wps.AuditTemplateCreated, wps.AuditTemplateUpdated, wps.AuditTemplateDeleted, wps.AuditSheetCreated, wps.AuditSheetDeleted,
 	wps.AuditDelegationCreated, wps.AuditDelegationRevoked, wps.AuditProcessMigrated}

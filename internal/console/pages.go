@@ -8,8 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"wps/internal/httpapi"
+	"wps/internal/identity"
 	"wps/internal/lang"
+	"wps/internal/notify"
 	"wps/internal/wps"
 )
 
@@ -37,7 +38,7 @@ func (c *Console) signIn(q *req) error {
 		}
 		return err
 	}
-	ck := httpapi.SessionCookie(out.Token, out.ExpiresAt.Time, q.r.TLS != nil || c.opt.SecureCookies)
+	ck := identity.SessionCookie(out.Token, out.ExpiresAt.Time, q.r.TLS != nil || c.opt.SecureCookies)
 	http.SetCookie(q.w, &ck)
 	return q.redirect(next, "")
 }
@@ -46,7 +47,7 @@ func (c *Console) signOut(q *req) error {
 	if err := c.svc.SignOut(q.ctx(), q.p); err != nil {
 		return err
 	}
-	ck := httpapi.SessionCookie("", time.Time{}, q.r.TLS != nil || c.opt.SecureCookies)
+	ck := identity.SessionCookie("", time.Time{}, q.r.TLS != nil || c.opt.SecureCookies)
 	http.SetCookie(q.w, &ck)
 	return q.redirect("/signin", "signedout")
 }
@@ -164,7 +165,7 @@ var zones = []string{"UTC", "America/Sao_Paulo", "America/Manaus", "America/Reci
 	"Europe/Lisbon", "Europe/London", "Europe/Madrid", "Europe/Paris", "Europe/Berlin", "Africa/Luanda", "Africa/Maputo", "Asia/Tokyo", "Australia/Sydney"}
 
 func (c *Console) settings(q *req) error {
-	prefs, err := c.svc.GetNotificationPrefs(q.ctx(), q.p)
+	prefs, err := notify.GetNotificationPrefs(q.ctx(), c.svc, q.p)
 	if err != nil {
 		return err
 	}
@@ -183,7 +184,7 @@ func (c *Console) saveSettings(q *req) error {
 	d := settingsData{Email: q.r.PostFormValue("email"), Locale: q.r.PostFormValue("locale"), TimeZone: strings.TrimSpace(q.r.PostFormValue("timeZone"))}
 	_, err := c.svc.UpdateMe(q.ctx(), q.p, wps.MeUpdate{Locale: &d.Locale, TimeZone: &d.TimeZone})
 	if err == nil {
-		_, err = c.svc.SetNotificationPrefs(q.ctx(), q.p, wps.NotificationPrefs{Email: d.Email})
+		_, err = notify.SetNotificationPrefs(q.ctx(), c.svc, q.p, wps.NotificationPrefs{Email: d.Email})
 	}
 	if wps.IsCode(err, wps.CodeInvalid) {
 		d.Error, d.Fields = q.t("error.attention"), fieldErrors(err, "")

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"wps/internal/identity"
 	"wps/internal/wps"
 )
 
@@ -33,7 +34,7 @@ func ssoForm(s wps.SSOSettings) ssoData {
 }
 
 func (c *Console) ssoSettings(q *req) error {
-	s, err := c.svc.GetSSO(q.ctx(), q.p)
+	s, err := identity.GetSSO(q.ctx(), c.svc, q.p)
 	d := ssoForm(s)
 	switch {
 	case wps.IsCode(err, wps.CodeNotFound):
@@ -71,18 +72,18 @@ func (c *Console) saveSSO(q *req) error {
 	}
 	switch f.Get("action") {
 	case "test":
-		if err := c.svc.TestSSOIssuer(q.ctx(), q.p, d.Issuer); err != nil {
+		if err := identity.TestSSOIssuer(q.ctx(), c.svc, q.p, d.Issuer); err != nil {
 			return refused(err)
 		}
 		d.Notice = q.t("sso.works")
 		return c.showSSO(q, http.StatusOK, d)
 	case "off":
-		if err := c.svc.DeleteSSO(q.ctx(), q.p); err != nil && !wps.IsCode(err, wps.CodeNotFound) {
+		if err := identity.DeleteSSO(q.ctx(), c.svc, q.p); err != nil && !wps.IsCode(err, wps.CodeNotFound) {
 			return err
 		}
 		return q.redirect("/admin/sso", "updated")
 	}
-	in := wps.SSOInput{Issuer: d.Issuer, ClientID: d.ClientID, GroupsClaim: d.GroupsClaim, AutoCreateUsers: d.AutoCreate,
+	in := identity.SSOInput{Issuer: d.Issuer, ClientID: d.ClientID, GroupsClaim: d.GroupsClaim, AutoCreateUsers: d.AutoCreate,
 		PasswordSignIn: d.PasswordSignIn, EmailDomains: strings.FieldsFunc(d.EmailDomains, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\r' })}
 	if secret := f.Get("clientSecret"); secret != "" {
 		in.ClientSecret = &secret
@@ -103,7 +104,7 @@ func (c *Console) saveSSO(q *req) error {
 			}
 		}
 	}
-	if _, err := c.svc.PutSSO(q.ctx(), q.p, in); err != nil {
+	if _, err := identity.PutSSO(q.ctx(), c.svc, q.p, in); err != nil {
 		return refused(err)
 	}
 	return q.redirect("/admin/sso", "updated")

@@ -1,5 +1,6 @@
 // Package evidence writes a measurement's evidence bundle (a zip file) and
-// checks one offline, with no server (docs/ledger.md, Evidence bundle).
+// checks one offline, with no server (docs/ledger.md, Evidence bundle). It
+// gathers a bundle (Gather) from what the domain lets its reader see.
 //
 // A bundle holds measurement.json (the measurement as its reader saw it),
 // one file per action under actions/ and one per other ledger entry of the

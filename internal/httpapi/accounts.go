@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"wps/internal/calendar"
+	"wps/internal/identity"
 	"wps/internal/wps"
 )
 
@@ -214,19 +215,9 @@ func (s *Server) changePassword(ctx context.Context, in *passwordIn) (*empty, er
 
 // Sessions.
 
-// sessionCookie names the cookie that carries a console session.
-const sessionCookie = "wps_session"
-
-// SessionCookie is the cookie that carries a session's token: HttpOnly,
-// SameSite=Lax, for the whole site (the console and the API), Secure when
-// secure. An empty token makes the cookie that ends it in the browser.
-func SessionCookie(token string, expires time.Time, secure bool) http.Cookie {
-	c := http.Cookie{Name: sessionCookie, Value: token, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: secure, Expires: expires}
-	if token == "" {
-		c.Expires, c.MaxAge = time.Time{}, -1
-	}
-	return c
-}
+// sessionCookie names the cookie that carries a console session
+// (identity.SessionCookie makes it).
+const sessionCookie = identity.SessionCookieName
 
 // SessionToken is the session token a request's cookie carries, or "".
 func SessionToken(r *http.Request) string {
@@ -262,7 +253,7 @@ func (s *Server) signIn(ctx context.Context, in *signInIn) (*signInOut, error) {
 	if err != nil {
 		return nil, err
 	}
-	cookie := SessionCookie(out.Token, out.ExpiresAt.Time, c.https || s.secureCookies)
+	cookie := identity.SessionCookie(out.Token, out.ExpiresAt.Time, c.https || s.secureCookies)
 	return &signInOut{SetCookie: cookie, Body: signedIn{User: out.User, ExpiresAt: out.ExpiresAt, CSRFToken: out.CSRFToken}}, nil
 }
 
@@ -272,7 +263,7 @@ type signOutOut struct {
 
 func (s *Server) signOut(ctx context.Context, _ *empty) (*signOutOut, error) {
 	err := s.svc.SignOut(ctx, principal(ctx))
-	return &signOutOut{SetCookie: SessionCookie("", time.Time{}, client(ctx).https || s.secureCookies)}, err
+	return &signOutOut{SetCookie: identity.SessionCookie("", time.Time{}, client(ctx).https || s.secureCookies)}, err
 }
 
 type apiKeyIn struct {

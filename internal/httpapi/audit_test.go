@@ -105,8 +105,8 @@ func TestAuditEvents(t *testing.T) {
 		if c := change(t, oneEvent(t, env, "user.joined", ana, ana), "roles"); fmt.Sprint(c["after"]) != "[INSPECTOR]" {
 			t.Fatalf("user.joined: %v", c)
 		}
-		session := env.Call(post, "/v1/sessions", "", map[string]any{"email": "ana@example.com", "password": password}, 201)
-		for _, c := range session.Header.Values("Set-Cookie") {
+		signedIn := env.Call(post, "/v1/sessions", "", map[string]any{"email": "ana@example.com", "password": password}, 201)
+		for _, c := range signedIn.Header.Values("Set-Cookie") {
 			if v, _, _ := strings.Cut(c, ";"); strings.Contains(v, "=") {
 				_, val, _ := strings.Cut(v, "=")
 				secrets = append(secrets, val)
@@ -115,6 +115,24 @@ func TestAuditEvents(t *testing.T) {
 		signIns, _ := auditEvents(t, env, env.AdminKey, "type=session.created&actorId="+ana)
 		if len(signIns) != 1 || change(t, signIns[0], "method")["after"] != "password" {
 			t.Fatalf("session.created: %v", signIns)
+		}
+		sess := session{csrf: signedIn.JSON()["csrfToken"].(string)}
+		for _, c := range signedIn.Header.Values("Set-Cookie") {
+			if strings.HasPrefix(c, "wps_session=") {
+				sess.cookie = strings.SplitN(strings.TrimPrefix(c, "wps_session="), ";", 2)[0]
+			}
+		}
+		if r := sess.do(env, del, "/v1/sessions/current", nil, true); r.Status != 204 {
+			t.Fatalf("sign out: %d", r.Status)
+		}
+		signIn := signIns[0]["target"].(map[string]any)["id"].(string)
+		if e := oneEvent(t, env, "session.ended", ana, signIn); e["target"].(map[string]any)["kind"] != "session" {
+			t.Fatalf("session.ended: %v", e)
+		}
+		env.Call(put, "/v1/users/me/notifications", anaKey, map[string]any{"email": "daily"}, 200)
+		env.Call(put, "/v1/users/me/notifications", anaKey, map[string]any{"email": "daily"}, 200) // no change: no event
+		if c := change(t, oneEvent(t, env, "user.notifications_changed", ana, ana), "email"); c["before"] != "immediate" || c["after"] != "daily" {
+			t.Fatalf("user.notifications_changed: %v", c)
 		}
 		env.Call(patch, "/v1/users/"+ana, env.AdminKey, map[string]any{"name": "Ana Lima"}, 200)
 		if c := change(t, oneEvent(t, env, "user.updated", admin, ana), "name"); c["before"] != "Ana" || c["after"] != "Ana Lima" {
@@ -180,6 +198,28 @@ func TestAuditEvents(t *testing.T) {
 		env.Call(post, "/v1/entities/"+entID+":restore", env.AdminKey, nil, 200)
 		oneEvent(t, env, "entity.restored", admin, entID)
 
+		// Its records: created, changed, deleted, each field before and
+		// after; a value hidden from a policy is only said to change.
+		env.Call(patch, "/v1/entities/"+entID, env.AdminKey, map[string]any{"parameters": []map[string]any{{"name": "model", "type": "TEXT"},
+			{"name": "cost", "type": "NUMBER", "advancedOptions": map[string]any{"hiddenFrom": []string{"Inspector"}}}}}, 200)
+		records := "/v1/entities/" + entID + "/records"
+		rec := env.Call(post, records, env.AdminKey, map[string]any{"values": map[string]any{"model": "X1", "cost": 120}}, 201).JSON()["id"].(string)
+		created := oneEvent(t, env, "record.created", admin, rec)
+		if c := change(t, created, "model"); c["before"] != nil || c["after"] != "X1" || created["target"].(map[string]any)["name"] != "Pump" {
+			t.Fatalf("record.created: %v", created)
+		}
+		if c := change(t, created, "cost"); c["changed"] != true || len(c) != 1 {
+			t.Fatalf("record.created cost: %v", c)
+		}
+		env.Call(patch, records+"/"+rec, env.AdminKey, map[string]any{"values": map[string]any{"model": "X2"}}, 200)
+		if e := oneEvent(t, env, "record.updated", admin, rec); fmt.Sprint(change(t, e, "model")) != "map[after:X2 before:X1]" || len(e["changes"].(map[string]any)) != 1 {
+			t.Fatalf("record.updated: %v", e)
+		}
+		env.Call(del, records+"/"+rec, env.AdminKey, nil, 204)
+		if c := change(t, oneEvent(t, env, "record.deleted", admin, rec), "model"); c["before"] != "X2" || c["after"] != nil {
+			t.Fatalf("record.deleted: %v", c)
+		}
+
 		// Contract templates.
 		tpl := env.Call(post, "/v1/contract-templates", env.AdminKey, map[string]any{"name": "Service note", "body": "# Note {{measurement.name}}"}, 201).JSON()["id"].(string)
 		oneEvent(t, env, "contract_template.created", admin, tpl)
@@ -224,7 +264,7 @@ func TestAuditEvents(t *testing.T) {
 
 		t.Run("filters and pages", func(t *testing.T) {
 			mine, _ := auditEvents(t, env, env.AdminKey, "actorId="+ana)
-			if len(mine) != 6 { // joined, its first key, signed in, a key made and revoked, the password changed
+			if len(mine) != 8 { // joined, its first key, signed in and out, mail preferences, a key made and revoked, the password changed
 				t.Fatalf("ana's events: %d: %v", len(mine), mine)
 			}
 			about, _ := auditEvents(t, env, env.AdminKey, "targetId="+procID)

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 
+	"wps/internal/notify"
 	"wps/internal/wps"
 )
 
@@ -15,20 +16,20 @@ type chatChannelIn struct {
 }
 
 func (s *Server) createChatChannel(ctx context.Context, in *chatChannelIn) (*created[wps.ChatChannel], error) {
-	c, err := s.svc.CreateChatChannel(ctx, principal(ctx), wps.ChatChannelInput{Kind: in.Body.Kind, URL: in.Body.URL, Events: in.Body.Events})
+	c, err := notify.CreateChatChannel(ctx, s.svc, principal(ctx), notify.ChatChannelInput{Kind: in.Body.Kind, URL: in.Body.URL, Events: in.Body.Events})
 	return &created[wps.ChatChannel]{Location: "/v1/chat-channels/" + c.ID, Body: c}, err
 }
 
 func (s *Server) listChatChannels(ctx context.Context, _ *empty) (*list[wps.ChatChannel], error) {
-	l, err := s.svc.ListChatChannels(ctx, principal(ctx))
+	l, err := notify.ListChatChannels(ctx, s.svc, principal(ctx))
 	return listOf(l), err
 }
 
 func (s *Server) getChatChannel(ctx context.Context, in *idPath) (*body[wps.ChatChannel], error) {
-	c, err := s.svc.GetChatChannel(ctx, principal(ctx), in.ID)
+	c, err := notify.GetChatChannel(ctx, s.svc, principal(ctx), in.ID)
 	return &body[wps.ChatChannel]{c}, err
 }
 
 func (s *Server) deleteChatChannel(ctx context.Context, in *idPath) (*empty, error) {
-	return nil, s.svc.DeleteChatChannel(ctx, principal(ctx), in.ID)
+	return nil, notify.DeleteChatChannel(ctx, s.svc, principal(ctx), in.ID)
 }

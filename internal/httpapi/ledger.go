@@ -55,7 +55,7 @@ func withZip(o huma.Operation) huma.Operation {
 }
 
 func (s *Server) measurementEvidence(ctx context.Context, in *idPath) (*huma.StreamResponse, error) {
-	ev, err := s.svc.MeasurementEvidence(ctx, principal(ctx), in.ID)
+	ev, err := evidence.Gather(ctx, s.svc, principal(ctx), in.ID)
 	if err != nil {
 		return nil, err
 	}

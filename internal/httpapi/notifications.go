@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 
+	"wps/internal/notify"
 	"wps/internal/wps"
 )
 
@@ -15,7 +16,7 @@ type notificationListIn struct {
 
 func (s *Server) listNotifications(ctx context.Context, in *notificationListIn) (*paged[wps.Notification], error) {
 	page := in.page()
-	l, total, err := s.svc.ListNotifications(ctx, principal(ctx), wps.NotificationQuery{Page: page, UserID: in.UserID, Kind: in.Kind, Status: in.Status})
+	l, total, err := notify.ListNotifications(ctx, s.svc, principal(ctx), wps.NotificationQuery{Page: page, UserID: in.UserID, Kind: in.Kind, Status: in.Status})
 	return pagedOf(l, page, total), err
 }
 
@@ -41,7 +42,7 @@ func (s *Server) acceptPasswordReset(ctx context.Context, in *resetAcceptIn) (*e
 }
 
 func (s *Server) getNotificationPrefs(ctx context.Context, _ *empty) (*body[wps.NotificationPrefs], error) {
-	out, err := s.svc.GetNotificationPrefs(ctx, principal(ctx))
+	out, err := notify.GetNotificationPrefs(ctx, s.svc, principal(ctx))
 	return &body[wps.NotificationPrefs]{out}, err
 }
 
@@ -50,6 +51,6 @@ type prefsIn struct {
 }
 
 func (s *Server) putNotificationPrefs(ctx context.Context, in *prefsIn) (*body[wps.NotificationPrefs], error) {
-	out, err := s.svc.SetNotificationPrefs(ctx, principal(ctx), in.Body)
+	out, err := notify.SetNotificationPrefs(ctx, s.svc, principal(ctx), in.Body)
 	return &body[wps.NotificationPrefs]{out}, err
 }

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 
+	"wps/internal/identity"
 	"wps/internal/wps"
 )
 
@@ -20,17 +21,17 @@ type ssoIn struct {
 }
 
 func (s *Server) getSSO(ctx context.Context, _ *empty) (*body[wps.SSOSettings], error) {
-	out, err := s.svc.GetSSO(ctx, principal(ctx))
+	out, err := identity.GetSSO(ctx, s.svc, principal(ctx))
 	return &body[wps.SSOSettings]{Body: out}, err
 }
 
 func (s *Server) putSSO(ctx context.Context, in *ssoIn) (*body[wps.SSOSettings], error) {
 	b := in.Body
-	out, err := s.svc.PutSSO(ctx, principal(ctx), wps.SSOInput{Issuer: b.Issuer, ClientID: b.ClientID, ClientSecret: b.ClientSecret,
+	out, err := identity.PutSSO(ctx, s.svc, principal(ctx), identity.SSOInput{Issuer: b.Issuer, ClientID: b.ClientID, ClientSecret: b.ClientSecret,
 		EmailDomains: b.EmailDomains, GroupsClaim: b.GroupsClaim, GroupRoles: b.GroupRoles, AutoCreateUsers: b.AutoCreateUsers, PasswordSignIn: b.PasswordSignIn})
 	return &body[wps.SSOSettings]{Body: out}, err
 }
 
 func (s *Server) deleteSSO(ctx context.Context, _ *empty) (*empty, error) {
-	return nil, s.svc.DeleteSSO(ctx, principal(ctx))
+	return nil, identity.DeleteSSO(ctx, s.svc, principal(ctx))
 }

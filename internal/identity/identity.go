@@ -2,7 +2,9 @@
 // relying party of OpenID Connect's code flow (PKCE, state, nonce), which
 // verifies the provider's ID token and then calls the domain
 // (wps.Service.SSOSignIn) to find or create the user and start a session.
-// It keeps no data of its own.
+// It also holds the use cases of an org's SSO settings (settings.go) and
+// the user operations SCIM drives (provisioning.go), over the domain's
+// store and rules. It keeps no data of its own.
 package identity
 
 import (
@@ -22,7 +24,6 @@ import (
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
 
-	"wps/internal/httpapi"
 	"wps/internal/outbound"
 	"wps/internal/wps"
 )
@@ -246,7 +247,7 @@ func (h *handler) callback(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err, "")
 		return
 	}
-	c := httpapi.SessionCookie(out.Token, out.ExpiresAt.Time, h.secure())
+	c := SessionCookie(out.Token, out.ExpiresAt.Time, h.secure())
 	http.SetCookie(w, &c)
 	to := "/"
 	if f.Next != "" && LocalPath(f.Next) {

@@ -1,6 +1,7 @@
 package notify_test
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -12,21 +13,19 @@ import (
 
 // work.waiting follows the Inbox for delegates too: while Bruno's
 // delegation to Ana is active, a step waiting on Bruno's seat is mailed to
-// both; once it is revoked, to Bruno alone.
+// both; once it is revoked, to Bruno alone. work.escalated reaches the
+// delegates of the escalation policy's holders: Lia (Lead) delegates the
+// Lead policy to Ana, and both are told; Bruno, who holds none, is not.
 func TestWorkWaitingReachesDelegates(t *testing.T) {
 	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
-		env := mailEnv(t, engine)
-		srv := tu.NewSMTP(t)
-		w := worker(t, env, env.DB, srv.URL())
+		env, srv, w := mailing(t, engine)
 		env.Call("POST", "/v1/users/policies", env.AdminKey, map[string]any{"name": "Supervisor", "roles": []string{"SUPERVISOR"},
 			"functions": []string{"measurement:read", "action:approve"}}, 201)
 		env.Call("POST", "/v1/users/policies", env.AdminKey, map[string]any{"name": "Staff", "roles": []string{"STAFF"},
 			"functions": []string{"measurement:read"}}, 201)
 		keys, ids := map[string]string{}, map[string]string{}
 		for _, u := range []struct{ name, role string }{{"bruno", "SUPERVISOR"}, {"ana", "STAFF"}} {
-			tok := env.Call("POST", "/v1/invites", env.AdminKey, map[string]any{"email": u.name + "@example.com", "roles": []string{u.role}}, 201).JSON()["token"]
-			acc := env.Call("POST", "/v1/invites/accept", "", map[string]any{"token": tok}, 201).JSON()
-			keys[u.name], ids[u.name] = acc["apiKey"].(map[string]any)["key"].(string), acc["user"].(map[string]any)["id"].(string)
+			keys[u.name], ids[u.name] = joined(t, env, u.name+"@example.com", u.role)
 		}
 		proc := env.Call("POST", "/v1/process", env.AdminKey, map[string]any{"name": "Purchase", "steps": []map[string]any{
 			{"label": "Approve", "policyNames": []string{"Supervisor"}}}}, 201).JSON()
@@ -54,6 +53,27 @@ func TestWorkWaitingReachesDelegates(t *testing.T) {
 		env.Call("POST", "/v1/measurements", env.AdminKey, map[string]any{"processId": proc["id"]}, 201)
 		if got := waiting(); !slices.Equal(got, []string{"bruno"}) {
 			t.Fatalf("work.waiting to %q after the revocation, want bruno", got)
+		}
+
+		env.Call("POST", "/v1/users/policies", env.AdminKey, map[string]any{"name": "Lead", "roles": []string{"LEAD"},
+			"functions": []string{"measurement:read"}}, 201)
+		lia, _ := joined(t, env, "lia@example.com", "LEAD")
+		env.Call("POST", "/v1/users/me/delegations", lia, map[string]any{"toUserId": ids["ana"], "policyNames": []string{"Lead"},
+			"endsAt": env.Clock.Now().Add(48 * time.Hour).Format(time.RFC3339), "reason": "training"}, 201)
+		waiting() // lia's invitation
+		timed := env.Call("POST", "/v1/process", env.AdminKey, map[string]any{"name": "Timed", "steps": []map[string]any{
+			{"label": "Check", "policyNames": []string{"Supervisor"}, "deadline": "1", "deadlineType": "HOURS",
+				"escalations": []map[string]any{{"after": "PT1H", "policyName": "Lead"}}}}}, 201).JSON()
+		env.Call("POST", "/v1/measurements", env.AdminKey, map[string]any{"processId": timed["id"]}, 201)
+		if got := waiting(); !slices.Equal(got, []string{"bruno"}) {
+			t.Fatalf("work.waiting to %q, want bruno", got)
+		}
+		env.Clock.Advance(2*time.Hour + time.Minute)
+		if _, err := env.Service.NotifyEscalations(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if got := waiting(); !slices.Equal(got, []string{"ana", "lia"}) {
+			t.Fatalf("work.escalated to %q, want lia and her delegate ana", got)
 		}
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"wps/internal/notify"
 	"wps/internal/sqlstore"
 	tu "wps/internal/testutil"
 )
@@ -16,15 +17,12 @@ import (
 // inviter's language; a daily digest goes at 08:00 in the user's zone.
 func TestMailInTheRecipientsLanguage(t *testing.T) {
 	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
-		env := mailEnv(t, engine) // 2026-01-05T09:00Z: 06:00 in São Paulo
-		srv := tu.NewSMTP(t)
-		w := worker(t, env, env.DB, srv.URL())
+		env, srv, w := mailing(t, engine) // 2026-01-05T09:00Z: 06:00 in São Paulo
 		env.Call("POST", "/v1/users/policies", env.AdminKey, map[string]any{"name": "Walkers", "roles": []string{"WALKER"},
 			"functions": []string{"measurement:read", "measurement:create", "action:write"}}, 201)
 		keys := map[string]string{}
 		for _, name := range []string{"ana", "bob", "dia"} {
-			tok := env.Call("POST", "/v1/invites", env.AdminKey, map[string]any{"email": name + "@example.com", "roles": []string{"WALKER"}}, 201).JSON()["token"]
-			keys[name] = env.Call("POST", "/v1/invites/accept", "", map[string]any{"token": tok}, 201).JSON()["apiKey"].(map[string]any)["key"].(string)
+			keys[name], _ = joined(t, env, name+"@example.com", "WALKER")
 		}
 		for _, name := range []string{"ana", "dia"} {
 			env.Call("PATCH", "/v1/users/me", keys[name], map[string]any{"locale": "pt-BR", "timeZone": "America/Sao_Paulo"}, 200)
@@ -57,7 +55,7 @@ func TestMailInTheRecipientsLanguage(t *testing.T) {
 		// The daily digest: the first at once, then at 08:00 in São Paulo (11:00Z).
 		digest := func(want int) {
 			t.Helper()
-			if n, err := env.Service.SendDigests(context.Background()); err != nil || n != want {
+			if n, err := notify.SendDigests(context.Background(), env.Service); err != nil || n != want {
 				t.Fatalf("at %s: %d digests (%v), want %d", env.Clock.Now().UTC().Format(time.RFC3339), n, err, want)
 			}
 		}

@@ -31,6 +31,24 @@ func worker(t *testing.T, env *tu.Env, db wps.Store, url string) *notify.Worker 
 	return w
 }
 
+// mailing is what most tests here start with: a mail-enabled Env on
+// engine, an SMTP server, and a worker sending the outbox to it.
+func mailing(t *testing.T, engine sqlstore.Engine) (*tu.Env, *tu.SMTPServer, *notify.Worker) {
+	t.Helper()
+	env := mailEnv(t, engine)
+	srv := tu.NewSMTP(t)
+	return env, srv, worker(t, env, env.DB, srv.URL())
+}
+
+// joined invites email with role and accepts (no password); it returns
+// the new user's key and id.
+func joined(t *testing.T, env *tu.Env, email, role string) (key, id string) {
+	t.Helper()
+	tok := env.Call("POST", "/v1/invites", env.AdminKey, map[string]any{"email": email, "roles": []string{role}}, 201).JSON()["token"]
+	acc := env.Call("POST", "/v1/invites/accept", "", map[string]any{"token": tok}, 201).JSON()
+	return acc["apiKey"].(map[string]any)["key"].(string), acc["user"].(map[string]any)["id"].(string)
+}
+
 // drain runs w until nothing more is due.
 func drain(t *testing.T, w *notify.Worker) {
 	t.Helper()

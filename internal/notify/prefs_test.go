@@ -6,23 +6,22 @@ import (
 	"testing"
 	"time"
 
+	"wps/internal/notify"
 	"wps/internal/sqlstore"
 	tu "wps/internal/testutil"
+	"wps/internal/wps"
 )
 
 // Preferences: off mails no work, daily mails one digest a day at 08:00
 // UTC listing what the Inbox lists, once across two schedulers.
 func TestNotificationPreferences(t *testing.T) {
 	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
-		env := mailEnv(t, engine) // 2026-01-05T09:00Z
-		srv := tu.NewSMTP(t)
-		w := worker(t, env, env.DB, srv.URL())
+		env, srv, w := mailing(t, engine) // 2026-01-05T09:00Z
 		env.Call("POST", "/v1/users/policies", env.AdminKey, map[string]any{"name": "Walkers", "roles": []string{"WALKER"},
 			"functions": []string{"measurement:read", "measurement:create", "action:write"}}, 201)
 		keys := map[string]string{}
 		for _, name := range []string{"now", "day", "off"} {
-			tok := env.Call("POST", "/v1/invites", env.AdminKey, map[string]any{"email": name + "@example.com", "roles": []string{"WALKER"}}, 201).JSON()["token"]
-			keys[name] = env.Call("POST", "/v1/invites/accept", "", map[string]any{"token": tok}, 201).JSON()["apiKey"].(map[string]any)["key"].(string)
+			keys[name], _ = joined(t, env, name+"@example.com", "WALKER")
 		}
 		if got := env.Call("GET", "/v1/users/me/notifications", keys["now"], nil, 200).JSON()["email"]; got != "immediate" {
 			t.Fatalf("default: %v", got)
@@ -64,10 +63,8 @@ func TestNotificationPreferences(t *testing.T) {
 			second = env.Replica().Service
 		}
 		done := make(chan error, 2)
-		for _, svc := range []interface {
-			SendDigests(context.Context) (int, error)
-		}{env.Service, second} {
-			go func() { _, err := svc.SendDigests(context.Background()); done <- err }()
+		for _, svc := range []*wps.Service{env.Service, second} {
+			go func() { _, err := notify.SendDigests(context.Background(), svc); done <- err }()
 		}
 		for range 2 {
 			if err := <-done; err != nil {
@@ -85,11 +82,11 @@ func TestNotificationPreferences(t *testing.T) {
 		}
 		// Not again the same day; again the next day at 08:00.
 		env.Clock.Advance(22 * time.Hour) // 01-06 07:00
-		if n, err := env.Service.SendDigests(context.Background()); err != nil || n != 0 {
+		if n, err := notify.SendDigests(context.Background(), env.Service); err != nil || n != 0 {
 			t.Fatalf("before 08:00: %d %v", n, err)
 		}
 		env.Clock.Advance(time.Hour)
-		if n, err := env.Service.SendDigests(context.Background()); err != nil || n != 1 {
+		if n, err := notify.SendDigests(context.Background(), env.Service); err != nil || n != 1 {
 			t.Fatalf("at 08:00: %d %v", n, err)
 		}
 		if l := notifications(t, env, keys["day"], "?kind=work.digest"); len(l) != 2 {

@@ -19,20 +19,17 @@ import (
 // work.overdue the users the Inbox lists an overdue step for.
 func TestWorkWaitingFollowsTheInbox(t *testing.T) {
 	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
-		env := mailEnv(t, engine)
-		srv := tu.NewSMTP(t)
-		w := worker(t, env, env.DB, srv.URL())
+		env, srv, w := mailing(t, engine)
 		fns := []string{"measurement:create", "measurement:read", "action:write", "action:approve", "action:reprove"}
 		for _, p := range []struct{ name, role string }{{"Inspector", "INSPECTOR"}, {"Supervisor", "SUPERVISOR"}, {"Manager", "MANAGER"}} {
 			env.Call("POST", "/v1/users/policies", env.AdminKey, map[string]any{"name": p.name, "roles": []string{p.role}, "functions": fns}, 201)
 		}
 		keys := map[string]string{}
 		for _, u := range []struct{ name, role string }{{"ian", "INSPECTOR"}, {"ivy", "INSPECTOR"}, {"dee", "INSPECTOR"}, {"sam", "SUPERVISOR"}, {"mia", "MANAGER"}} {
-			tok := env.Call("POST", "/v1/invites", env.AdminKey, map[string]any{"email": u.name + "@example.com", "roles": []string{u.role}}, 201).JSON()["token"]
-			acc := env.Call("POST", "/v1/invites/accept", "", map[string]any{"token": tok}, 201).JSON()
-			keys[u.name] = acc["apiKey"].(map[string]any)["key"].(string)
+			var id string
+			keys[u.name], id = joined(t, env, u.name+"@example.com", u.role)
 			if u.name == "dee" {
-				env.Call("PATCH", "/v1/users/"+acc["user"].(map[string]any)["id"].(string), env.AdminKey, map[string]any{"status": "DEACTIVATED"}, 200)
+				env.Call("PATCH", "/v1/users/"+id, env.AdminKey, map[string]any{"status": "DEACTIVATED"}, 200)
 			}
 		}
 		proc := env.Call("POST", "/v1/process", env.AdminKey, map[string]any{"name": "Pump service", "code": "PUMP",
@@ -178,19 +175,15 @@ func TestWorkWaitingFollowsTheInbox(t *testing.T) {
 // its holders are mailed when its time comes and the Inbox lists it.
 func TestWorkWaitingWhenScheduledMeasurementsOpen(t *testing.T) {
 	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
-		env := mailEnv(t, engine) // the clock reads 2026-01-05T09:00Z
-		srv := tu.NewSMTP(t)
-		w := worker(t, env, env.DB, srv.URL())
+		env, srv, w := mailing(t, engine) // the clock reads 2026-01-05T09:00Z
 		env.Call("POST", "/v1/users/policies", env.AdminKey, map[string]any{"name": "Walkers", "roles": []string{"WALKER"},
 			"functions": []string{"measurement:read", "action:write"}}, 201)
-		tok := env.Call("POST", "/v1/invites", env.AdminKey, map[string]any{"email": "wes@example.com", "roles": []string{"WALKER"}}, 201).JSON()["token"]
-		key := env.Call("POST", "/v1/invites/accept", "", map[string]any{"token": tok}, 201).JSON()["apiKey"].(map[string]any)["key"].(string)
+		key, _ := joined(t, env, "wes@example.com", "WALKER")
 		// Lookers hold a seat but may not act: the Inbox lists nothing for
 		// them, and they are mailed nothing.
 		env.Call("POST", "/v1/users/policies", env.AdminKey, map[string]any{"name": "Lookers", "roles": []string{"LOOKER"},
 			"functions": []string{"measurement:read"}}, 201)
-		tok = env.Call("POST", "/v1/invites", env.AdminKey, map[string]any{"email": "lou@example.com", "roles": []string{"LOOKER"}}, 201).JSON()["token"]
-		lou := env.Call("POST", "/v1/invites/accept", "", map[string]any{"token": tok}, 201).JSON()["apiKey"].(map[string]any)["key"].(string)
+		lou, _ := joined(t, env, "lou@example.com", "LOOKER")
 		env.Call("POST", "/v1/process", env.AdminKey, map[string]any{"name": "Daily round", "code": "DR", "steps": []map[string]any{
 			{"label": "Walk", "policyNames": []string{"Walkers", "Lookers"}, "frequency": "DAILY", "frequencyDate": "2026-01-04T08:00:00Z"},
 		}}, 201)

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"time"
 
+	"wps/internal/notify"
 	"wps/internal/wps"
 )
 
@@ -49,7 +50,7 @@ func (s *Scheduler) RunOnce(ctx context.Context) error {
 	_, err := s.svc.NotifyOverdue(ctx)
 	_, eerr := s.svc.NotifyEscalations(ctx)
 	_, rerr := s.svc.RunRecurrences(ctx)
-	_, derr := s.svc.SendDigests(ctx)
+	_, derr := notify.SendDigests(ctx, s.svc)
 	var serr error
 	if now := s.svc.Now().Time; now.Sub(s.swept) >= time.Minute || now.Before(s.swept) {
 		_, serr = s.svc.Sweep(ctx)

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"wps/internal/identity"
 	"wps/internal/wps"
 )
 
@@ -25,7 +26,7 @@ func (h *handler) groupResource(r *http.Request, p *wps.Principal, role string, 
 	if !members {
 		return out, nil
 	}
-	users, _, err := h.svc.FindUsers(r.Context(), p, wps.UserQuery{Role: role}, wps.Page{PerPage: maxMembers})
+	users, _, err := identity.FindUsers(r.Context(), h.svc, p, wps.UserQuery{Role: role}, wps.Page{PerPage: maxMembers})
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +116,7 @@ func (h *handler) createGroup(w http.ResponseWriter, r *http.Request, p *wps.Pri
 	if err != nil {
 		return err
 	}
-	roles, err := h.svc.RoleNames(r.Context(), p)
+	roles, err := identity.RoleNames(r.Context(), h.svc, p)
 	if err != nil {
 		return err
 	}
@@ -139,7 +140,7 @@ func (h *handler) listGroups(w http.ResponseWriter, r *http.Request, p *wps.Prin
 	if err != nil {
 		return err
 	}
-	roles, err := h.svc.RoleNames(r.Context(), p)
+	roles, err := identity.RoleNames(r.Context(), h.svc, p)
 	if err != nil {
 		return err
 	}
@@ -149,7 +150,7 @@ func (h *handler) listGroups(w http.ResponseWriter, r *http.Request, p *wps.Prin
 			continue
 		}
 		// Entra ID's "is this user a member": the user's roles.
-		u, err := h.svc.FindUser(r.Context(), p, f.value)
+		u, err := identity.FindUser(r.Context(), h.svc, p, f.value)
 		if err != nil && !wps.IsCode(err, wps.CodeNotFound) {
 			return err
 		}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"wps/internal/httpapi"
+	"wps/internal/identity"
 	"wps/internal/sqlstore"
 	tu "wps/internal/testutil"
 	"wps/internal/wps"
@@ -709,7 +710,7 @@ func TestConcurrency(t *testing.T) {
 // admins are the ids of the org's users holding ADMIN, read by the Service.
 func admins(env *tu.Env) []string {
 	env.T.Helper()
-	users, _, err := env.Service.FindUsers(context.Background(), &wps.Principal{OrgID: env.OrgID, Roles: []string{"ADMIN"}}, wps.UserQuery{Role: "ADMIN"}, wps.Page{PerPage: 10})
+	users, _, err := identity.FindUsers(context.Background(), env.Service, &wps.Principal{OrgID: env.OrgID, Roles: []string{"ADMIN"}}, wps.UserQuery{Role: "ADMIN"}, wps.Page{PerPage: 10})
 	if err != nil {
 		env.T.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 
+	"wps/internal/identity"
 	"wps/internal/wps"
 )
 
@@ -193,14 +194,14 @@ func (h *handler) createUser(w http.ResponseWriter, r *http.Request, p *wps.Prin
 	if err != nil {
 		return err
 	}
-	in := wps.NewUser{Email: *c.userName, Deactivated: c.active != nil && !*c.active}
+	in := identity.NewUser{Email: *c.userName, Deactivated: c.active != nil && !*c.active}
 	if n := c.name(); n != nil {
 		in.Name = *n
 	}
 	if c.externalID != nil {
 		in.ExternalID = *c.externalID
 	}
-	u, err := h.svc.CreateUser(r.Context(), p, in)
+	u, err := identity.CreateUser(r.Context(), h.svc, p, in)
 	if err != nil {
 		return err
 	}
@@ -235,7 +236,7 @@ func (h *handler) listUsers(w http.ResponseWriter, r *http.Request, p *wps.Princ
 	if id != "" {
 		return h.listOne(w, r, p, id, q, start, count)
 	}
-	users, total, err := h.svc.FindUsers(r.Context(), p, q, wps.Page{PerPage: count, Skip: start - 1})
+	users, total, err := identity.FindUsers(r.Context(), h.svc, p, q, wps.Page{PerPage: count, Skip: start - 1})
 	if err != nil {
 		return err
 	}
@@ -250,7 +251,7 @@ func (h *handler) listUsers(w http.ResponseWriter, r *http.Request, p *wps.Princ
 // listOne answers a filter with id eq "…": a list of that user when the
 // other terms match too, or none.
 func (h *handler) listOne(w http.ResponseWriter, r *http.Request, p *wps.Principal, id string, q wps.UserQuery, start, count int) error {
-	u, err := h.svc.FindUser(r.Context(), p, id)
+	u, err := identity.FindUser(r.Context(), h.svc, p, id)
 	if wps.IsCode(err, wps.CodeNotFound) || err == nil &&
 		(q.Email != "" && !strings.EqualFold(q.Email, u.Email) || q.ExternalID != "" && q.ExternalID != u.ExternalID) {
 		listResponse(w, 0, start, nil)
@@ -268,7 +269,7 @@ func (h *handler) listOne(w http.ResponseWriter, r *http.Request, p *wps.Princip
 }
 
 func (h *handler) getUser(w http.ResponseWriter, r *http.Request, p *wps.Principal) error {
-	u, err := h.svc.FindUser(r.Context(), p, r.PathValue("id"))
+	u, err := identity.FindUser(r.Context(), h.svc, p, r.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -335,7 +336,7 @@ func (h *handler) patchUser(w http.ResponseWriter, r *http.Request, p *wps.Princ
 	if c.display == nil && c.formatted == nil && (c.given == nil) != (c.family == nil) {
 		// One part of the name (Entra ID's "Replace name.familyName"):
 		// the other is the current name's, split at its first space.
-		u, err := h.svc.FindUser(r.Context(), p, r.PathValue("id"))
+		u, err := identity.FindUser(r.Context(), h.svc, p, r.PathValue("id"))
 		if err != nil {
 			return err
 		}

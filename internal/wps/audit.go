@@ -33,6 +33,7 @@ const (
 	AuditAPIKeyCreated     = "apikey.created"
 	AuditAPIKeyRevoked     = "apikey.revoked"
 	AuditSessionCreated    = "session.created"
+	AuditSessionEnded      = "session.ended" // signed out
 	AuditPolicyCreated     = "policy.created"
 	AuditPolicyUpdated     = "policy.updated"
 	AuditPolicyDeleted     = "policy.deleted"
@@ -44,6 +45,9 @@ const (
 	AuditEntityUpdated     = "entity.updated"
 	AuditEntityDeleted     = "entity.deleted"
 	AuditEntityRestored    = "entity.restored"
+	AuditRecordCreated     = "record.created"
+	AuditRecordUpdated     = "record.updated"
+	AuditRecordDeleted     = "record.deleted"
 	AuditOrgUpdated        = "org.updated"
 	AuditCalendarUpdated   = "calendar.updated"
 	AuditSSOUpdated        = "sso.updated"
@@ -74,6 +78,7 @@ const (
 	TargetPolicy     = "policy"
 	TargetProcess    = "process"
 	TargetEntity     = "entity"
+	TargetRecord     = "record"
 	TargetOrg        = "org"
 	TargetWebhook    = "webhook"
 	TargetChat       = "chat_channel"
@@ -91,7 +96,7 @@ type AuditActor struct {
 
 // AuditTarget is what a change was made to.
 type AuditTarget struct {
-	Kind string `json:"kind" doc:"user, invite, apikey, session, policy, process, entity, org, webhook, chat_channel, contract_template or sheet"`
+	Kind string `json:"kind" doc:"user, invite, apikey, session, policy, process, entity, record, org, webhook, chat_channel, contract_template or sheet"`
 	ID   string `json:"id"`
 	Name string `json:"name" doc:"Its name when the change was made"`
 }
@@ -111,7 +116,7 @@ type AuditChange struct {
 // AuditEvent is a change that is not an action.
 type AuditEvent struct {
 	ID       string                 `json:"id"`
-	Type     string                 `json:"type" doc:"What happened: user.invited, user.joined, user.updated, user.roles_changed, apikey.created, apikey.revoked, session.created, policy.*, process.*, entity.*, org.updated, calendar.updated, sso.updated, webhook.*, chat_channel.*, …"`
+	Type     string                 `json:"type" doc:"What happened: user.invited, user.joined, user.updated, user.roles_changed, apikey.created, apikey.revoked, session.created, session.ended, policy.*, process.*, entity.*, record.*, user.notifications_changed, org.updated, calendar.updated, sso.updated, webhook.*, chat_channel.*, …"`
 	At       Time                   `json:"at"`
 	Actor    AuditActor             `json:"actor" doc:"Who made the change"`
 	Target   AuditTarget            `json:"target" doc:"What was changed"`
@@ -199,6 +204,37 @@ func (s *Service) recordAudit(tx Tx, ev AuditEvent) error {
 func (s *Service) auditChange(tx Tx, p *Principal, typ, kind, id, name string, before, after any, skip ...string) error {
 	return s.recordAudit(tx, AuditEvent{OrgID: p.OrgID, Type: typ, Actor: actorOf(p),
 		Target: AuditTarget{Kind: kind, ID: id, Name: name}, Changes: diffFields(before, after, skip...)})
+}
+
+// auditRecord records a record of e created (before nil), changed or
+// deleted (after nil): its values by parameter name, each field that
+// changed. A value some readers may not see (a parameter hidden from a
+// policy, or derived from one) is recorded as changed, never shown.
+func (s *Service) auditRecord(tx Tx, p *Principal, typ string, e Entity, id string, before, after map[string]any) error {
+	restricted := map[string]bool{}
+	for _, prm := range e.Parameters {
+		if prm.AdvancedOptions != nil && len(prm.AdvancedOptions.HiddenFrom) > 0 {
+			restricted[prm.ID] = true
+		}
+	}
+	if len(restricted) > 0 {
+		hideDerived([][]Parameter{e.Parameters}, restricted)
+	}
+	var b, a any
+	if before != nil {
+		b = byName(e.Parameters, before)
+	}
+	if after != nil {
+		a = byName(e.Parameters, after)
+	}
+	changes := diffFields(b, a)
+	for _, prm := range e.Parameters {
+		if _, ok := changes[prm.Name]; ok && restricted[prm.ID] {
+			changes[prm.Name] = secretChanged
+		}
+	}
+	return s.recordAudit(tx, AuditEvent{OrgID: p.OrgID, Type: typ, Actor: actorOf(p),
+		Target: AuditTarget{Kind: TargetRecord, ID: id, Name: e.Name}, Changes: changes})
 }
 
 // AuditQuery narrows a list of audit events; the fields set must all match.

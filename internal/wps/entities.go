@@ -638,6 +638,9 @@ func (s *Service) CreateRecord(ctx context.Context, p *Principal, entityID strin
 		if out, err = s.createRecord(tx, e, values, "values"); err != nil {
 			return err
 		}
+		if err := s.auditRecord(tx, p, AuditRecordCreated, e, out.ID, nil, out.Values); err != nil {
+			return err
+		}
 		out = presentFor(p, e, out)
 		return nil
 	})
@@ -770,11 +773,15 @@ func (s *Service) PatchRecord(ctx context.Context, p *Principal, entityID, id st
 		if err != nil {
 			return err
 		}
+		before := r.Values
 		if r.Values, err = s.checkRecordValues(tx, e, values, r.Values, "values", s.now()); err != nil {
 			return err
 		}
 		r.UpdatedAt = s.Now()
 		if err := s.saveRecord(tx, e, r, false); err != nil {
+			return err
+		}
+		if err := s.auditRecord(tx, p, AuditRecordUpdated, e, r.ID, before, r.Values); err != nil {
 			return err
 		}
 		out = presentFor(p, e, r)
@@ -796,13 +803,20 @@ func (s *Service) DeleteRecord(ctx context.Context, p *Principal, entityID, id s
 		if err := requireRecords(p, e); err != nil {
 			return err
 		}
+		r, err := tx.GetRecord(p.OrgID, e.ID, id)
+		if err != nil {
+			return err
+		}
 		if err := tx.DeleteRecordIndex(p.OrgID, id); err != nil {
 			return err
 		}
 		if err := tx.DeleteRecordAttachmentRefs(p.OrgID, id); err != nil {
 			return err
 		}
-		return tx.DeleteRecord(p.OrgID, e.ID, id)
+		if err := tx.DeleteRecord(p.OrgID, e.ID, id); err != nil {
+			return err
+		}
+		return s.auditRecord(tx, p, AuditRecordDeleted, e, id, r.Values, nil)
 	})
 }
 

@@ -3,6 +3,7 @@ package wps
 import (
 	"context"
 	"slices"
+	"strings"
 
 	gojson "github.com/goccy/go-json"
 
@@ -38,7 +39,8 @@ type escalatedEvent struct {
 
 // Escalated is one escalation emitted: step.escalated for the opening of
 // a step still open Escalation.After past its DueAt. Its recipients are
-// the holders of Escalation.PolicyName (EscalationRecipients), for the
+// the holders of Escalation.PolicyName and their delegates
+// (EscalationRecipients), for the
 // work.escalated mail (mailEscalated, with mail on).
 type Escalated struct {
 	OrgID         string
@@ -57,62 +59,37 @@ type Escalated struct {
 // its count of escalations emitted moved in the same transaction). It
 // returns how many it emitted.
 func (s *Service) NotifyEscalations(ctx context.Context) (int, error) {
-	n := 0
-	err := s.store.Write(ctx, func(tx Tx) error {
-		n = 0
-		now := s.Now()
-		due, err := tx.ClaimEscalations(now, 100)
-		if err != nil {
-			return err
+	claim := func(tx Tx, now Time) ([]OpenStep, error) { return tx.ClaimEscalations(now, 100) }
+	return s.scheduledPass(ctx, claim, func(tx Tx, now Time, o OpenStep, m Measurement, proc Process) ([]Event, error) {
+		var events []Event
+		_, st := stepByID(proc.Steps, o.StepID)
+		for st != nil && o.DueAt != nil && o.EscalateAt != nil && !o.EscalateAt.After(now.Time) && o.Escalated < len(st.Escalations) {
+			esc := Escalated{OrgID: o.OrgID, MeasurementID: m.ID, ProcessID: m.ProcessID, StepID: o.StepID, Opening: o.Opening,
+				DueAt: *o.DueAt, Index: o.Escalated, Escalation: st.Escalations[o.Escalated]}
+			events = append(events, escalatedEventOf(esc, now))
+			var to []User // read only for mail or the hook; the chat channels are told either way
+			if s.escalated != nil || s.mail.Enabled {
+				var err error
+				if to, err = EscalationRecipients(tx, esc.OrgID, esc.Escalation.PolicyName, now); err != nil {
+					return nil, err
+				}
+			}
+			if err := s.mailEscalated(tx, m, proc, esc, to); err != nil {
+				return nil, err
+			}
+			if s.escalated != nil {
+				if err := s.escalated(tx, esc, to); err != nil {
+					return nil, err
+				}
+			}
+			o.Escalated++
+			o.EscalateAt = escalateAt(*st, o.DueAt, o.Escalated)
 		}
-		hooks := map[string][]Webhook{}
-		for _, o := range due {
-			m, proc, err := lockedMeasurement(tx, o.OrgID, o.MeasurementID)
-			if err != nil {
-				return err
-			}
-			if _, ok := hooks[o.OrgID]; !ok {
-				if hooks[o.OrgID], err = tx.ListWebhooks(o.OrgID); err != nil {
-					return err
-				}
-			}
-			var events []Event
-			_, st := stepByID(proc.Steps, o.StepID)
-			for st != nil && o.DueAt != nil && o.EscalateAt != nil && !o.EscalateAt.After(now.Time) && o.Escalated < len(st.Escalations) {
-				esc := Escalated{OrgID: o.OrgID, MeasurementID: m.ID, ProcessID: m.ProcessID, StepID: o.StepID, Opening: o.Opening,
-					DueAt: *o.DueAt, Index: o.Escalated, Escalation: st.Escalations[o.Escalated]}
-				events = append(events, escalatedEventOf(esc, now))
-				var to []User // read only for mail or the hook; the chat channels are told either way
-				if s.escalated != nil || s.mail.Enabled {
-					if to, err = EscalationRecipients(tx, esc.OrgID, esc.Escalation.PolicyName); err != nil {
-						return err
-					}
-				}
-				if err := s.mailEscalated(tx, m, proc, esc, to); err != nil {
-					return err
-				}
-				if s.escalated != nil {
-					if err := s.escalated(tx, esc, to); err != nil {
-						return err
-					}
-				}
-				o.Escalated++
-				o.EscalateAt = escalateAt(*st, o.DueAt, o.Escalated)
-			}
-			if st == nil || o.DueAt == nil || o.Escalated >= len(st.Escalations) {
-				o.EscalateAt = nil // nothing (left) to escalate
-			}
-			if err := tx.MarkEscalated(o); err != nil {
-				return err
-			}
-			if err := fanOut(tx, events, proc.stepURLs, hooks[o.OrgID]); err != nil {
-				return err
-			}
-			n += len(events)
+		if st == nil || o.DueAt == nil || o.Escalated >= len(st.Escalations) {
+			o.EscalateAt = nil // nothing (left) to escalate
 		}
-		return nil
+		return events, tx.MarkEscalated(o)
 	})
-	return n, err
 }
 
 // escalatedEventOf is the outbox event of esc.
@@ -126,10 +103,12 @@ func escalatedEventOf(esc Escalated, now Time) Event {
 }
 
 // EscalationRecipients are the people an escalation to policyName is for:
-// the org's active users who hold the policy (a role it lists), by id.
-// None when the policy is gone (renames follow, deletes are refused while
-// an escalation names it).
-func EscalationRecipients(tx Tx, orgID, policyName string) ([]User, error) {
+// the org's active users who hold the policy (a role it lists), and the
+// active delegates of each of them whose delegation is active at now and
+// covers the policy (semantics §17: a delegate's notifications include
+// the work of the seats they fill), by id. None when the policy is gone
+// (renames follow, deletes are refused while an escalation names it).
+func EscalationRecipients(tx Tx, orgID, policyName string, now Time) ([]User, error) {
 	pols, err := tx.ListPolicies(orgID)
 	if err != nil {
 		return nil, err
@@ -139,18 +118,38 @@ func EscalationRecipients(tx Tx, orgID, policyName string) ([]User, error) {
 		return nil, nil
 	}
 	var out []User
+	active := map[string]User{}
 	for pg := (Page{Page: 1, PerPage: 500}); ; pg.Page++ {
 		users, _, err := tx.ListUsers(orgID, pg)
 		if err != nil {
 			return nil, err
 		}
 		for _, u := range users {
-			if u.Status == UserActive && Holds(u.Roles, pols[i]) {
+			if u.Status != UserActive {
+				continue
+			}
+			active[u.ID] = u
+			if Holds(u.Roles, pols[i]) {
 				out = append(out, u)
 			}
 		}
 		if len(users) < pg.PerPage {
-			return out, nil
+			break
 		}
 	}
+	delegations, err := tx.ListDelegations(orgID, "", now)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range delegations {
+		from, ok := active[d.FromUserID]
+		to, toOK := active[d.ToUserID]
+		if !ok || !toOK || !d.activeAt(now.Time) || !d.covers(policyName) || !Holds(from.Roles, pols[i]) ||
+			slices.ContainsFunc(out, func(u User) bool { return u.ID == to.ID }) {
+			continue
+		}
+		out = append(out, to)
+	}
+	slices.SortFunc(out, func(a, b User) int { return strings.Compare(a.ID, b.ID) })
+	return out, nil
 }

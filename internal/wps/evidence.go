@@ -2,6 +2,7 @@ package wps
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"golang.org/x/mod/sumdb/note"
@@ -62,13 +63,53 @@ func (e Evidence) SignManifest(lines string) (string, error) {
 	return string(msg), nil
 }
 
-// MeasurementEvidence gathers a measurement's evidence for its reader: the
-// measurement as GetMeasurement shows it, and only the documents and
-// workbooks the reader may read (section 9); the leaves show no value (an
-// action's values are a hash in its leaf). Errors: CodeForbidden without
-// ledger:read and measurement:read, CodeNotFound, CodeConflict (with
-// RetryAfter) while one of its entries waits to be integrated into the log.
-func (s *Service) MeasurementEvidence(ctx context.Context, p *Principal, id string) (Evidence, error) {
+// EvidenceSource is what a measurement's evidence bundle is made from, as
+// its reader may see it, in one read transaction (ReadEvidence):
+// internal/evidence gathers the bundle's leaves and files from it.
+type EvidenceSource struct {
+	Tx        Tx
+	ProcessID string
+	// SheetIDs are the workbooks its parameters link; each is in the
+	// bundle as GetMeasurementSheet gives it to the reader.
+	SheetIDs []string
+	run      *run
+	log      LedgerLog
+	hr       *hashReader
+	actions  map[string]*Action
+}
+
+// CanRead tells whether the reader may read document d (section 9).
+func (src *EvidenceSource) CanRead(d Document) bool { return src.run.canRead(d) }
+
+// ProveEntry is one of the measurement's ledger entries with its leaf data
+// (an action's made from its row, which shows no value) and its inclusion
+// proof in the tree of the bundle's checkpoint.
+func (src *EvidenceSource) ProveEntry(e LedgerEntry) (EvidenceLeaf, error) {
+	return src.Prove(e, leafData(e, src.actions[e.ID]))
+}
+
+// Prove is entry e, whose leaf data is data, with its inclusion proof in
+// the tree of the bundle's checkpoint. Errors: CodeConflict (with
+// RetryAfter) while e waits to be integrated into the log.
+func (src *EvidenceSource) Prove(e LedgerEntry, data []byte) (EvidenceLeaf, error) {
+	if !e.Integrated() {
+		return EvidenceLeaf{}, &Error{Code: CodeConflict, Message: "an entry of the measurement is not in the log yet; its evidence follows within a second", RetryAfter: time.Second}
+	}
+	proof, err := tlog.ProveRecord(src.log.Size, e.Index, src.hr)
+	if err != nil {
+		return EvidenceLeaf{}, err
+	}
+	return EvidenceLeaf{Kind: e.Kind, ID: e.ID, LeafIndex: e.Index, LeafHash: e.LeafHash.String(), TreeSize: src.log.Size,
+		Proof: hashStrings(proof), Leaf: data}, nil
+}
+
+// ReadEvidence reads what a measurement's evidence bundle holds for its
+// reader: it answers the Evidence with the measurement as GetMeasurement
+// shows it, the log's checkpoint and the key, and calls fn, in the same
+// read transaction, to gather the leaves and the documents the reader may
+// read (internal/evidence.Gather). Errors: CodeForbidden without
+// ledger:read and measurement:read, CodeNotFound, and fn's.
+func (s *Service) ReadEvidence(ctx context.Context, p *Principal, id string, fn func(src *EvidenceSource) error) (Evidence, error) {
 	if err := p.Require(FnLedgerRead); err != nil {
 		return Evidence{}, err
 	}
@@ -80,21 +121,12 @@ func (s *Service) MeasurementEvidence(ctx context.Context, p *Principal, id stri
 		return Evidence{}, err
 	}
 	ev := Evidence{OrgID: p.OrgID, Key: k.vkey, signer: k.signer}
-	var sheetIDs []string
 	err = s.store.Read(ctx, func(tx Tx) error {
 		r, err := s.readRun(tx, p, id)
 		if err != nil {
 			return err
 		}
 		ev.Measurement = r.view()
-		entries, err := tx.MeasurementLedger(p.OrgID, id)
-		if err != nil {
-			return err
-		}
-		audit, _, err := tx.ListAuditEvents(p.OrgID, AuditQuery{TargetID: r.m.ProcessID, Page: Page{Page: 1, PerPage: maxEvidenceAudit}})
-		if err != nil {
-			return err
-		}
 		log, err := tx.GetLedgerLog(p.OrgID)
 		if err != nil {
 			return err
@@ -104,88 +136,18 @@ func (s *Service) MeasurementEvidence(ctx context.Context, p *Principal, id stri
 			return err
 		}
 		ev.Checkpoint = cp.Checkpoint
-		hr := newHashReader(tx, p.OrgID)
-		prove := func(e LedgerEntry, data []byte) (EvidenceLeaf, error) {
-			if !e.Integrated() {
-				return EvidenceLeaf{}, &Error{Code: CodeConflict, Message: "an entry of the measurement is not in the log yet; its evidence follows within a second", RetryAfter: time.Second}
-			}
-			proof, err := tlog.ProveRecord(log.Size, e.Index, hr)
-			if err != nil {
-				return EvidenceLeaf{}, err
-			}
-			return EvidenceLeaf{Kind: e.Kind, ID: e.ID, LeafIndex: e.Index, LeafHash: e.LeafHash.String(), TreeSize: log.Size,
-				Proof: hashStrings(proof), Leaf: data}, nil
-		}
-		actions := map[string]*Action{}
+		src := &EvidenceSource{Tx: tx, ProcessID: r.m.ProcessID, run: r, log: log, hr: newHashReader(tx, p.OrgID), actions: map[string]*Action{}}
 		for i := range r.actions {
-			actions[r.actions[i].ID] = &r.actions[i]
-		}
-		for _, e := range entries {
-			l, err := prove(e, leafData(e, actions[e.ID]))
-			if err != nil {
-				return err
-			}
-			ev.Leaves = append(ev.Leaves, l)
-		}
-		for i := len(audit) - 1; i >= 0; i-- {
-			a := audit[i]
-			e, err := tx.GetLedgerEntry(p.OrgID, "", a.ID)
-			if err != nil {
-				return err
-			}
-			l, err := prove(e, a.Leaf)
-			if err != nil {
-				return err
-			}
-			ev.Audit = append(ev.Audit, l)
-		}
-		docs, err := tx.ListDocuments(p.OrgID, id)
-		if err != nil {
-			return err
-		}
-		for _, d := range docs {
-			if !r.canRead(d) {
-				continue
-			}
-			full, err := tx.GetDocument(p.OrgID, d.ID, true)
-			if err != nil {
-				return err
-			}
-			ev.Documents = append(ev.Documents, EvidenceFile{ID: d.ID, SHA256: sha256Hex(full.Content), Content: full.Content})
+			src.actions[r.actions[i].ID] = &r.actions[i]
 		}
 		for _, group := range paramGroups(r.proc.Steps) {
 			for _, prm := range group {
-				if linked(prm) && !contains(sheetIDs, prm.SheetData.SheetAPIID) {
-					sheetIDs = append(sheetIDs, prm.SheetData.SheetAPIID)
+				if linked(prm) && !slices.Contains(src.SheetIDs, prm.SheetData.SheetAPIID) {
+					src.SheetIDs = append(src.SheetIDs, prm.SheetData.SheetAPIID)
 				}
 			}
 		}
-		return nil
+		return fn(src)
 	})
-	if err != nil {
-		return Evidence{}, err
-	}
-	for _, sid := range sheetIDs { // as GET /v1/measurements/{id}/sheets/{sheetApiId} gives them to this reader
-		_, ms, err := s.GetMeasurementSheet(ctx, p, id, sid)
-		if IsCode(err, CodeNotFound) {
-			continue
-		}
-		if err != nil {
-			return Evidence{}, err
-		}
-		ev.Workbooks = append(ev.Workbooks, EvidenceFile{ID: sid, SHA256: sha256Hex(ms.Content), Content: ms.Content})
-	}
-	return ev, nil
-}
-
-// maxEvidenceAudit bounds the audit events of a process in a bundle.
-const maxEvidenceAudit = 10000
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
+	return ev, err
 }

@@ -1,7 +1,6 @@
 package wps
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"time"
@@ -30,8 +29,10 @@ type MailConfig struct {
 	PublicURL string // e.g. https://wps.example.com (no trailing slash)
 }
 
-// notificationWindow is how long a message is tried before it is given up.
-const notificationWindow = 24 * time.Hour
+// NotificationWindow is how long a message is tried before it is given up.
+const NotificationWindow = 24 * time.Hour
+
+const notificationWindow = NotificationWindow
 
 // Notification is one message of the outbox: written in the transaction
 // of the change that causes it, sent by internal/notify, kept as the log.
@@ -97,24 +98,14 @@ func (s *Service) link(path string) string {
 	return strings.TrimRight(s.mail.PublicURL, "/") + path
 }
 
+// Link is an address of the console (WPS_PUBLIC_URL + path).
+func (s *Service) Link(path string) string { return s.link(path) }
+
+// QueueMail writes a message to the outbox in tx, the transaction of the
+// change that causes it (queueMail), for a package beside the domain.
+func (s *Service) QueueMail(tx Tx, orgID, kind, userID, to string, facts MailFacts, giveUpAt Time) error {
+	return s.queueMail(tx, orgID, kind, userID, to, facts, giveUpAt)
+}
+
 // MailEnabled tells whether messages are mailed (WPS_SMTP_URL is set).
 func (s *Service) MailEnabled() bool { return s.mail.Enabled }
-
-// ListNotifications lists the outbox, newest first: the caller's own
-// messages, or with users:manage everyone's (q.UserID filters). Errors:
-// CodeForbidden for another user's messages without users:manage.
-func (s *Service) ListNotifications(ctx context.Context, p *Principal, q NotificationQuery) ([]Notification, int, error) {
-	if !p.Can(FnUsersManage) {
-		if q.UserID != "" && q.UserID != p.UserID {
-			return nil, 0, Errorf(CodeForbidden, "only users:manage lists other users' notifications")
-		}
-		q.UserID = p.UserID
-	}
-	var list []Notification
-	var total int
-	err := s.store.Read(ctx, func(tx Tx) (err error) {
-		list, total, err = tx.ListNotifications(p.OrgID, q)
-		return err
-	})
-	return list, total, err
-}

@@ -19,16 +19,35 @@ const SystemUserID = "system"
 // its deadline (each opening once, even with several replicas). It returns
 // how many it emitted.
 func (s *Service) NotifyOverdue(ctx context.Context) (int, error) {
+	holders := map[string][]holder{} // each org's users, read once per pass for mailOverdue
+	claim := func(tx Tx, now Time) ([]OpenStep, error) {
+		clear(holders) // a retried transaction reads them again
+		return tx.ClaimOverdue(now, 100)
+	}
+	return s.scheduledPass(ctx, claim, func(tx Tx, now Time, o OpenStep, m Measurement, proc Process) ([]Event, error) {
+		e := Event{ID: NewID(), OrgID: o.OrgID, Type: EvStepOverdue, MeasurementID: m.ID, StepID: o.StepID, CreatedAt: now}
+		e.Payload, _ = gojson.Marshal(eventPayload[overdueEvent]{CreatedAt: now, Data: overdueEvent{
+			DueAt: o.DueAt, MeasurementID: m.ID, Opening: o.Opening, ProcessID: m.ProcessID, StepID: o.StepID}, ID: e.ID, OrgID: o.OrgID, Type: e.Type})
+		return []Event{e}, s.mailOverdue(tx, m, proc, o, holders)
+	})
+}
+
+// scheduledPass is the loop NotifyOverdue and NotifyEscalations share: in
+// one transaction it claims the open steps that are due (claim), reads
+// each one's measurement for the change, and fans out the events each
+// returns (each, which writes the rest of its change in tx) to the org's
+// webhooks, read once per org. It returns how many events it emitted.
+func (s *Service) scheduledPass(ctx context.Context, claim func(tx Tx, now Time) ([]OpenStep, error),
+	each func(tx Tx, now Time, o OpenStep, m Measurement, proc Process) ([]Event, error)) (int, error) {
 	n := 0
 	err := s.store.Write(ctx, func(tx Tx) error {
 		n = 0
 		now := s.Now()
-		due, err := tx.ClaimOverdue(now, 100)
+		due, err := claim(tx, now)
 		if err != nil {
 			return err
 		}
 		hooks := map[string][]Webhook{}
-		holders := map[string][]holder{} // each org's users, read once for mailOverdue
 		for _, o := range due {
 			m, proc, err := lockedMeasurement(tx, o.OrgID, o.MeasurementID)
 			if err != nil {
@@ -39,16 +58,14 @@ func (s *Service) NotifyOverdue(ctx context.Context) (int, error) {
 					return err
 				}
 			}
-			e := Event{ID: NewID(), OrgID: o.OrgID, Type: EvStepOverdue, MeasurementID: m.ID, StepID: o.StepID, CreatedAt: now}
-			e.Payload, _ = gojson.Marshal(eventPayload[overdueEvent]{CreatedAt: now, Data: overdueEvent{
-				DueAt: o.DueAt, MeasurementID: m.ID, Opening: o.Opening, ProcessID: m.ProcessID, StepID: o.StepID}, ID: e.ID, OrgID: o.OrgID, Type: e.Type})
-			if err := fanOut(tx, []Event{e}, proc.stepURLs, hooks[o.OrgID]); err != nil {
+			events, err := each(tx, now, o, m, proc)
+			if err != nil {
 				return err
 			}
-			if err := s.mailOverdue(tx, m, proc, o, holders); err != nil {
+			if err := fanOut(tx, events, proc.stepURLs, hooks[o.OrgID]); err != nil {
 				return err
 			}
-			n++
+			n += len(events)
 		}
 		return nil
 	})

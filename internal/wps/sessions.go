@@ -311,13 +311,20 @@ func (s *Service) AuthenticateSession(ctx context.Context, token string) (*Princ
 	return p, nil
 }
 
-// SignOut ends the caller's session (nothing for an API key).
+// SignOut ends the caller's session (nothing for an API key): a
+// session.ended audit event.
 func (s *Service) SignOut(ctx context.Context, p *Principal) error {
 	if p.SessionID == "" {
 		return nil
 	}
 	defer s.keys.forget(p.OrgID)
-	return s.store.Write(ctx, func(tx Tx) error { return tx.DeleteSession(p.OrgID, p.SessionID) })
+	return s.store.Write(ctx, func(tx Tx) error {
+		if err := tx.DeleteSession(p.OrgID, p.SessionID); err != nil {
+			return err
+		}
+		return s.recordAudit(tx, AuditEvent{OrgID: p.OrgID, Type: AuditSessionEnded, Actor: actorOf(p),
+			Target: AuditTarget{Kind: TargetSession, ID: p.SessionID, Name: p.User.Email}})
+	})
 }
 
 // ChangePassword sets the caller's password; the current one is required

@@ -2,8 +2,6 @@ package wps
 
 import (
 	"context"
-	"maps"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -33,146 +31,42 @@ type SSOSettings struct {
 	UpdatedAt       Time                `json:"updatedAt"`
 }
 
-// SSOInput is the body of PUT /v1/sso. A nil ClientSecret keeps the one
-// kept (required the first time).
-type SSOInput struct {
-	Issuer          string
-	ClientID        string
-	ClientSecret    *string
-	EmailDomains    []string
-	GroupsClaim     string
-	GroupRoles      map[string][]string
-	AutoCreateUsers bool
-	PasswordSignIn  string
-}
-
 // SSODiscoverer fetches an issuer's discovery document (the identity
 // package, over outbound's guarded client).
 type SSODiscoverer interface {
 	Discover(ctx context.Context, issuer string) error
 }
 
-var domainRe = regexp.MustCompile(`^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$`)
-
-// GetSSO returns the caller's org's SSO settings. Errors: CodeNotFound
-// when SSO is off.
-func (s *Service) GetSSO(ctx context.Context, p *Principal) (SSOSettings, error) {
-	if err := p.Require(FnOrgUpdate); err != nil {
-		return SSOSettings{}, err
+// DiscoverSSO fetches issuer's discovery document through the server's
+// SSODiscoverer, once issuer is known to be an absolute http(s) URL.
+// Errors: CodeInvalid naming issuer when it is on a private address the
+// server does not allow, or its document cannot be fetched; CodeInternal
+// when the server has no SSO.
+func (s *Service) DiscoverSSO(ctx context.Context, issuer string) error {
+	if !s.allowPrivate && outbound.PrivateHost(issuer) {
+		return Invalid("issuer", "must not be a loopback, private or reserved address")
 	}
-	var out SSOSettings
-	err := s.store.Read(ctx, func(tx Tx) (err error) {
-		out, err = tx.GetSSO(p.OrgID)
-		return err
-	})
-	return out, err
+	if s.sso == nil {
+		return Errorf(CodeInternal, "single sign-on is not set up on this server")
+	}
+	if err := s.sso.Discover(ctx, issuer); err != nil {
+		return &Error{Code: CodeInvalid, Message: "invalid settings", Fields: []FieldError{{Field: "issuer", Message: "its discovery document (/.well-known/openid-configuration) could not be fetched"}}, Err: err}
+	}
+	return nil
 }
 
-// PutSSO sets the org's SSO settings after fetching the issuer's discovery
-// document (outside any transaction). Errors: CodeInvalid naming the field
-// (issuer when its discovery document cannot be fetched, or it is on a
-// private address and the server does not allow them), CodeConflict when an
-// email domain belongs to another org.
-func (s *Service) PutSSO(ctx context.Context, p *Principal, in SSOInput) (SSOSettings, error) {
-	if err := p.Require(FnOrgUpdate); err != nil {
-		return SSOSettings{}, err
-	}
-	in.Issuer = strings.TrimSuffix(strings.TrimSpace(in.Issuer), "/")
-	if in.PasswordSignIn == "" {
-		in.PasswordSignIn = PasswordAllowed
-	}
-	var v Validator
-	v.Check(validHTTPURL(in.Issuer), "issuer", "must be an absolute http or https URL")
-	v.Check(strings.TrimSpace(in.ClientID) != "" && len(in.ClientID) <= 500, "clientId", "must be 1 to 500 characters")
-	if in.ClientSecret != nil {
-		v.Check(len(*in.ClientSecret) <= 1000, "clientSecret", "must be at most 1000 characters")
-	}
-	v.Check(len(in.EmailDomains) <= 50, "emailDomains", "must have at most 50 items")
-	domains := make([]string, 0, len(in.EmailDomains))
-	for i, d := range in.EmailDomains {
-		d = strings.ToLower(strings.TrimSpace(d))
-		v.Check(domainRe.MatchString(d) && len(d) <= 253, fieldIndex("emailDomains", i), "must be a domain name such as example.com")
-		domains = append(domains, d)
-	}
-	v.Check(len(in.GroupsClaim) <= 100, "groupsClaim", "must be at most 100 characters")
-	v.Check(len(in.GroupRoles) <= 200, "groupRoles", "must have at most 200 groups")
-	for _, g := range slices.Sorted(maps.Keys(in.GroupRoles)) {
-		v.Check(g != "" && len(g) <= 300, "groupRoles", "group names must be 1 to 300 characters")
-		validRoles(&v, "groupRoles."+g, in.GroupRoles[g])
-	}
-	v.Check(slices.Contains([]string{PasswordAllowed, PasswordAdminsOnly, PasswordDisabled}, in.PasswordSignIn), "passwordSignIn", "must be allowed, admins-only or disabled")
-	if err := v.Err(); err != nil {
-		return SSOSettings{}, err
-	}
-	if err := s.TestSSOIssuer(ctx, p, in.Issuer); err != nil {
-		return SSOSettings{}, err
-	}
-	roles := map[string][]string{}
-	for g, rs := range in.GroupRoles {
-		roles[g] = normalize(rs)
-	}
-	out := SSOSettings{OrgID: p.OrgID, Issuer: in.Issuer, ClientID: strings.TrimSpace(in.ClientID), EmailDomains: normalize(domains),
-		GroupsClaim: strings.TrimSpace(in.GroupsClaim), GroupRoles: roles, AutoCreateUsers: in.AutoCreateUsers, PasswordSignIn: in.PasswordSignIn, UpdatedAt: s.Now()}
-	err := s.store.Write(ctx, func(tx Tx) error {
-		cur, err := tx.GetSSO(p.OrgID)
-		if err != nil && !IsCode(err, CodeNotFound) {
-			return err
-		}
-		out.ClientSecret = cur.ClientSecret
-		if in.ClientSecret != nil {
-			out.ClientSecret = *in.ClientSecret
-		}
-		if out.ClientSecret == "" {
-			return Invalid("clientSecret", "is required")
-		}
-		var before any
-		if cur.OrgID != "" {
-			cur.ClientSecretSet = cur.ClientSecret != ""
-			before = cur
-		}
-		out.ClientSecretSet = true
-		changes := diffFields(before, out)
-		if out.ClientSecret != cur.ClientSecret {
-			changes["clientSecret"] = secretChanged
-		}
-		if err := s.recordAudit(tx, AuditEvent{OrgID: p.OrgID, Type: AuditSSOUpdated, Actor: actorOf(p),
-			Target: AuditTarget{Kind: TargetOrg, ID: p.OrgID, Name: "sso"}, Changes: changes}); err != nil {
-			return err
-		}
-		for _, d := range out.EmailDomains {
-			if org, err := tx.SSOOrgByDomain(d); err == nil && org != p.OrgID {
-				return Errorf(CodeConflict, "the email domain %s belongs to another organization", d)
-			} else if err != nil && !IsCode(err, CodeNotFound) {
-				return err
-			}
-		}
-		return tx.PutSSO(out)
-	})
-	out.ClientSecretSet = out.ClientSecret != ""
-	return out, err
-}
+// ValidHTTPURL reports an absolute http or https URL wps may call.
+func ValidHTTPURL(u string) bool { return validHTTPURL(u) }
 
-// DeleteSSO turns the org's SSO off (password sign-in is allowed again).
-// Errors: CodeNotFound when it was off.
-func (s *Service) DeleteSSO(ctx context.Context, p *Principal) error {
-	if err := p.Require(FnOrgUpdate); err != nil {
-		return err
-	}
-	return s.store.Write(ctx, func(tx Tx) error {
-		cur, err := tx.GetSSO(p.OrgID)
-		if err != nil {
-			return err
-		}
-		if err := tx.DeleteSSO(p.OrgID); err != nil {
-			return err
-		}
-		cur.ClientSecretSet = cur.ClientSecret != ""
-		changes := diffFields(cur, nil)
-		changes["enabled"] = AuditChange{Before: true, After: false}
-		return s.recordAudit(tx, AuditEvent{OrgID: p.OrgID, Type: AuditSSOUpdated, Actor: actorOf(p),
-			Target: AuditTarget{Kind: TargetOrg, ID: p.OrgID, Name: "sso"}, Changes: changes})
-	})
-}
+// ValidRoles checks a list of role names of field.
+func ValidRoles(v *Validator, field string, roles []string) { validRoles(v, field, roles) }
+
+// Normalize returns a sorted copy of list without duplicates, never nil.
+func Normalize(list []string) []string { return normalize(list) }
+
+// DiffFields is the audit changes from before to after (nil: none): each
+// field that differs (diffFields).
+func DiffFields(before, after any) map[string]AuditChange { return diffFields(before, after) }
 
 // SSOConfig returns an org's SSO settings with the client secret, for the
 // relying party (identity): by org id, or by the domain of email when
@@ -323,29 +217,6 @@ func passwordAllowed(tx Tx, u User) error {
 	return nil
 }
 
-// TestSSOIssuer fetches issuer's discovery document, as PutSSO does, and
-// saves nothing (the console's "test connection"). Errors: CodeInvalid
-// naming issuer.
-func (s *Service) TestSSOIssuer(ctx context.Context, p *Principal, issuer string) error {
-	if err := p.Require(FnOrgUpdate); err != nil {
-		return err
-	}
-	issuer = strings.TrimSuffix(strings.TrimSpace(issuer), "/")
-	if !validHTTPURL(issuer) {
-		return Invalid("issuer", "must be an absolute http or https URL")
-	}
-	if !s.allowPrivate && outbound.PrivateHost(issuer) {
-		return Invalid("issuer", "must not be a loopback, private or reserved address")
-	}
-	if s.sso == nil {
-		return Errorf(CodeInternal, "single sign-on is not set up on this server")
-	}
-	if err := s.sso.Discover(ctx, issuer); err != nil {
-		return &Error{Code: CodeInvalid, Message: "invalid settings", Fields: []FieldError{{Field: "issuer", Message: "its discovery document (/.well-known/openid-configuration) could not be fetched"}}, Err: err}
-	}
-	return nil
-}
-
 // difference lists the items of a that b lacks, never nil.
 func difference(a, b []string) []string {
 	out := []string{}
@@ -364,22 +235,4 @@ type SSOSignInRecord struct {
 	At            Time
 	RolesAdded    []string
 	RolesRemoved  []string
-}
-
-// SSOSignIns lists the last sign-in through SSO of the org's users who
-// signed in so, by user id (the console's users page). Errors: as ListUsers.
-func (s *Service) SSOSignIns(ctx context.Context, p *Principal) (map[string]SSOSignInRecord, error) {
-	if err := p.Require(FnUsersRead); err != nil {
-		return nil, err
-	}
-	var list []SSOSignInRecord
-	err := s.store.Read(ctx, func(tx Tx) (err error) {
-		list, err = tx.ListSSOSignIns(p.OrgID)
-		return err
-	})
-	out := make(map[string]SSOSignInRecord, len(list))
-	for _, r := range list {
-		out[r.UserID] = r
-	}
-	return out, err
 }

@@ -1,7 +1,6 @@
 package wps
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,6 +10,11 @@ import (
 
 	"wps/internal/outbound"
 )
+
+// What internal/notify (chat channels, mail preferences, digests, the
+// outbox's list) needs of the domain: the types the store takes, the
+// seats a digest lists, and the writes that must happen in a change's
+// transaction (chatWork, QueueMail). The use cases themselves live there.
 
 // The kinds of chat channel.
 const (
@@ -42,104 +46,87 @@ func (c ChatChannel) Wants(kind string) bool {
 // work.* kind): its payload is posted as is, unsigned.
 func IsChatMessage(eventType string) bool { return strings.HasPrefix(eventType, "work.") }
 
-// ChatChannelInput is the body of POST /v1/chat-channels.
-type ChatChannelInput struct {
-	Kind   string
-	URL    string
-	Events []string
+// What a user chooses to be mailed about work (semantics §16).
+const (
+	PrefImmediate = "immediate" // each work.* message as it happens (the default)
+	PrefDaily     = "daily"     // one work.digest a day at 08:00 in the user's time zone listing what waits
+	PrefOff       = "off"       // no work.* message (invitations and resets still go)
+)
+
+// KindWorkDigest is the daily list of what waits on a user who chose daily.
+const KindWorkDigest = "work.digest"
+
+// NotificationPrefs is GET/PUT /v1/users/me/notifications.
+type NotificationPrefs struct {
+	Email string `json:"email" enum:"immediate,daily,off" doc:"Mail about work: immediate (each message as it happens), daily (one digest at 08:00 in the user's time zone listing what waits) or off"`
 }
 
-// CreateChatChannel saves a channel. Errors: CodeInvalid.
-func (s *Service) CreateChatChannel(ctx context.Context, p *Principal, in ChatChannelInput) (ChatChannel, error) {
-	if err := p.Require(FnWebhooksManage); err != nil {
-		return ChatChannel{}, err
+// DigestDue is a user whose daily digest is due.
+type DigestDue struct {
+	OrgID  string
+	UserID string
+}
+
+// CheckOutboundURL checks a URL wps will post to: absolute http or https,
+// and not to a loopback, private or link-local address unless the service
+// allows them (AllowPrivateWebhooks).
+func (s *Service) CheckOutboundURL(v *Validator, field, u string) {
+	v.Check(validHTTPURL(u), field, "must be an absolute http or https URL")
+	if validHTTPURL(u) && !s.allowPrivate && outbound.PrivateHost(u) {
+		v.Add(field, "must not point to a loopback, private or link-local address")
 	}
-	var v Validator
-	v.Check(in.Kind == ChatSlack || in.Kind == ChatTeams, "kind", "must be slack or teams")
-	v.Check(validHTTPURL(in.URL), "url", "must be an absolute http or https URL")
-	if validHTTPURL(in.URL) && !s.allowPrivate && outbound.PrivateHost(in.URL) {
-		v.Add("url", "must not point to a loopback, private or link-local address")
+}
+
+// ChatChannelsChanged forgets that an org had no chat channel (chatWork),
+// after one was created.
+func (s *Service) ChatChannelsChanged(orgID string) { s.noChat.Delete(orgID) }
+
+// RecordAudit writes an audit event in tx (recordAudit), for a change a
+// package beside the domain makes.
+func (s *Service) RecordAudit(tx Tx, ev AuditEvent) error { return s.recordAudit(tx, ev) }
+
+// ActorOf is the principal as an audit actor (nil: the operator).
+func ActorOf(p *Principal) AuditActor { return actorOf(p) }
+
+// ActiveUser reads and locks a user who must still be active
+// (CodeUnauthorized once deactivated).
+func ActiveUser(tx Tx, orgID, userID string) (User, error) { return activeUser(tx, orgID, userID) }
+
+// DigestFiller is whom a user's daily digest lists work for: the user
+// (nil when gone) and, when the Inbox lists anything for them (active,
+// reads measurements, and acts themselves or by a delegation), their
+// Filler as ListMeasurements matches it; ok is false otherwise.
+func DigestFiller(tx Tx, orgID, userID string, now Time) (u *User, f Filler, ok bool, err error) {
+	p, err := principalOf(tx, orgID, userID)
+	if IsCode(err, CodeNotFound) {
+		return nil, f, false, nil
 	}
-	for i, e := range in.Events {
-		v.Check(slices.Contains(ChatEvents, e), fieldIndex("events", i), "unknown message %q (known: %s)", e, strings.Join(ChatEvents, ", "))
+	if err != nil {
+		return nil, f, false, err
 	}
-	if err := v.Err(); err != nil {
-		return ChatChannel{}, err
+	if p.User.Status != UserActive || !p.Can(FnMeasurementRead) {
+		return &p.User, f, false, nil
 	}
-	now := s.Now()
-	c := ChatChannel{ID: NewID(), OrgID: p.OrgID, Kind: in.Kind, URL: in.URL, Events: normalize(in.Events), CreatedAt: now, UpdatedAt: now}
-	err := s.store.Write(ctx, func(tx Tx) error {
-		if err := tx.CreateChatChannel(c); err != nil {
-			return err
+	dels, err := delegatorsOf(tx, orgID, userID, now)
+	if err != nil {
+		return nil, f, false, err
+	}
+	if !mayAct(p) {
+		if dels = slices.DeleteFunc(dels, func(d delegator) bool { return !mayActFor(d) }); len(dels) == 0 {
+			return &p.User, f, false, nil
 		}
-		return s.auditChat(tx, p, AuditChatCreated, c)
-	})
-	s.noChat.Delete(p.OrgID)
-	return c, err
-}
-
-// ListChatChannels lists the org's channels.
-func (s *Service) ListChatChannels(ctx context.Context, p *Principal) ([]ChatChannel, error) {
-	if err := p.Require(FnWebhooksManage); err != nil {
-		return nil, err
 	}
-	var out []ChatChannel
-	err := s.store.Read(ctx, func(tx Tx) (err error) {
-		out, err = tx.ListChatChannels(p.OrgID)
-		return err
-	})
-	return out, err
-}
-
-// GetChatChannel shows one channel. Errors: CodeNotFound.
-func (s *Service) GetChatChannel(ctx context.Context, p *Principal, id string) (ChatChannel, error) {
-	if err := p.Require(FnWebhooksManage); err != nil {
-		return ChatChannel{}, err
+	f = fillerOf(p.User, p.Policies, dels)
+	if !mayAct(p) {
+		f.Keys = nil // only delegated seats
 	}
-	var c ChatChannel
-	err := s.store.Read(ctx, func(tx Tx) (err error) {
-		c, err = tx.GetChatChannel(p.OrgID, id)
-		return err
-	})
-	return c, err
-}
-
-// DeleteChatChannel removes a channel and cancels its pending messages.
-// Errors: CodeNotFound.
-func (s *Service) DeleteChatChannel(ctx context.Context, p *Principal, id string) error {
-	if err := p.Require(FnWebhooksManage); err != nil {
-		return err
-	}
-	return s.store.Write(ctx, func(tx Tx) error {
-		c, err := tx.GetChatChannel(p.OrgID, id)
-		if err != nil {
-			return err
-		}
-		if err := tx.DeleteChatChannel(p.OrgID, id); err != nil {
-			return err
-		}
-		if err := s.auditChat(tx, p, AuditChatDeleted, c); err != nil {
-			return err
-		}
-		return tx.CancelDeliveries(p.OrgID, id, "cancelled: its chat channel was deleted", s.Now())
-	})
-}
-
-// auditChat records a channel created or deleted. Its URL holds the
-// channel's credential: it is recorded as changed, never shown.
-func (s *Service) auditChat(tx Tx, p *Principal, typ string, c ChatChannel) error {
-	changes := map[string]AuditChange{"kind": {After: c.Kind}, "events": {After: c.Events}, "url": secretChanged}
-	if typ == AuditChatDeleted {
-		changes = map[string]AuditChange{"kind": {Before: c.Kind}, "events": {Before: c.Events}, "url": secretChanged}
-	}
-	return s.recordAudit(tx, AuditEvent{OrgID: p.OrgID, Type: typ, Actor: actorOf(p),
-		Target: AuditTarget{Kind: TargetChat, ID: c.ID, Name: c.Kind}, Changes: changes})
+	return &p.User, f, true, nil
 }
 
 // noChatFor is how long an org seen without chat channels is taken to
 // have none, so that most writes read nothing for chat: a channel created
 // on another replica is told messages from at most this long after (this
-// replica forgets at once, see CreateChatChannel).
+// replica forgets at once, see ChatChannelsChanged).
 const noChatFor = 2 * time.Second
 
 // chatMessage is one work.* message about a step, for the chat channels.

@@ -1,4 +1,4 @@
-package wps
+package notify
 
 import (
 	"testing"
