@@ -549,6 +549,11 @@ func (p paramForm) Typed(errs map[string]string) []dField {
 	}
 }
 
+// Colours is the option items' "use these colours" box (hasCustomColor).
+func (p paramForm) Colours(errs map[string]string) dField {
+	return p.field("hasCustomColor", "check", "", p.HasCustomColor, "", "advancedOptions.hasCustomColor", errs)
+}
+
 func (p paramForm) Advanced(errs map[string]string) []dField {
 	a := "advancedOptions."
 	return []dField{
@@ -568,7 +573,6 @@ func (p paramForm) Advanced(errs map[string]string) []dField {
 		p.field("isHidden", "check", "", p.IsHidden, "", a+"isHidden", errs),
 		p.field("leftFreeze", "check", "", p.LeftFreeze, "", a+"leftFreeze", errs),
 		p.field("rightFreeze", "check", "", p.RightFreeze, "", a+"rightFreeze", errs),
-		p.field("hasCustomColor", "check", "", p.HasCustomColor, "", a+"hasCustomColor", errs),
 		p.field("isMultiple", "check", "", p.IsMultiple, "", a+"isMultiple", errs),
 		p.field("hasMetadata", "check", "", p.HasMetada, "", a+"hasMetadata", errs),
 	}

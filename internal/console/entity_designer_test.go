@@ -84,6 +84,7 @@ func TestConsoleEntityDesigner(t *testing.T) {
 			tb.fill(fmt.Sprintf("Field 2 option %d label", i+1), o[1])
 			tb.fill(fmt.Sprintf("Field 2 option %d colour", i+1), o[2])
 		}
+		tb.check("Field 2 Use these colours")
 		tb.call("button", "Add a field", click)
 		tb.fill("Field 3 Name", "weight")
 		tb.fill("Field 3 Label", "Weight")
@@ -144,7 +145,7 @@ func TestConsoleEntityDesigner(t *testing.T) {
 		got := mustJSONString(map[string]any{"name": e["name"], "label": e["label"], "parameters": shape(e["parameters"])})
 		want := `{"label":"Parts","name":"part","parameters":[` +
 			`{"isUnique":true,"label":"Code","name":"code","type":"TEXT"},` +
-			`{"label":"Grade","name":"grade","optionItems":[{"color":"#067647","label":"Good","value":"A"},{"color":"#b42318","label":"Poor","value":"B"}],"type":"SELECT"},` +
+			`{"hasCustomColor":true,"label":"Grade","name":"grade","optionItems":[{"color":"#067647","label":"Good","value":"A"},{"color":"#b42318","label":"Poor","value":"B"}],"type":"SELECT"},` +
 			`{"label":"Weight","max":100,"name":"weight","type":"NUMBER"}]}`
 		if got != want {
 			t.Fatalf("the entity designed:\n got %s\nwant %s", got, want)
@@ -177,8 +178,13 @@ func shape(v any) []map[string]any {
 		if p["isUnique"] == true {
 			s["isUnique"] = true
 		}
-		if a, ok := p["advancedOptions"].(map[string]any); ok && a["max"] != nil {
-			s["max"] = a["max"]
+		if a, ok := p["advancedOptions"].(map[string]any); ok {
+			if a["max"] != nil {
+				s["max"] = a["max"]
+			}
+			if a["hasCustomColor"] == true {
+				s["hasCustomColor"] = true
+			}
 		}
 		if opts, ok := p["optionItems"].([]any); ok {
 			var os []map[string]any
