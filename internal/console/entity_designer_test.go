@@ -96,6 +96,7 @@ func TestConsoleEntityDesigner(t *testing.T) {
 			t.Fatalf("no message at the option's value (%q):\n%s", got, tb.text("main"))
 		}
 		tb.sees("Unsaved changes")
+		tb.screenshot("entity-designer")
 		if n := env.Call(get, "/v1/entities", env.AdminKey, nil, 200).JSON()["data"].([]any); len(n) != 1 {
 			t.Fatalf("a refused entity was stored: %v", n)
 		}
@@ -128,6 +129,13 @@ func TestConsoleEntityDesigner(t *testing.T) {
 		if got := tb.text("#f-code-err"); got != "must be unique" {
 			t.Fatalf("the duplicate's message at its field: %q\n%s", got, tb.text("main"))
 		}
+		codes := ""
+		for _, r := range env.Call(get, "/v1/entities/"+part+"/records", env.AdminKey, nil, 200).JSON()["data"].([]any) {
+			codes += r.(map[string]any)["values"].(map[string]any)["code"].(string) + " "
+		}
+		if codes != "P-1 P-2 " && codes != "P-2 P-1 " {
+			t.Fatalf("the refused duplicate changed the records: %s", codes)
+		}
 		tb.screenshot("records-edit")
 		tb.key(kb.Escape)
 		tu.Await(t, "Escape to leave the row", func() error {
@@ -154,14 +162,6 @@ func TestConsoleEntityDesigner(t *testing.T) {
 		if len(items) != 1 || mustJSONString(items[0].(map[string]any)["values"]) != `{"code":"P-1","grade":"A","weight":20}` {
 			t.Fatalf("records: %v", items)
 		}
-
-		// Delete the entity (after confirming), then restore it.
-		tb.open("/entities/" + part + "/design")
-		tb.screenshot("entity-designer")
-		tb.press("link", "Delete entity")
-		tb.press("button", "Yes, delete Parts")
-		tb.press("button", "Restore Parts")
-		env.Call(get, "/v1/entities/"+part, env.AdminKey, nil, 200)
 	})
 }
 
@@ -197,4 +197,80 @@ func shape(v any) []map[string]any {
 		out = append(out, s)
 	}
 	return out
+}
+
+// The designer and the grid's changes are for holders of entity:write:
+// a reader is refused by the service (403) and offered none of them; a
+// value the form cannot read, or a formula the service refuses, comes
+// back at its field with nothing stored.
+func TestConsoleEntityDesignerRights(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := tu.NewEnv(t, engine, tu.Options{Console: true})
+		env.Clock.Advance(time.Since(env.Clock.Now())) // sessions end at real dates, which the cookie jar checks
+		env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": "Reader", "roles": []string{"READER"}, "functions": []string{"entity:read"}}, 201)
+		person(t, env, "rita@example.com", "READER")
+		person(t, env, "root@example.com", "ADMIN")
+		id := env.Call(post, "/v1/entities", env.AdminKey, map[string]any{"name": "part", "parameters": []map[string]any{{"name": "code", "type": "TEXT", "isUnique": true}}}, 201).JSON()["id"].(string)
+		env.Call(post, "/v1/entities/"+id+"/records", env.AdminKey, map[string]any{"values": map[string]any{"code": "A"}}, 201)
+		count := func() int {
+			return len(env.Call(get, "/v1/entities/"+id+"/records", env.AdminKey, nil, 200).JSON()["data"].([]any))
+		}
+
+		rita := newClient(t, env.Server.URL)
+		rita.signIn("rita@example.com")
+		if res, _ := rita.do(get, "/entities/new", nil); res.StatusCode != 403 {
+			t.Fatalf("a reader opens the designer: %d", res.StatusCode)
+		}
+		_, page := rita.do(get, "/entities/"+id+"?edit=new", nil)
+		if strings.Contains(page, "Add a record") || strings.Contains(page, "Save record") || strings.Contains(page, "/design") {
+			t.Fatalf("a reader is offered changes:\n%s", page)
+		}
+		token := csrf(page)
+		for _, path := range []string{"/entities/" + id + "/records", "/entities/" + id + "/design", "/entities/" + id + "/delete"} {
+			if res, _ := rita.do(post, path, url.Values{"csrf": {token}, "p.code": {"B"}, "name": {"renamed"}}); res.StatusCode != 403 {
+				t.Fatalf("POST %s by a reader: %d", path, res.StatusCode)
+			}
+		}
+		if count() != 1 || env.Call(get, "/v1/entities/"+id, env.AdminKey, nil, 200).JSON()["name"] != "part" {
+			t.Fatal("a reader's change was stored")
+		}
+
+		root := newClient(t, env.Server.URL)
+		root.signIn("root@example.com")
+		_, page = root.do(get, "/entities/new", nil)
+		form := url.Values{"csrf": {csrf(page)}, "name": {"gauge"}, "param": {"0", "1"},
+			"p0.name": {"reading"}, "p0.type": {"NUMBER"}, "p0.max": {"ten"},
+			"p1.name": {"doubled"}, "p1.type": {"FORMULA"}, "p1.computedFormula": {"reading * 2"}}
+		res, page := root.do(post, "/entities/new", form)
+		if res.StatusCode != 422 || !strings.Contains(page, `<p id="p0-max-err" class="error">must be a number</p>`) {
+			t.Fatalf("a maximum that is not a number: %d\n%s", res.StatusCode, page)
+		}
+		form.Set("p0.max", "10")
+		form.Set("p1.computedFormula", "nothing * 2")
+		res, page = root.do(post, "/entities/new", form)
+		if res.StatusCode != 422 || !strings.Contains(page, `<p id="p1-computedFormula-err" class="error">`) || strings.Contains(page, `<p id="p1-computedFormula-err" class="error"></p>`) {
+			t.Fatalf("a formula over an unknown name: %d\n%s", res.StatusCode, page)
+		}
+		if n := env.Call(get, "/v1/entities", env.AdminKey, nil, 200).JSON()["data"].([]any); len(n) != 1 {
+			t.Fatalf("a refused entity was stored: %d", len(n))
+		}
+
+		// Deleting asks first; the entity then waits on the entities page to be restored.
+		_, page = root.do(get, "/entities/"+id+"/delete", nil)
+		if !strings.Contains(page, "Yes, delete part") {
+			t.Fatalf("no confirmation:\n%s", page)
+		}
+		if res, _ := root.do(post, "/entities/"+id+"/delete", url.Values{"csrf": {csrf(page)}}); res.StatusCode != 303 {
+			t.Fatalf("delete: %d", res.StatusCode)
+		}
+		env.Call(get, "/v1/entities/"+id, env.AdminKey, nil, 404)
+		_, page = root.do(get, "/entities", nil)
+		if !strings.Contains(page, "Restore part") {
+			t.Fatalf("the deleted entity is not offered to restore:\n%s", page)
+		}
+		root.do(post, "/entities/"+id+"/restore", url.Values{"csrf": {csrf(page)}})
+		if count() != 1 {
+			t.Fatal("the restored entity lost its record")
+		}
+	})
 }
