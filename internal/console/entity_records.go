@@ -2,8 +2,6 @@ package console
 
 import (
 	"encoding/json"
-	"fmt"
-	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
@@ -214,10 +212,3 @@ func (c *Console) deleteRecord(q *req) error {
 	}
 	return q.redirect("/entities/"+url.PathEscape(id), "deleted")
 }
-
-// editLink is the grid's URL that edits row id in place.
-func editLink(entityID, id string) string {
-	return fmt.Sprintf("/entities/%s?edit=%s#r-%s", url.PathEscape(entityID), url.QueryEscape(id), id)
-}
-
-var _ = http.StatusOK
