@@ -13,6 +13,7 @@ import (
 type entitiesData struct {
 	Items   []wps.Entity
 	Deleted []wps.Entity // to a user who may restore them
+	CanEdit bool         // the user may design entities
 }
 
 func (c *Console) entities(q *req) error {
@@ -20,8 +21,8 @@ func (c *Console) entities(q *req) error {
 	if err != nil {
 		return err
 	}
-	d := entitiesData{Items: list}
-	if q.p.Can(wps.FnEntityWrite) {
+	d := entitiesData{Items: list, CanEdit: q.p.Can(wps.FnEntityWrite)}
+	if d.CanEdit {
 		if d.Deleted, _, err = c.svc.ListDeletedEntities(q.ctx(), q.p, wps.Page{Page: 1, PerPage: 200}, ""); err != nil {
 			return err
 		}
@@ -51,6 +52,9 @@ type recordsData struct {
 	Filter  map[string]string
 	Error   string
 	CanEdit bool
+	// Edit is the row edited in place or confirmed before deletion (nil: none).
+	Edit *recordEdit
+	Span int // the grid's columns, with the row actions'
 }
 
 // column is a grid column: frozen to the left or right edge, or not.
@@ -62,6 +66,7 @@ type column struct {
 
 type gridRow struct {
 	ID    string
+	Label string // the first value shown, naming the row to people
 	Cells []cell
 }
 
@@ -78,7 +83,11 @@ const recordsPerPage = 50
 // leaves out values hidden from the reader; isHidden ones are left out
 // here), left-frozen columns first and right-frozen last, filtered by
 // filter.NAME=VALUE like the API's filter[NAME].
-func (c *Console) records(q *req) error {
+func (c *Console) records(q *req) error { return c.showRecords(q, http.StatusOK, nil) }
+
+// showRecords shows the grid with ed, a row being edited (nil: the one
+// the URL asks for, if any).
+func (c *Console) showRecords(q *req, status int, ed *recordEdit) error {
 	id := q.r.PathValue("id")
 	e, err := c.svc.RecordsEntity(q.ctx(), q.p, id)
 	if err != nil {
@@ -93,7 +102,10 @@ func (c *Console) records(q *req) error {
 			filters[name] = strings.TrimSpace(vs[0])
 		}
 	}
-	d := recordsData{E: e, Page: page, Filter: filters, CanEdit: q.p.Can(wps.FnEntityWrite)}
+	d := recordsData{E: e, Page: page, Filter: filters, CanEdit: q.p.Can(wps.FnEntityWrite), Edit: ed}
+	if d.Edit == nil {
+		d.Edit = c.recordEditor(q, e)
+	}
 	var left, middle, right []wps.Parameter
 	for _, p := range e.Parameters {
 		a := p.AdvancedOptions
@@ -127,6 +139,7 @@ func (c *Console) records(q *req) error {
 		d.Error = q.message(err)
 	}
 	d.Total = total
+	d.Span = len(d.Columns) + 1
 	links := map[string]map[string]string{} // entity id → record id → label, for ENTITY columns
 	for _, r := range list {
 		row := gridRow{ID: r.ID}
@@ -138,6 +151,12 @@ func (c *Console) records(q *req) error {
 			}
 			row.Cells = append(row.Cells, cl)
 		}
+		for _, cl := range row.Cells {
+			if row.Label == "" {
+				row.Label = cl.Text
+			}
+		}
+		row.Label = or(row.Label, r.ID)
 		d.Rows = append(d.Rows, row)
 	}
 	var files [][]fileLink
@@ -153,7 +172,7 @@ func (c *Console) records(q *req) error {
 	if page*recordsPerPage < total {
 		d.Next = pageURL(q.r.URL.Path, v, page+1)
 	}
-	c.render(q, http.StatusOK, "records", e.Label, d)
+	c.render(q, status, "records", e.Label, d)
 	return nil
 }
 

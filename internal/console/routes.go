@@ -53,6 +53,7 @@ func (c *Console) routes() {
 	m.HandleFunc("GET /entities", c.signedIn(c.entities))
 	m.HandleFunc("GET /entities/{id}", c.signedIn(c.records))
 	m.HandleFunc("POST /entities/{id}/restore", c.signedIn(c.restoreEntity))
+	c.entityRoutes() // the entity designer and records changed in place (entity_designer.go)
 
 	m.HandleFunc("GET /settings", c.signedIn(c.settings))
 	m.HandleFunc("POST /settings", c.signedIn(c.saveSettings))
