@@ -2,7 +2,8 @@
 // button works without this file, posting the form back to the server).
 // It marks the form unsaved at the first edit, redraws the flow diagram
 // from the form after each change, asks before a removal, and inserts the
-// name a formula picker offers at the formula's cursor.
+// name a formula picker offers at the formula's cursor; a field shows the
+// controls of its type only.
 "use strict";
 document.addEventListener("DOMContentLoaded", () => {
   const form = document.getElementById("designer");
@@ -30,8 +31,19 @@ function designer(form) {
     if (!res || !res.ok || n !== asked) return;
     document.getElementById("d-diagram").innerHTML = await res.text();
   };
-  form.addEventListener("input", () => { edited(); clearTimeout(timer); timer = setTimeout(redraw, 400); });
-  form.addEventListener("change", () => { edited(); clearTimeout(timer); redraw(); });
+  const later = () => { edited(); clearTimeout(timer); timer = setTimeout(redraw, 300); };
+  form.addEventListener("input", later);
+  form.addEventListener("change", later);
+
+  // A field's controls for other types than its own are hidden (they are still sent).
+  const fit = (box) => {
+    const type = box.querySelector("select.dtype")?.value;
+    box.querySelectorAll("[data-types]").forEach((el) => { el.hidden = !el.dataset.types.split(" ").includes(type); });
+  };
+  form.querySelectorAll(".dparam").forEach((box) => {
+    fit(box);
+    box.querySelector("select.dtype")?.addEventListener("change", () => fit(box));
+  });
 
   form.addEventListener("click", (e) => {
     const b = e.target.closest("button");
