@@ -105,7 +105,7 @@ func (c *Console) designNew(q *req) error {
 		return err
 	}
 	d := draft{Steps: []wps.Step{{ID: newStepKey()}}}
-	return c.showDesigner(q, http.StatusOK, "", 0, d, nil, nil, nil)
+	return c.showDesigner(q, http.StatusOK, "", 0, d, nil, nil, nil, nil)
 }
 
 // designEdit shows the designer for a process at its latest version.
@@ -117,7 +117,7 @@ func (c *Console) designEdit(q *req) error {
 	if err != nil {
 		return err
 	}
-	return c.showDesigner(q, http.StatusOK, p.ID, p.Version, draft{Name: p.Name, Label: p.Label, IconName: p.IconName, Code: p.Code, Steps: p.Steps}, nil, nil, nil)
+	return c.showDesigner(q, http.StatusOK, p.ID, p.Version, draft{Name: p.Name, Label: p.Label, IconName: p.IconName, Code: p.Code, Steps: p.Steps}, nil, nil, nil, nil)
 }
 
 // design applies one of the designer's buttons (op) to the posted draft.
@@ -128,7 +128,7 @@ func (c *Console) design(q *req) error {
 	f := q.r.PostForm
 	id := f.Get("id")
 	version, _ := strconv.Atoi(f.Get("version"))
-	cur := parseDraft(f)
+	cur, bad := parseDraft(f)
 	var undo []draft
 	_ = json.Unmarshal([]byte(f.Get("undo")), &undo)
 	var base draft
@@ -151,19 +151,25 @@ func (c *Console) design(q *req) error {
 		case len(undo) > 0:
 			cur, undo = undo[len(undo)-1], undo[:len(undo)-1]
 		}
-		return c.showDesigner(q, http.StatusOK, id, version, cur, undo, nil, nil)
+		return c.showDesigner(q, http.StatusOK, id, version, cur, undo, nil, nil, nil)
 	}
 	if edited {
 		push(base)
 	}
 	if op == "save" || op == "saveAnyway" {
+		if len(bad) > 0 { // nothing is sent while a box is not JSON
+			return c.showDesigner(q, http.StatusUnprocessableEntity, id, version, cur, undo, nil, nil, bad)
+		}
 		return c.saveDesign(q, id, version, cur, undo, op == "saveAnyway")
 	}
 	next := applyOp(cur, op, arg)
 	if mustJSONText(next) != mustJSONText(cur) {
 		push(cur)
 	}
-	return c.showDesigner(q, http.StatusOK, id, version, next, undo, nil, nil)
+	if op != "redraw" {
+		bad = nil // the boxes may have moved: as the draft has them
+	}
+	return c.showDesigner(q, http.StatusOK, id, version, next, undo, nil, nil, bad)
 }
 
 // saveDesign saves the draft through the service; on a refusal the
@@ -178,7 +184,7 @@ func (c *Console) saveDesign(q *req, id string, version int, d draft, undo []dra
 		if !anyway {
 			var m wps.Migration
 			if m, err = c.svc.PreviewProcessUpdate(q.ctx(), q.p, id, u); err == nil && m.Blocked > 0 {
-				return c.showDesigner(q, http.StatusOK, id, version, d, undo, nil, &m)
+				return c.showDesigner(q, http.StatusOK, id, version, d, undo, nil, &m, nil)
 			}
 		}
 		if err == nil {
@@ -190,7 +196,7 @@ func (c *Console) saveDesign(q *req, id string, version int, d draft, undo []dra
 	}
 	switch wps.ErrorCode(err) {
 	case wps.CodeInvalid, wps.CodeConflict:
-		return c.showDesigner(q, http.StatusUnprocessableEntity, id, version, d, undo, err, nil)
+		return c.showDesigner(q, http.StatusUnprocessableEntity, id, version, d, undo, err, nil, nil)
 	}
 	return err
 }
@@ -201,7 +207,7 @@ func (c *Console) designDiagram(q *req) error {
 	if err := q.p.Require(wps.FnProcessWrite); err != nil {
 		return err
 	}
-	d := parseDraft(q.r.PostForm)
+	d, _ := parseDraft(q.r.PostForm)
 	var buf bytes.Buffer
 	t := c.pagesFor(q.lang, q.loc)["designer"]
 	if err := t.ExecuteTemplate(&buf, "dsvg", designData{D: d, Diagram: layout(d.Steps)}); err != nil {
@@ -221,7 +227,10 @@ func (c *Console) deleteProcess(q *req) error {
 	return q.redirect("/processes", "deleted")
 }
 
-func (c *Console) showDesigner(q *req, status int, id string, version int, d draft, undo []draft, err error, preview *wps.Migration) error {
+// showDesigner draws the designer for draft d: err's messages at their
+// fields, preview's blocked measurements before a save, and the
+// "Other settings" boxes in bad as they were typed.
+func (c *Console) showDesigner(q *req, status int, id string, version int, d draft, undo []draft, err error, preview *wps.Migration, bad map[string]badText) error {
 	data := designData{ID: id, D: d, Types: wps.ParamTypes, Icons: wps.IconNames, Errs: map[string]string{}, Preview: preview,
 		DeadlineTypes: []string{"HOURS", "DAYS", "BUSINESS_HOURS", "BUSINESS_DAYS", "DATE"}, Diagram: layout(d.Steps),
 		Base: mustJSONText(d), Undo: mustJSONText(undo), CanUndo: len(undo) > 0, Dirty: len(undo) > 0 || err != nil || preview != nil}
@@ -248,6 +257,20 @@ func (c *Console) showDesigner(q *req, status int, id string, version int, d dra
 	data.Steps = designSteps(d, data.Entities)
 	if err != nil {
 		data.Errs, data.General = designErrors(err, d)
+	}
+	for i := range data.Steps {
+		st := &data.Steps[i]
+		if b, ok := bad[st.Prefix+".extra"]; ok {
+			st.Extra, data.Errs[st.Prefix+".extra"] = b.Text, q.t("d.badJSON", "Why", b.Why)
+		}
+		for j := range st.Params {
+			if b, ok := bad[st.Params[j].Prefix+".extra"]; ok {
+				st.Params[j].Extra, data.Errs[st.Params[j].Prefix+".extra"] = b.Text, q.t("d.badJSON", "Why", b.Why)
+			}
+		}
+	}
+	if len(bad) > 0 {
+		data.Dirty = true
 	}
 	title := q.t("d.newTitle")
 	if id != "" {
@@ -447,16 +470,17 @@ func newStepKey() string {
 	return "new-" + hex.EncodeToString(b)
 }
 
-// parseDraft reads the designer's form.
-func parseDraft(f url.Values) draft {
-	d := draft{Name: strings.TrimSpace(f.Get("name")), Label: strings.TrimSpace(f.Get("label")), IconName: f.Get("iconName"), Code: strings.TrimSpace(f.Get("code"))}
+// parseDraft reads the designer's form. An "Other settings" box that is
+// not JSON is left out of the draft and returned in bad (form name →
+// the text as typed, and why), for the page to show again at its field.
+func parseDraft(f url.Values) (d draft, bad map[string]badText) {
+	bad = map[string]badText{}
+	d = draft{Name: strings.TrimSpace(f.Get("name")), Label: strings.TrimSpace(f.Get("label")), IconName: f.Get("iconName"), Code: strings.TrimSpace(f.Get("code"))}
 	n, _ := strconv.Atoi(f.Get("steps"))
 	for i := range min(n, wps.MaxStepsPerProcess+1) {
 		s := "s" + strconv.Itoa(i) + "."
 		var st wps.Step
-		if x := strings.TrimSpace(f.Get(s + "extra")); x != "" {
-			_ = json.Unmarshal([]byte(x), &st) // bad JSON: what the form shows is kept; the field says so (designErrors)
-		}
+		extra(f, s+"extra", &st, bad)
 		st.ID, st.Label, st.Description, st.Prompt = f.Get(s+"id"), strings.TrimSpace(f.Get(s+"label")), f.Get(s+"description"), f.Get(s+"prompt")
 		st.PolicyNames, st.ViewPolicyNames = f[s+"policyNames"], f[s+"viewPolicyNames"]
 		st.OrderedPolicies = splitList(f.Get(s + "orderedPolicies"))
@@ -479,18 +503,30 @@ func parseDraft(f url.Values) draft {
 		}
 		np, _ := strconv.Atoi(f.Get(s + "params"))
 		for j := range min(np, 500) {
-			st.Parameters = append(st.Parameters, parseParam(f, s+"p"+strconv.Itoa(j)+"."))
+			st.Parameters = append(st.Parameters, parseParam(f, s+"p"+strconv.Itoa(j)+".", bad))
 		}
 		d.Steps = append(d.Steps, st)
 	}
-	return d
+	return d, bad
 }
 
-func parseParam(f url.Values, s string) wps.Parameter {
-	var p wps.Parameter
-	if x := strings.TrimSpace(f.Get(s + "extra")); x != "" {
-		_ = json.Unmarshal([]byte(x), &p)
+// badText is an "Other settings" box that is not JSON: as typed, and why.
+type badText struct{ Text, Why string }
+
+// extra reads the JSON of box name into v (nothing, and a note in bad, when it is not JSON).
+func extra(f url.Values, name string, v any, bad map[string]badText) {
+	x := strings.TrimSpace(f.Get(name))
+	if x == "" {
+		return
 	}
+	if err := json.Unmarshal([]byte(x), v); err != nil {
+		bad[name] = badText{Text: f.Get(name), Why: err.Error()}
+	}
+}
+
+func parseParam(f url.Values, s string, bad map[string]badText) wps.Parameter {
+	var p wps.Parameter
+	extra(f, s+"extra", &p, bad)
 	p.ID, p.Name, p.Label, p.Type = f.Get(s+"id"), strings.TrimSpace(f.Get(s+"name")), strings.TrimSpace(f.Get(s+"label")), f.Get(s+"type")
 	p.Description = f.Get(s + "description")
 	p.IsRequired, p.IsUnique, p.IsPermanent = f.Get(s+"isRequired") != "", f.Get(s+"isUnique") != "", f.Get(s+"isPermanent") != ""

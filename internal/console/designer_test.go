@@ -3,6 +3,7 @@ package console_test
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -214,6 +215,21 @@ func TestConsoleDesigner(t *testing.T) {
 			root.press("button", "Publish")
 			if got := root.errorAt("code"); !strings.Contains(got, "AUD") {
 				t.Fatalf("a code in use: %q\n%s", got, root.text("main"))
+			}
+			// "Other settings" that is not JSON is shown again as typed, and nothing is sent.
+			c := newClient(t, base)
+			c.signIn("root@example.com")
+			_, page := c.do(get, "/processes/new", nil)
+			form := url.Values{"csrf": {csrf(page)}, "name": {"Jumbled"}, "steps": {"1"}, "s0.label": {"Only"}, "s0.params": {"1"},
+				"s0.p0.name": {"a"}, "s0.p0.type": {"TEXT"}, "s0.p0.extra": {`{"sheetData": `}, "op": {"save"}}
+			res, page := c.do(post, "/processes/design", form)
+			if res.StatusCode != 422 || !strings.Contains(page, "not valid JSON") || !strings.Contains(page, `{&#34;sheetData&#34;: </textarea>`) {
+				t.Fatalf("bad JSON: %d\n%s", res.StatusCode, page)
+			}
+			// The diagram is drawn from the form as it is.
+			form.Set("s0.label", "Drawn <at once>")
+			if res, svg := c.do(post, "/processes/design/diagram", form); res.StatusCode != 200 || !strings.HasPrefix(svg, "<svg") || !strings.Contains(svg, "Drawn &lt;at once&gt;") {
+				t.Fatalf("diagram: %d %s", res.StatusCode, svg)
 			}
 			list := env.Call(get, "/v1/process", env.AdminKey, nil, 200).JSON()["data"].([]any)
 			if len(list) != 1 {
