@@ -56,27 +56,25 @@ type designData struct {
 }
 
 type designStep struct {
-	I, N          int
-	Prefix        string // the step's form names start with it: s0
-	S             wps.Step
-	Others        []stepChoice // the other steps, to wait for or re-open
-	All           []stepChoice // every step a routing rule may name
-	Rules         []ruleRow    // the step's rules and an empty one to add
-	Roles         string
-	Ordered       string
-	RouteParam    string
-	RouteEntity   string
-	Extra         string
-	Names         []string // what a formula may name: the process's fields
-	Params        []designParam
-	First, Last   bool
-	HasParameters bool
+	I, N        int
+	Prefix      string // the step's form names start with it: s0
+	S           wps.Step
+	Others      []stepChoice // the other steps, to wait for or re-open
+	All         []stepChoice // every step a routing rule may name
+	Rules       []ruleRow    // the step's rules and an empty one to add
+	Roles       string
+	Ordered     string
+	RouteParam  string
+	RouteEntity string
+	Extra       string
+	Names       []string // what a formula may name: the process's fields
+	Params      []designParam
+	First, Last bool
 }
 
 type stepChoice struct {
-	ID, Label      string
-	Dep, Reproval  bool
-	UnknownRuleRef bool
+	ID, Label     string
+	Dep, Reproval bool // ticked in Waits for, in Re-opened with it
 }
 
 type ruleRow struct {
@@ -256,7 +254,7 @@ func (c *Console) showDesigner(q *req, status int, id string, version int, d dra
 	}
 	data.Steps = designSteps(d, data.Entities)
 	if err != nil {
-		data.Errs, data.General = designErrors(err, d)
+		data.Errs, data.General = designErrors(err)
 	}
 	for i := range data.Steps {
 		st := &data.Steps[i]
@@ -706,7 +704,7 @@ var paramFields = map[string]string{"name": "name", "label": "label", "type": "t
 
 // designErrors places an error's messages at the designer's controls (by
 // form name); what names no control is the general message.
-func designErrors(err error, d draft) (map[string]string, string) {
+func designErrors(err error) (map[string]string, string) {
 	out := map[string]string{}
 	var e *wps.Error
 	if !errors.As(err, &e) {
