@@ -137,7 +137,7 @@ func consolePages(t *testing.T, o *org) (admin, inspector, anonymous []string) {
 		"parameters": map[string]any{"condition": "good", "temperature": 61.5, "checks": []string{"seal"}}}, 201)
 	open := o.env.Call(post, "/v1/measurements", o.inspector, map[string]any{"processId": o.process}, 201).JSON()["id"].(string)
 	inv := o.env.Call(post, "/v1/invites", o.env.AdminKey, map[string]any{"email": "zoe@example.com", "roles": []string{"INSPECTOR"}}, 201).JSON()
-	admin = []string{"/inbox", "/measurements", "/measurements/" + o.measure, "/processes", "/processes/" + o.process, "/entities",
+	admin = []string{"/inbox", "/measurements", "/measurements/" + o.measure, "/processes", "/processes/" + o.process, "/processes/" + o.process + "/edit", "/entities",
 		"/entities/" + o.supplier, "/entities/" + o.supplier + "/design", "/entities/" + o.supplier + "?edit=new", "/settings", "/admin", "/admin/users", "/admin/policies", "/admin/webhooks", "/admin/org", "/admin/sso", "/no-such-page"}
 	inspector = []string{"/inbox", "/measurements/" + open}
 	anonymous = []string{"/signin", "/forgot", "/invite/" + inv["token"].(string), "/reset/wpsrst_unknown"}

@@ -297,7 +297,7 @@ var sections = []navItem{
 // so that a link cannot make the console say anything else): the codes
 // of the catalogue's notice.* messages.
 var notices = []string{"saved", "approved", "rejected", "reproved", "started", "invited", "updated", "imported",
-	"signedout", "welcome", "resetsent", "reset", "deactivated", "retried", "restored", "revoked"}
+	"signedout", "welcome", "resetsent", "reset", "deactivated", "retried", "restored", "revoked", "deleted"}
 
 // render shows page name in the request's language and time zone.
 func (c *Console) render(q *req, status int, name, title string, data any) {

@@ -30,11 +30,11 @@ func (c *Console) entityRoutes() {
 }
 
 // The notices of the designer's changes (notices lists the others).
-func init() { notices = append(notices, "deleted", "created") }
+func init() { notices = append(notices, "created") }
 
-// designData is the entity designer's form: the entity as saved, or as
+// entityDesign is the entity designer's form: the entity as saved, or as
 // sent and refused, with the server's messages by the API's field names.
-type designData struct {
+type entityDesign struct {
 	ID        string // "" for a new entity
 	Name      string
 	Label     string
@@ -85,7 +85,7 @@ func (c *Console) newEntity(q *req) error {
 	if err := q.p.Require(wps.FnEntityWrite); err != nil {
 		return err
 	}
-	return c.showDesigner(q, http.StatusOK, designData{Params: []paramForm{{Type: wps.TypeText}}})
+	return c.showEntityDesigner(q, http.StatusOK, entityDesign{Params: []paramForm{{Type: wps.TypeText}}})
 }
 
 func (c *Console) designEntity(q *req) error {
@@ -96,15 +96,15 @@ func (c *Console) designEntity(q *req) error {
 	if err != nil {
 		return err
 	}
-	d := designData{ID: e.ID, Name: e.Name, Label: e.Label}
+	d := entityDesign{ID: e.ID, Name: e.Name, Label: e.Label}
 	for _, p := range e.Parameters {
 		d.Params = append(d.Params, paramToForm(p))
 	}
-	return c.showDesigner(q, http.StatusOK, d, e.ViewPolicyNames...)
+	return c.showEntityDesigner(q, http.StatusOK, d, e.ViewPolicyNames...)
 }
 
-// showDesigner renders the designer; views are the entity's view policies.
-func (c *Console) showDesigner(q *req, status int, d designData, views ...string) error {
+// showEntityDesigner renders the designer; views are the entity's view policies.
+func (c *Console) showEntityDesigner(q *req, status int, d entityDesign, views ...string) error {
 	if pols, err := c.svc.ListPolicies(q.ctx(), q.p); err == nil {
 		for _, p := range pols {
 			d.Policies = append(d.Policies, option{Value: p.Name, Label: p.Name, Selected: slices.Contains(views, p.Name)})
@@ -178,20 +178,6 @@ func paramToForm(p wps.Parameter) paramForm {
 		f.HasCustomColor, f.IsMultiple, f.HasMetada = a.HasCustomColor, a.IsMultiple, a.HasMetadata
 	}
 	return f
-}
-
-func intText(n *int) string {
-	if n == nil {
-		return ""
-	}
-	return strconv.Itoa(*n)
-}
-
-func floatText(n *float64) string {
-	if n == nil {
-		return ""
-	}
-	return strconv.FormatFloat(*n, 'f', -1, 64)
 }
 
 // formParams reads the designer's parameters in the order the form has
@@ -352,7 +338,7 @@ func list(s string) []string {
 func (c *Console) saveEntity(q *req) error {
 	f := q.r.PostForm
 	id := q.r.PathValue("id")
-	d := designData{ID: id, Name: strings.TrimSpace(f.Get("name")), Label: strings.TrimSpace(f.Get("label")), Params: formParams(f)}
+	d := entityDesign{ID: id, Name: strings.TrimSpace(f.Get("name")), Label: strings.TrimSpace(f.Get("label")), Params: formParams(f)}
 	views := f["viewPolicyNames"]
 	if _, typed := f["viewPolicyText"]; typed {
 		views = list(f.Get("viewPolicyText"))
@@ -388,11 +374,11 @@ func (c *Console) saveEntity(q *req) error {
 	if msg, ok := d.Errors[""]; ok {
 		d.Error = msg
 	}
-	return c.showDesigner(q, statusOf(err), d, views...)
+	return c.showEntityDesigner(q, statusOf(err), d, views...)
 }
 
 // known are the API field names the designer has a place for.
-func (d designData) known() map[string]bool {
+func (d entityDesign) known() map[string]bool {
 	k := map[string]bool{"name": true, "label": true, "viewPolicyNames": true, "parameters": true}
 	for _, p := range d.Params {
 		k[p.Path] = true

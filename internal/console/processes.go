@@ -13,6 +13,7 @@ type processesData struct {
 	Items    []wps.Process
 	Deleted  []wps.Process // to a user who may restore them
 	CanStart bool
+	CanWrite bool // may design processes
 }
 
 func (c *Console) processes(q *req) error {
@@ -20,8 +21,8 @@ func (c *Console) processes(q *req) error {
 	if err != nil {
 		return err
 	}
-	d := processesData{Items: list, CanStart: q.p.Can(wps.FnMeasurementCreate)}
-	if q.p.Can(wps.FnProcessWrite) {
+	d := processesData{Items: list, CanStart: q.p.Can(wps.FnMeasurementCreate), CanWrite: q.p.Can(wps.FnProcessWrite)}
+	if d.CanWrite {
 		if d.Deleted, _, err = c.svc.ListDeletedProcesses(q.ctx(), q.p, wps.Page{Page: 1, PerPage: 200}, ""); err != nil {
 			return err
 		}
@@ -46,6 +47,7 @@ type processData struct {
 	Diagram  diagram
 	Labels   map[string]string
 	CanStart bool
+	CanEdit  bool // may open the designer
 	// Older are the versions whose measurements may move to the latest
 	// (to a user who may move them).
 	Older []int
@@ -66,6 +68,7 @@ func (c *Console) process(q *req) error {
 		d.Labels[st.ID] = st.Label
 	}
 	if q.p.Can(wps.FnProcessWrite) {
+		d.CanEdit = true
 		for _, v := range versions {
 			if v.Version < len(versions) && v.Locked {
 				d.Older = append(d.Older, v.Version)

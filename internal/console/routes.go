@@ -45,6 +45,11 @@ func (c *Console) routes() {
 	m.HandleFunc("POST /processes/{id}/restore", c.signedIn(c.restoreProcess))
 	m.HandleFunc("POST /processes/{id}/migrations", c.signedIn(c.migrate))
 	m.HandleFunc("GET /processes/{id}/compare", c.signedIn(c.compare))
+	m.HandleFunc("GET /processes/new", c.signedIn(c.designNew))
+	m.HandleFunc("GET /processes/{id}/edit", c.signedIn(c.designEdit))
+	m.HandleFunc("POST /processes/{id}/delete", c.signedIn(c.deleteProcess))
+	m.HandleFunc("POST /processes/design", c.signedIn(c.design))
+	m.HandleFunc("POST /processes/design/diagram", c.signedIn(c.designDiagram))
 
 	m.HandleFunc("GET /reports", c.signedIn(c.reportsOverview))
 	m.HandleFunc("GET /reports/{id}", c.signedIn(c.report))
@@ -153,6 +158,13 @@ func (c *Console) parsePages(p *lang.Printer, loc *time.Location) map[string]*te
 		"slug":      slug,
 		"percent":   func(v *float64) string { return strconv.FormatFloat(*v*100, 'f', 1, 64) + "%" },
 		"stepLabel": stepLabel,
+		"dict": func(kv ...any) map[string]any { // a template's arguments by name: dict "k" v "k2" v2
+			m := map[string]any{}
+			for i := 0; i+1 < len(kv); i += 2 {
+				m[kv[i].(string)] = kv[i+1]
+			}
+			return m
+		},
 	}
 	base := template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts.html"))
 	pages := map[string]*template.Template{}
