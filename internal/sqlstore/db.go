@@ -635,17 +635,19 @@ func (db *DB) commitBatch(batch []*job) {
 	}
 	single := len(batch) == 1
 	txs := make([]*tx, len(batch))
+	adds := &batchAdds{}
 	for i, j := range batch {
 		if err := j.ctx.Err(); err != nil {
 			errs[i] = err
 			continue
 		}
-		t := &tx{db: db, q: w, ctx: ctx, write: true}
+		t := &tx{db: db, q: w, ctx: ctx, write: true, adds: adds}
 		txs[i] = t
 		if single {
 			errs[i] = call(j.fn, t)
 			break
 		}
+		start := adds.begin()
 		if _, err := w.ExecContext(ctx, "SAVEPOINT job"); err != nil {
 			fail(err)
 			return
@@ -656,6 +658,7 @@ func (db *DB) commitBatch(batch []*job) {
 				fail(err)
 				return
 			}
+			adds.rollback(start)
 		}
 		if _, err := w.ExecContext(ctx, "RELEASE job"); err != nil {
 			fail(err)
@@ -664,6 +667,10 @@ func (db *DB) commitBatch(batch []*job) {
 	}
 	if single && errs[0] != nil {
 		_, _ = w.ExecContext(ctx, "ROLLBACK")
+		return
+	}
+	if err := adds.flush(ctx, w); err != nil {
+		fail(err)
 		return
 	}
 	start := time.Now()
@@ -815,6 +822,7 @@ type tx struct {
 	hooks    *prefetchedHooks     // PostgreSQL: an org's webhooks read along (hooksCol)
 	pending  []laterWrite         // PostgreSQL: writes not sent yet (later, deferTop)
 	laterErr error                // the error of pending writes sent before a queryRow
+	adds     *batchAdds           // SQLite's writer: rows added to append-only tables, written before the COMMIT (add)
 }
 
 // laterWrite is a write statement not sent yet.
@@ -1054,6 +1062,9 @@ func (db *DB) rebind(query string) string {
 }
 
 func (t *tx) exec(query string, args ...any) (sql.Result, error) {
+	if err := t.addsBefore(query); err != nil {
+		return nil, err
+	}
 	query, args, err := t.carry(query, args)
 	if err != nil {
 		return nil, err
@@ -1062,6 +1073,9 @@ func (t *tx) exec(query string, args ...any) (sql.Result, error) {
 }
 
 func (t *tx) query(query string, args ...any) (*sql.Rows, error) {
+	if err := t.addsBefore(query); err != nil {
+		return nil, err
+	}
 	query, args, err := t.carry(query, args)
 	if err != nil {
 		return nil, err
@@ -1070,7 +1084,10 @@ func (t *tx) query(query string, args ...any) (*sql.Rows, error) {
 }
 
 func (t *tx) queryRow(query string, args ...any) *sql.Row {
-	query, args, err := t.carry(query, args)
+	err := t.addsBefore(query)
+	if err == nil {
+		query, args, err = t.carry(query, args)
+	}
 	if err != nil {
 		// The transaction is aborted, or was never begun: t.err reports
 		// this, not the row's error, and the statement is not run.

@@ -67,18 +67,11 @@ func (t *tx) AppendLedger(entries []wps.LedgerEntry) error {
 	if len(entries) == 0 {
 		return nil
 	}
-	var q strings.Builder
-	q.WriteString(`INSERT INTO ledger_pending (org_id, seq, id, kind, measurement_id, payload, leaf_hash, created_at) VALUES `)
-	var args []any
-	for i, e := range entries {
-		if i > 0 {
-			q.WriteString(", ")
-		}
-		seq := t.nextSeq("ledger_pending", i+1)
-		q.WriteString(`(?, ` + seq + `, ?, ?, ?, ?, ?, ?)`)
+	args := make([]any, 0, 7*len(entries))
+	for _, e := range entries {
 		args = append(args, e.OrgID, e.ID, e.Kind, e.MeasurementID, string(e.Payload), e.LeafHash.String(), e.CreatedAt.Millis())
 	}
-	return t.err(t.later(q.String(), args...), "", "ledger entry exists")
+	return t.add(t.ledgerTable(), args)
 }
 
 func (t *tx) LedgerBacklog() ([]string, error) {
