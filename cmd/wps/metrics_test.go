@@ -92,6 +92,7 @@ func TestMetrics(t *testing.T) {
 			`wps_store_connections_max`:                                                                      func(v float64) bool { return v > 0 },
 			`wps_store_connections{state="idle"}`:                                                            func(v float64) bool { return v >= 0 },
 			`wps_store_write_queue`:                                                                          func(v float64) bool { return v >= 0 },
+			`wps_store_write_statements_total`:                                                               func(v float64) bool { return v >= 3 },
 			`wps_outbox_pending_deliveries`:                                                                  func(v float64) bool { return v == 4 }, // the measurement's 4 events, the first retried
 			`wps_outbox_oldest_due_seconds`:                                                                  func(v float64) bool { return v >= 0 },
 			`wps_webhook_delivery_attempts_total{outcome="retry"}`:                                           func(v float64) bool { return v >= 1 },

@@ -446,14 +446,20 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	dataset := fs.Int("dataset", 0, "also generate this many measurements in bulk and time the filtered list over them")
 	profile := fs.String("profile", "", "write a server CPU profile of each path into this folder")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
+	server := fs.String("server", "", "the wps binary to measure (default: this one), to compare two builds under the same load generator")
+	pocketBase := fs.String("pocketbase", "", "a PocketBase binary: also drive its create of a record of the same fields, for the side-by-side")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		return err
+	exe := *server
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return err
+		}
 	}
-	rep, err := bench.Run(ctx, bench.Options{Exe: exe, Database: *db, Clients: *clients, Duration: *duration, Dataset: *dataset, ProfileDir: *profile, Stderr: stderr})
+	rep, err := bench.Run(ctx, bench.Options{Exe: exe, Database: *db, Clients: *clients, Duration: *duration, Dataset: *dataset, ProfileDir: *profile,
+		PocketBase: *pocketBase, Stderr: stderr})
 	if err != nil {
 		return err
 	}

@@ -37,6 +37,9 @@ type Options struct {
 	Dataset  int           // when > 0: measurements generated in bulk for the list test
 	// ProfileDir, when set, receives a server CPU profile of each path.
 	ProfileDir string
+	// PocketBase, when set, is a PocketBase binary: its create of a record
+	// of the same fields is driven after wps's create, for the side-by-side.
+	PocketBase string
 	Stderr     io.Writer
 }
 
@@ -61,6 +64,13 @@ type PathResult struct {
 	// processes (localDB). Not measured for SQLite, which runs inside the
 	// server, nor for a PostgreSQL on another machine.
 	DatabaseCPUus float64 `json:"databaseCpuMicrosPerRequest,omitempty"`
+	// What a write costs the store, from the server's metrics and /proc:
+	// the statements write transactions sent per successful request, the
+	// requests per commit (SQLite's group commit), and the bytes the server
+	// wrote to disk per commit (SQLite: the WAL; PostgreSQL writes its own).
+	StatementsPerReq float64 `json:"writeStatementsPerRequest,omitempty"`
+	ReqPerCommit     float64 `json:"requestsPerCommit,omitempty"`
+	KBPerCommit      float64 `json:"writtenKBPerCommit,omitempty"`
 }
 
 // Report is a whole run.
@@ -84,6 +94,10 @@ type Report struct {
 	// gives a GET of that size through net/http and this load generator.
 	Ceiling      PathResult `json:"getMeasurementCeiling"`
 	GetVsCeiling float64    `json:"getMeasurementToCeilingRatio"`
+	// PocketBase is PocketBase's create of the same fields (Options.PocketBase),
+	// CreateVsPocketBase wps's create rate over it.
+	PocketBase         *PathResult `json:"pocketBaseCreate,omitempty"`
+	CreateVsPocketBase float64     `json:"createToPocketBaseCreateRatio,omitempty"`
 	// SheetVsPlain is the rate of writes that recalculate a workbook over
 	// the rate of the same writes without one.
 	SheetVsPlain   float64 `json:"sheetWriteToPlainWriteRatio"`
@@ -159,11 +173,18 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 			close(done)
 		}
 		cpu0, self0, db0 := cpuTime(srv.cmd.Process.Pid), cpuTime(os.Getpid()), dbCPU()
+		st0 := srv.storeCounts()
 		r := drive(ctx, srv.base, opt.Clients, opt.Duration, fn)
 		if ok := float64(r.Requests - r.Errors); ok > 0 {
 			r.ServerCPUus = float64((cpuTime(srv.cmd.Process.Pid) - cpu0).Microseconds()) / ok
 			r.ClientCPUus = float64((cpuTime(os.Getpid()) - self0).Microseconds()) / ok
 			r.DatabaseCPUus = float64(cpuSince(db0, dbCPU()).Microseconds()) / ok
+			if st := srv.storeCounts(); st.commits > st0.commits {
+				commits := st.commits - st0.commits
+				r.StatementsPerReq = (st.statements - st0.statements) / ok
+				r.ReqPerCommit = ok / commits
+				r.KBPerCommit = (st.written - st0.written) / 1024 / commits
+			}
 		}
 		<-done
 		r.Path = name
@@ -179,6 +200,14 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 		}
 		return status, err
 	}))
+	if opt.PocketBase != "" {
+		if rep.PocketBase, err = drivePocketBase(ctx, opt, dir, logf); err != nil {
+			return nil, fmt.Errorf("pocketbase: %w", err)
+		}
+		if rep.PocketBase.RPS > 0 {
+			rep.CreateVsPocketBase = rep.Paths[0].RPS / rep.PocketBase.RPS
+		}
+	}
 	if rep.CreateLagP50ms, rep.CreateLagP99ms, err = integrationLag(ctx, rep.Engine, dbURL, createAnswers.list, 1); err != nil {
 		logf("integration lag of creates: %v", err)
 	}
@@ -254,6 +283,25 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 	}
 	rep.PeakRSSMB = srv.peakRSSMB()
 	return rep, nil
+}
+
+// drivePocketBase starts PocketBase on a fresh data folder and drives its
+// create like wps's, with the same clients and time.
+func drivePocketBase(ctx context.Context, opt Options, dir string, logf func(string, ...any)) (*PathResult, error) {
+	pb, err := startPocketBase(ctx, opt.PocketBase, dir, opt.Stderr)
+	if err != nil {
+		return nil, err
+	}
+	defer pb.stop()
+	logf("driving PocketBase's create for %s with %d clients...", opt.Duration, opt.Clients)
+	cpu0, self0 := cpuTime(pb.cmd.Process.Pid), cpuTime(os.Getpid())
+	r := drive(ctx, pb.base, opt.Clients, opt.Duration, func(c *client, rng *rand.Rand) (int, error) { return pb.create(c, rng) })
+	if ok := float64(r.Requests - r.Errors); ok > 0 {
+		r.ServerCPUus = float64((cpuTime(pb.cmd.Process.Pid) - cpu0).Microseconds()) / ok
+		r.ClientCPUus = float64((cpuTime(os.Getpid()) - self0).Microseconds()) / ok
+	}
+	r.Path = "PocketBase POST /api/collections/…/records"
+	return &r, nil
 }
 
 // ceiling serves body from a bare net/http server in this process, as the
@@ -332,9 +380,50 @@ func drive(ctx context.Context, base string, n int, d time.Duration, fn func(*cl
 
 // server is the child process under test.
 type server struct {
-	cmd   *exec.Cmd
-	base  string
-	pprof string
+	cmd     *exec.Cmd
+	base    string
+	pprof   string
+	metrics string
+}
+
+// storeCounts are the server's store counters at one time.
+type storeCounts struct {
+	statements, commits, written float64
+}
+
+// storeCounts reads the server's write statements and commits (its
+// metrics) and the bytes it wrote to disk (/proc, Linux): zeros when
+// either cannot be read.
+func (s *server) storeCounts() storeCounts {
+	var c storeCounts
+	res, err := http.Get("http://" + s.metrics + "/metrics")
+	if err != nil {
+		return c
+	}
+	defer res.Body.Close()
+	sc := bufio.NewScanner(res.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		name, v, ok := strings.Cut(sc.Text(), " ")
+		f, err := strconv.ParseFloat(v, 64)
+		if !ok || err != nil {
+			continue
+		}
+		switch name {
+		case "wps_store_write_statements_total":
+			c.statements = f
+		case "wps_store_commit_batch_size_count":
+			c.commits = f
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(s.cmd.Process.Pid), "io")); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "write_bytes: "); ok {
+				c.written, _ = strconv.ParseFloat(v, 64)
+			}
+		}
+	}
+	return c
 }
 
 func freeAddr() (string, error) {
@@ -357,8 +446,12 @@ func startServer(ctx context.Context, exe, dbURL string, profile bool, stderr io
 		return nil, err
 	}
 	cmd := exec.CommandContext(ctx, exe, "serve", "--addr", addr)
+	metricsAddr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
 	cmd.Env = append(os.Environ(), "WPS_DATABASE_URL="+dbURL, "WPS_BOOTSTRAP_API_KEY="+bootstrapKey,
-		"WPS_RATE_LIMIT=0", "WPS_LOG_LEVEL=warn", "WPS_MAX_BODY_BYTES=1048576")
+		"WPS_RATE_LIMIT=0", "WPS_LOG_LEVEL=warn", "WPS_MAX_BODY_BYTES=1048576", "WPS_METRICS_ADDR="+metricsAddr)
 	var pprofAddr string
 	if profile {
 		if pprofAddr, err = freeAddr(); err != nil {
@@ -370,7 +463,7 @@ func startServer(ctx context.Context, exe, dbURL string, profile bool, stderr io
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	s := &server{cmd: cmd, base: "http://" + addr, pprof: pprofAddr}
+	s := &server{cmd: cmd, base: "http://" + addr, pprof: pprofAddr, metrics: metricsAddr}
 	for range 200 {
 		res, err := http.Get(s.base + "/readyz")
 		if err == nil {
@@ -623,13 +716,21 @@ func (r *Report) Table(w io.Writer) {
 	fmt.Fprintf(w, "ledger integration lag after the answer: creates p50 %.0f ms, p99 %.0f ms; approvals p50 %.0f ms, p99 %.0f ms\n",
 		r.CreateLagP50ms, r.CreateLagP99ms, r.ApproveLagP50ms, r.ApproveLagP99ms)
 	fmt.Fprintf(w, "server peak RSS: %.1f MB\n\n", r.PeakRSSMB)
-	fmt.Fprintf(w, "%-52s %9s %7s %9s %8s %8s %8s %10s %10s %10s\n", "path", "requests", "errors", "req/s", "p50 ms", "p95 ms", "p99 ms", "cpu µs/req", "client µs", "db µs")
+	fmt.Fprintf(w, "%-52s %9s %7s %9s %8s %8s %8s %10s %10s %10s %8s %8s %8s\n", "path", "requests", "errors", "req/s", "p50 ms", "p95 ms", "p99 ms", "cpu µs/req", "client µs", "db µs",
+		"stmt/req", "req/cmt", "KB/cmt")
 	for _, p := range r.Paths {
-		db := "-"
-		if p.DatabaseCPUus > 0 {
-			db = strconv.FormatFloat(p.DatabaseCPUus, 'f', 0, 64)
+		opt := func(v float64, prec int) string {
+			if v <= 0 {
+				return "-"
+			}
+			return strconv.FormatFloat(v, 'f', prec, 64)
 		}
-		fmt.Fprintf(w, "%-52s %9d %7d %9.0f %8.2f %8.2f %8.2f %10.0f %10.0f %10s\n", p.Path, p.Requests, p.Errors, p.RPS, p.P50ms, p.P95ms, p.P99ms, p.ServerCPUus, p.ClientCPUus, db)
+		fmt.Fprintf(w, "%-52s %9d %7d %9.0f %8.2f %8.2f %8.2f %10.0f %10.0f %10s %8s %8s %8s\n", p.Path, p.Requests, p.Errors, p.RPS, p.P50ms, p.P95ms, p.P99ms, p.ServerCPUus, p.ClientCPUus,
+			opt(p.DatabaseCPUus, 0), opt(p.StatementsPerReq, 1), opt(p.ReqPerCommit, 1), opt(p.KBPerCommit, 1))
+	}
+	if pb := r.PocketBase; pb != nil && pb.RPS > 0 {
+		fmt.Fprintf(w, "\nPocketBase's create of the same fields (synchronous=NORMAL): %.0f req/s (p99 %.2f ms, cpu %.0f µs/req); wps's durable create reaches %.2f of it\n",
+			pb.RPS, pb.P99ms, pb.ServerCPUus, r.CreateVsPocketBase)
 	}
 	if c := r.Ceiling; c.RPS > 0 {
 		fmt.Fprintf(w, "\nceiling: %s: %.0f req/s (p99 %.2f ms); GET /v1/measurements/{id} reaches %.2f of it\n", c.Path, c.RPS, c.P99ms, r.GetVsCeiling)

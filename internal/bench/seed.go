@@ -81,11 +81,7 @@ func seedOrg(c *client) (*seeded, error) {
 func (s *seeded) create(c *client, rng *rand.Rand) (string, int, error) {
 	res, err := c.send("POST", "/v1/measurements/simplified", s.inspector, map[string]any{
 		"processUuid": s.processID,
-		"parameters": map[string]any{
-			"asset": fmt.Sprintf("PV-%04d", rng.IntN(10000)), "kind": []string{"ok", "repair", "replace"}[rng.IntN(3)],
-			"pressure": float64(rng.IntN(4000)) / 10, "temperature": 20 + float64(rng.IntN(600))/10,
-			"hours": 1 + float64(rng.IntN(800))/100, "rate": 45.5, "notes": "routine inspection, no leaks found",
-		},
+		"parameters":  createValues(rng),
 	})
 	if res == nil || err != nil {
 		return "", status(res), err
@@ -98,4 +94,13 @@ func (s *seeded) create(c *client, rng *rand.Rand) (string, int, error) {
 // approve is the supervisor's ordered approval of the first step.
 func (s *seeded) approve(c *client, id string) (int, error) {
 	return c.do("POST", "/v1/measurements/"+id+"/actions", s.supervisor, map[string]any{"stepId": s.inspectID, "type": "APPROVAL"}, nil)
+}
+
+// createValues are the values of a create: the first step's, but its formula.
+func createValues(rng *rand.Rand) map[string]any {
+	return map[string]any{
+		"asset": fmt.Sprintf("PV-%04d", rng.IntN(10000)), "kind": []string{"ok", "repair", "replace"}[rng.IntN(3)],
+		"pressure": float64(rng.IntN(4000)) / 10, "temperature": 20 + float64(rng.IntN(600))/10,
+		"hours": 1 + float64(rng.IntN(800))/100, "rate": 45.5, "notes": "routine inspection, no leaks found",
+	}
 }

@@ -134,16 +134,18 @@ var (
 	waitsDesc      = prometheus.NewDesc("wps_store_connection_waits_total", "Reads or writes that waited for a free connection.", nil, nil)
 	waitedDesc     = prometheus.NewDesc("wps_store_connection_wait_seconds_total", "Time spent waiting for a free connection.", nil, nil)
 	writeQueueDesc = prometheus.NewDesc("wps_store_write_queue", "Writes waiting for SQLite's writer (0 on PostgreSQL).", nil, nil)
-	pendingDesc    = prometheus.NewDesc("wps_outbox_pending_deliveries", "Webhook deliveries not yet delivered, given up or cancelled.", nil, nil)
-	oldestDesc     = prometheus.NewDesc("wps_outbox_oldest_due_seconds", "How long the longest-waiting due delivery has been due (0 when none is).", nil, nil)
-	lagDesc        = prometheus.NewDesc("wps_scheduler_lag_seconds",
+	writeStmtsDesc = prometheus.NewDesc("wps_store_write_statements_total",
+		"Statements write transactions sent to the database: on SQLite with the group commit's BEGIN, SAVEPOINT, RELEASE and COMMIT; on PostgreSQL each of a pipeline's.", nil, nil)
+	pendingDesc = prometheus.NewDesc("wps_outbox_pending_deliveries", "Webhook deliveries not yet delivered, given up or cancelled.", nil, nil)
+	oldestDesc  = prometheus.NewDesc("wps_outbox_oldest_due_seconds", "How long the longest-waiting due delivery has been due (0 when none is).", nil, nil)
+	lagDesc     = prometheus.NewDesc("wps_scheduler_lag_seconds",
 		"How long the scheduler's oldest due work has waited: overdue (a step past its deadline without its step.overdue), escalation (a step's escalation due without its step.escalated), occurrence (a recurring measurement not yet opened); 0 when none.",
 		[]string{"work"}, nil)
 	backlogDesc = prometheus.NewDesc("wps_scheduler_backlog", "Due work the scheduler has not done yet, by kind (overdue, escalation, occurrence).", []string{"work"}, nil)
 )
 
 func (c *storeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{connsDesc, connsMaxDesc, waitsDesc, waitedDesc, writeQueueDesc, pendingDesc, oldestDesc, lagDesc, backlogDesc} {
+	for _, d := range []*prometheus.Desc{connsDesc, connsMaxDesc, waitsDesc, waitedDesc, writeQueueDesc, writeStmtsDesc, pendingDesc, oldestDesc, lagDesc, backlogDesc} {
 		ch <- d
 	}
 }
@@ -159,6 +161,7 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(waitsDesc, prometheus.CounterValue, float64(st.Waits))
 	ch <- prometheus.MustNewConstMetric(waitedDesc, prometheus.CounterValue, st.WaitTime.Seconds())
 	gauge(writeQueueDesc, float64(st.WriteQueue))
+	ch <- prometheus.MustNewConstMetric(writeStmtsDesc, prometheus.CounterValue, float64(st.WriteStatements))
 
 	ctx, cancel := context.WithTimeout(context.Background(), c.ttl)
 	defer cancel()

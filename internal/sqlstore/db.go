@@ -88,7 +88,14 @@ type DB struct {
 	observe  func(batch int, took time.Duration)
 	waits    atomic.Int64 // SQLite: reads that waited for a reader connection (Stats)
 	waited   atomic.Int64 // SQLite: nanoseconds they waited
+	written  atomic.Int64 // statements write transactions sent (WriteStatements)
 }
+
+// WriteStatements counts the statements that write transactions sent to
+// the database since Open: each of a PostgreSQL pipeline's, and on SQLite
+// the group commit's BEGIN, SAVEPOINT, RELEASE and COMMIT too. Divided by
+// the writes made, it is what a write costs the one SQLite writer.
+func (db *DB) WriteStatements() int64 { return db.written.Load() }
 
 var _ wps.Store = (*DB)(nil)
 
@@ -429,7 +436,7 @@ func (db *DB) writeOnce(ctx context.Context, fn func(wps.Tx) error) error {
 		return db.txErr(ctx, err)
 	}
 	defer c.Close()
-	t := &tx{db: db, q: c, conn: c, ctx: ctx, write: true}
+	t := &tx{db: db, q: &counted{c, &db.written}, conn: c, ctx: ctx, write: true}
 	defer t.leaveStripe()
 	err = call(fn, t)
 	if err == nil {
@@ -607,7 +614,7 @@ func (db *DB) writer() {
 
 func (db *DB) commitBatch(batch []*job) {
 	ctx := context.Background()
-	w := db.wconn
+	w := &counted{db.wconn, &db.written}
 	errs := make([]error, len(batch))
 	defer func() {
 		for i, j := range batch {
@@ -628,17 +635,19 @@ func (db *DB) commitBatch(batch []*job) {
 	}
 	single := len(batch) == 1
 	txs := make([]*tx, len(batch))
+	adds := &batchAdds{}
 	for i, j := range batch {
 		if err := j.ctx.Err(); err != nil {
 			errs[i] = err
 			continue
 		}
-		t := &tx{db: db, q: w, ctx: ctx, write: true}
+		t := &tx{db: db, q: w, ctx: ctx, write: true, adds: adds}
 		txs[i] = t
 		if single {
 			errs[i] = call(j.fn, t)
 			break
 		}
+		start := adds.begin()
 		if _, err := w.ExecContext(ctx, "SAVEPOINT job"); err != nil {
 			fail(err)
 			return
@@ -649,6 +658,7 @@ func (db *DB) commitBatch(batch []*job) {
 				fail(err)
 				return
 			}
+			adds.rollback(start)
 		}
 		if _, err := w.ExecContext(ctx, "RELEASE job"); err != nil {
 			fail(err)
@@ -657,6 +667,10 @@ func (db *DB) commitBatch(batch []*job) {
 	}
 	if single && errs[0] != nil {
 		_, _ = w.ExecContext(ctx, "ROLLBACK")
+		return
+	}
+	if err := adds.flush(ctx, w); err != nil {
+		fail(err)
 		return
 	}
 	start := time.Now()
@@ -678,6 +692,10 @@ func (db *DB) commitBatch(batch []*job) {
 		db.observe(n, took)
 	}
 }
+
+// control are the group commit's statements, run for every write: kept
+// prepared like the others rather than parsed at each run.
+var control = map[string]bool{"BEGIN IMMEDIATE": true, "SAVEPOINT job": true, "RELEASE job": true, "ROLLBACK TO job": true, "COMMIT": true}
 
 // maxStmts bounds the statements kept prepared on one connection.
 const maxStmts = 512
@@ -734,8 +752,8 @@ func (c *conn) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 }
 
 func (c *conn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	if len(args) == 0 && !strings.HasPrefix(query, "SELECT") {
-		return c.c.ExecContext(ctx, query) // BEGIN, SAVEPOINT, COMMIT...
+	if len(args) == 0 && !strings.HasPrefix(query, "SELECT") && !control[query] {
+		return c.c.ExecContext(ctx, query) // PRAGMA, DDL...
 	}
 	s, err := c.stmt(ctx, query)
 	if err != nil {
@@ -758,6 +776,27 @@ func (c *conn) QueryRowContext(ctx context.Context, query string, args ...any) *
 		return c.c.QueryRowContext(ctx, query, args...) // carries the same error
 	}
 	return s.QueryRowContext(ctx, args...)
+}
+
+// counted is a querier that counts the statements run through it.
+type counted struct {
+	querier
+	n *atomic.Int64
+}
+
+func (c *counted) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	c.n.Add(1)
+	return c.querier.ExecContext(ctx, query, args...)
+}
+
+func (c *counted) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	c.n.Add(1)
+	return c.querier.QueryContext(ctx, query, args...)
+}
+
+func (c *counted) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	c.n.Add(1)
+	return c.querier.QueryRowContext(ctx, query, args...)
 }
 
 // querier runs SQL: a PostgreSQL transaction, or a held SQLite connection
@@ -783,6 +822,7 @@ type tx struct {
 	hooks    *prefetchedHooks     // PostgreSQL: an org's webhooks read along (hooksCol)
 	pending  []laterWrite         // PostgreSQL: writes not sent yet (later, deferTop)
 	laterErr error                // the error of pending writes sent before a queryRow
+	adds     *batchAdds           // SQLite's writer: rows added to append-only tables, written before the COMMIT (add)
 }
 
 // laterWrite is a write statement not sent yet.
@@ -884,6 +924,7 @@ func (t *tx) begin(query string) error {
 	if t.conn == nil || t.begun || !writes(query) {
 		return nil
 	}
+	t.db.written.Add(1)
 	_, err := t.conn.ExecContext(t.ctx, "BEGIN")
 	t.begun = err == nil
 	return err
@@ -932,6 +973,7 @@ func (t *tx) send(commit bool) error {
 	if commits {
 		b.Queue("COMMIT")
 	}
+	t.db.written.Add(int64(b.Len()))
 	return t.conn.Raw(func(dc any) error {
 		br := dc.(*stdlib.Conn).Conn().SendBatch(t.ctx, &b)
 		if commit {
@@ -1020,6 +1062,9 @@ func (db *DB) rebind(query string) string {
 }
 
 func (t *tx) exec(query string, args ...any) (sql.Result, error) {
+	if err := t.addsBefore(query); err != nil {
+		return nil, err
+	}
 	query, args, err := t.carry(query, args)
 	if err != nil {
 		return nil, err
@@ -1028,6 +1073,9 @@ func (t *tx) exec(query string, args ...any) (sql.Result, error) {
 }
 
 func (t *tx) query(query string, args ...any) (*sql.Rows, error) {
+	if err := t.addsBefore(query); err != nil {
+		return nil, err
+	}
 	query, args, err := t.carry(query, args)
 	if err != nil {
 		return nil, err
@@ -1036,7 +1084,10 @@ func (t *tx) query(query string, args ...any) (*sql.Rows, error) {
 }
 
 func (t *tx) queryRow(query string, args ...any) *sql.Row {
-	query, args, err := t.carry(query, args)
+	err := t.addsBefore(query)
+	if err == nil {
+		query, args, err = t.carry(query, args)
+	}
 	if err != nil {
 		// The transaction is aborted, or was never begun: t.err reports
 		// this, not the row's error, and the statement is not run.

@@ -496,3 +496,58 @@ func TestNULInTextOnPostgres(t *testing.T) {
 		}
 	})
 }
+
+// Concurrent writes (on SQLite, group commits of several) each add an
+// event; some read theirs back, some then fail. The events of the writes
+// that succeeded are kept, each once, and none of the failed ones', whether
+// a read had written the batch's rows before the failure or not.
+func TestAddedRowsOfConcurrentWrites(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		db := tu.OpenDB(t, engine)
+		org := newOrg(t, db)
+		ctx := context.Background()
+		const n = 24
+		ids := make([]string, n)
+		var wg sync.WaitGroup
+		errs := make([]error, n)
+		for i := range n {
+			ids[i] = wps.NewID()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[i] = db.Write(ctx, func(tx wps.Tx) error {
+					e := wps.Event{ID: ids[i], OrgID: org.ID, Type: wps.EvMeasurementCreated, Payload: []byte(`{}`), CreatedAt: wps.At(tu.NewClock().Now())}
+					if err := tx.InsertEvents([]wps.Event{e}); err != nil {
+						return err
+					}
+					if i%2 == 0 {
+						if _, err := tx.GetEvent(org.ID, e.ID); err != nil {
+							return fmt.Errorf("own event not seen: %w", err)
+						}
+					}
+					if i%3 == 0 {
+						return wps.Invalid("x", "fails on purpose")
+					}
+					return nil
+				})
+			}()
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if (i%3 == 0) != wps.IsCode(err, wps.CodeInvalid) || (i%3 != 0 && err != nil) {
+				t.Fatalf("write %d: %v", i, err)
+			}
+		}
+		if err := db.Read(ctx, func(tx wps.Tx) error {
+			for i, id := range ids {
+				_, err := tx.GetEvent(org.ID, id)
+				if kept := err == nil; kept != (i%3 != 0) {
+					return fmt.Errorf("event of write %d kept: %v (%v)", i, kept, err)
+				}
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

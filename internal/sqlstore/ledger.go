@@ -67,18 +67,11 @@ func (t *tx) AppendLedger(entries []wps.LedgerEntry) error {
 	if len(entries) == 0 {
 		return nil
 	}
-	var q strings.Builder
-	q.WriteString(`INSERT INTO ledger_pending (org_id, seq, id, kind, measurement_id, payload, leaf_hash, created_at) VALUES `)
-	var args []any
-	for i, e := range entries {
-		if i > 0 {
-			q.WriteString(", ")
-		}
-		seq := t.nextSeq("ledger_pending", i+1)
-		q.WriteString(`(?, ` + seq + `, ?, ?, ?, ?, ?, ?)`)
+	args := make([]any, 0, 7*len(entries))
+	for _, e := range entries {
 		args = append(args, e.OrgID, e.ID, e.Kind, e.MeasurementID, string(e.Payload), e.LeafHash.String(), e.CreatedAt.Millis())
 	}
-	return t.err(t.later(q.String(), args...), "", "ledger entry exists")
+	return t.add(t.ledgerTable(), args)
 }
 
 func (t *tx) LedgerBacklog() ([]string, error) {
@@ -202,30 +195,42 @@ func (t *tx) PendingLedger(orgID string, limit int) ([]wps.LedgerEntry, error) {
 // IntegrateLedger writes the leaves and the tiles and removes the entries
 // from the queue, in statements whose text does not depend on how many
 // rows they write (prepared once per connection): PostgreSQL takes arrays
-// (unnest), SQLite a row per statement.
+// (unnest), SQLite rows in runs of a power of two (inRuns).
 func (t *tx) IntegrateLedger(orgID string, leaves []wps.LedgerEntry, tiles []tlog.Tile, data [][]byte) error {
 	if t.db.engine == Postgres {
 		return t.integratePG(orgID, leaves, tiles, data)
 	}
-	for i, tile := range tiles {
-		if _, err := t.exec(`INSERT INTO ledger_tiles (org_id, level, n, width, data) VALUES (?, ?, ?, ?, ?)
-			ON CONFLICT (org_id, level, n) DO UPDATE SET width = excluded.width, data = excluded.data`, orgID, tile.L, tile.N, tile.W, data[i]); err != nil {
-			return t.err(err, "", "")
+	err := inRuns(len(tiles), func(from, n int) error {
+		args := make([]any, 0, 5*n)
+		for i := from; i < from+n; i++ {
+			args = append(args, orgID, tiles[i].L, tiles[i].N, tiles[i].W, data[i])
 		}
+		_, err := t.exec(`INSERT INTO ledger_tiles (org_id, level, n, width, data) VALUES `+rowsOf(5, n)+`
+			ON CONFLICT (org_id, level, n) DO UPDATE SET width = excluded.width, data = excluded.data`, args...)
+		return err
+	})
+	if err != nil {
+		return t.err(err, "", "")
 	}
-	for _, e := range leaves {
-		if _, err := t.exec(`INSERT INTO ledger_leaves (org_id, leaf_index, id, kind, measurement_id, payload, leaf_hash, created_at, integrated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, orgID, e.Index, e.ID, e.Kind, e.MeasurementID, string(e.Payload), e.LeafHash.String(),
-			e.CreatedAt.Millis(), e.IntegratedAt.Millis()); err != nil {
-			return t.err(err, "", "ledger leaf exists")
+	err = inRuns(len(leaves), func(from, n int) error {
+		args := make([]any, 0, 9*n)
+		for _, e := range leaves[from : from+n] {
+			args = append(args, orgID, e.Index, e.ID, e.Kind, e.MeasurementID, string(e.Payload), e.LeafHash.String(),
+				e.CreatedAt.Millis(), e.IntegratedAt.Millis())
 		}
+		_, err := t.exec(`INSERT INTO ledger_leaves (org_id, leaf_index, id, kind, measurement_id, payload, leaf_hash, created_at, integrated_at)
+			VALUES `+rowsOf(9, n), args...)
+		return err
+	})
+	if err != nil {
+		return t.err(err, "", "ledger leaf exists")
 	}
 	if len(leaves) == 0 {
 		return nil
 	}
 	// The one writer: the entries read are all those queued up to the
 	// last one's number, none other being written meanwhile.
-	_, err := t.exec(`DELETE FROM ledger_pending WHERE org_id = ? AND seq <= ?`, orgID, leaves[len(leaves)-1].Seq)
+	_, err = t.exec(`DELETE FROM ledger_pending WHERE org_id = ? AND seq <= ?`, orgID, leaves[len(leaves)-1].Seq)
 	return t.err(err, "", "")
 }
 
@@ -406,4 +411,30 @@ func (t *tx) GetLedgerKey() (wps.LedgerKey, error) {
 func (t *tx) CreateLedgerKey(k wps.LedgerKey) error {
 	_, err := t.exec(`INSERT INTO ledger_keys (id, signer, verifier, created_at) VALUES (1, ?, ?, ?)`, k.Signer, k.Verifier, k.CreatedAt.Millis())
 	return t.err(err, "", "ledger key exists")
+}
+
+// maxRun is the most rows inRuns gives one statement.
+const maxRun = 64
+
+// inRuns calls write for n rows in runs of a power of two, each as large
+// as can be up to maxRun (from is the run's first row): a multi-row
+// statement per run, and at most seven texts of it to prepare.
+func inRuns(n int, write func(from, n int) error) error {
+	for from := 0; from < n; {
+		k := maxRun
+		for k > n-from {
+			k /= 2
+		}
+		if err := write(from, k); err != nil {
+			return err
+		}
+		from += k
+	}
+	return nil
+}
+
+// rowsOf is the VALUES list of n rows of cols placeholders each.
+func rowsOf(cols, n int) string {
+	row := "(?" + strings.Repeat(", ?", cols-1) + ")"
+	return row + strings.Repeat(", "+row, n-1)
 }

@@ -721,13 +721,11 @@ func (t *tx) InsertEvents(es []wps.Event) error {
 	if len(es) == 0 {
 		return nil
 	}
-	q := `INSERT INTO events (id, org_id, type, measurement_id, step_id, action_id, payload, created_at) VALUES ` +
-		strings.Repeat(`(?, ?, ?, ?, ?, ?, ?, ?), `, len(es)-1) + `(?, ?, ?, ?, ?, ?, ?, ?)`
 	args := make([]any, 0, 8*len(es))
 	for _, e := range es {
 		args = append(args, e.ID, e.OrgID, e.Type, e.MeasurementID, e.StepID, e.ActionID, string(e.Payload), e.CreatedAt.Millis())
 	}
-	return t.err(t.later(q, args...), "", "event exists")
+	return t.add(eventsTable, args)
 }
 
 func (t *tx) ClaimUniqueValue(orgID, processID, paramID, value, measurementID string) error {

@@ -20,11 +20,14 @@ type Stats struct {
 	WaitTime time.Duration
 	// WriteQueue is how many writes wait for SQLite's writer (0 on PostgreSQL).
 	WriteQueue int
+	// WriteStatements counts the statements write transactions sent since
+	// Open (WriteStatements).
+	WriteStatements int64
 }
 
 // Stats reports the use of the DB's connections.
 func (db *DB) Stats() Stats {
-	st := Stats{Engine: db.engine}
+	st := Stats{Engine: db.engine, WriteStatements: db.written.Load()}
 	if db.engine == SQLite {
 		st.MaxOpen, st.Idle = cap(db.readers), len(db.readers)
 		st.InUse = st.MaxOpen - st.Idle

@@ -168,13 +168,9 @@ func nullTime(t *wps.Time) any {
 }
 
 func (t *tx) CreateDelivery(d wps.Delivery) error {
-	err := t.later(`INSERT INTO deliveries (id, org_id, event_id, event_type, webhook_id, url, measurement_id, status, attempts,
-		next_attempt_at, locked_until, give_up_at, last_status, last_error, created_at, updated_at, delivered_at, queue)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		d.ID, d.OrgID, d.EventID, d.EventType, d.WebhookID, d.URL, d.MeasurementID, d.Status, d.Attempts,
+	return t.add(deliveriesTable, []any{d.ID, d.OrgID, d.EventID, d.EventType, d.WebhookID, d.URL, d.MeasurementID, d.Status, d.Attempts,
 		d.NextAttemptAt.Millis(), nullTime(d.LockedUntil), d.GiveUpAt.Millis(), d.LastStatus, d.LastError,
-		d.CreatedAt.Millis(), d.UpdatedAt.Millis(), nullTime(d.DeliveredAt), queue(d))
-	return t.err(err, "delivery", "delivery exists")
+		d.CreatedAt.Millis(), d.UpdatedAt.Millis(), nullTime(d.DeliveredAt), queue(d)})
 }
 
 func (t *tx) GetDelivery(orgID, id string) (wps.Delivery, error) {

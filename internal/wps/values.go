@@ -64,27 +64,27 @@ func (c *valueCheck) value(p Parameter, raw json.RawMessage, field string) (any,
 	case TypeFormula:
 		return fail("is computed and cannot be set")
 	case TypeText, TypeLongText, TypeEmail, TypeURL, TypeSelect, TypeAttachment, TypeEntity, TypeDate, TypeDateTime:
-		var s string
-		if json.Unmarshal(raw, &s) != nil {
+		s, ok := plainString(raw)
+		if !ok && json.Unmarshal(raw, &s) != nil {
 			return fail("must be a string")
 		}
 		return c.str(p, s, field)
 	case TypeInt, TypeNumber:
 		t := bytes.TrimSpace(raw)
-		if len(t) == 0 || t[0] == '"' || !json.Valid(t) {
+		// A valid JSON value that starts so is a number, and its text is
+		// the json.Number.
+		if len(t) == 0 || (t[0] != '-' && (t[0] < '0' || t[0] > '9')) || !json.Valid(t) {
 			return fail("must be a number")
 		}
-		var n json.Number
-		if json.Unmarshal(t, &n) != nil {
-			return fail("must be a number")
-		}
-		return c.number(p, string(n), field)
+		return c.number(p, string(t), field)
 	case TypeBoolean:
-		var b bool
-		if json.Unmarshal(raw, &b) != nil {
-			return fail("must be true or false")
+		switch string(bytes.TrimSpace(raw)) {
+		case "true":
+			return true, true
+		case "false":
+			return false, true
 		}
-		return b, true
+		return fail("must be true or false")
 	case TypeMultiSelect:
 		var list []string
 		if json.Unmarshal(raw, &list) != nil {
@@ -466,4 +466,20 @@ func tableRows(v any) []map[string]any {
 		return out
 	}
 	return nil
+}
+
+// plainString is a JSON string without escapes, as most values are,
+// without decoding it (json.Unmarshal takes the others).
+func plainString(raw json.RawMessage) (string, bool) {
+	t := bytes.TrimSpace(raw)
+	if len(t) < 2 || t[0] != '"' || t[len(t)-1] != '"' {
+		return "", false
+	}
+	t = t[1 : len(t)-1]
+	for _, b := range t {
+		if b < 0x20 || b == '"' || b == '\\' || b >= 0x80 {
+			return "", false // escapes, control characters, and UTF-8 (checked by json.Unmarshal)
+		}
+	}
+	return string(t), true
 }
