@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"slices"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -25,40 +26,36 @@ import (
 // whole year's report and of its last 30 days, and the CPU it costs
 // (cpu-ms/op: the test process's, which on SQLite includes the database;
 // a busy machine stretches the times, not the CPU).
-// WPS_BENCH_DATABASE=postgres for PostgreSQL.
+// WPS_BENCH_DATABASE=postgres for PostgreSQL; WPS_BENCH_KEEP=DIR keeps
+// the database and its dataset in DIR for the next run (tu.KeptEnv).
 func BenchmarkProcessReport(b *testing.B) {
 	n := benchEnv("WPS_BENCH_MEASUREMENTS", 100_000)
 	engine := sqlstore.SQLite
 	if os.Getenv("WPS_BENCH_DATABASE") == "postgres" {
 		engine = sqlstore.Postgres
 	}
-	env := tu.NewEnv(b, engine)
-	for _, p := range []string{"Inspector", "Supervisor"} {
-		env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": p, "roles": []string{"ADMIN"}}, 201)
+	var env *tu.Env
+	var kept map[string]string
+	keep := os.Getenv("WPS_BENCH_KEEP")
+	if keep != "" {
+		env, kept = tu.KeptEnv(b, engine, keep)
+	} else {
+		env = tu.NewEnv(b, engine)
 	}
-	var procs []map[string]any
-	for _, name := range []string{"Pump", "Valve"} {
-		procs = append(procs, env.Call(post, "/v1/process", env.AdminKey, map[string]any{"name": name, "steps": []map[string]any{
-			{"label": "Check", "policyNames": []string{"Inspector", "Supervisor"}, "deadline": "8", "deadlineType": "HOURS"},
-			{"label": "Repair", "policyNames": []string{"Inspector"}},
-			{"label": "Close", "policyNames": []string{"Supervisor"}}}}, 201).JSON())
-	}
-	end := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
-	start := time.Now()
-	for i, proc := range procs {
-		facts := reportDataset(env.OrgID, proc, n/(1+9*i), end, uint64(i)) // the second process a tenth as busy
-		if err := env.DB.GenerateReportFacts(context.Background(), facts); err != nil {
-			b.Fatal(err)
+	if kept == nil {
+		kept = reportBenchData(b, env, n)
+		if keep != "" {
+			env.SaveKept(keep, kept)
 		}
+	} else if kept["n"] != strconv.Itoa(n) {
+		b.Fatalf("%s holds %s measurements, not %d: remove it (or its schema) to write them", keep, kept["n"], n)
 	}
-	rows := env.RawInt(`SELECT count(*) FROM report_facts`)
-	b.Logf("%d measurements (and a tenth as many of another process): %d aggregate rows, written in %s", n, rows, time.Since(start).Round(time.Millisecond))
 	if os.Getenv("WPS_BENCH_ANALYZE") != "" {
 		if err := env.DB.Analyze(context.Background()); err != nil {
 			b.Fatal(err)
 		}
 	}
-	id := procs[0]["id"].(string)
+	id := kept["process"]
 	for _, c := range []struct{ name, query string }{
 		{"year", "?from=2025-01-05&to=2026-01-04"},
 		{"30_days", "?from=2025-12-06&to=2026-01-04"},
@@ -87,6 +84,32 @@ func BenchmarkProcessReport(b *testing.B) {
 			b.ReportMetric(at(0.99), "p99-ms")
 		})
 	}
+}
+
+// reportBenchData writes the dataset of BenchmarkProcessReport in env and
+// says what it is: n, and the busy process's id.
+func reportBenchData(b *testing.B, env *tu.Env, n int) map[string]string {
+	for _, p := range []string{"Inspector", "Supervisor"} {
+		env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": p, "roles": []string{"ADMIN"}}, 201)
+	}
+	var procs []map[string]any
+	for _, name := range []string{"Pump", "Valve"} {
+		procs = append(procs, env.Call(post, "/v1/process", env.AdminKey, map[string]any{"name": name, "steps": []map[string]any{
+			{"label": "Check", "policyNames": []string{"Inspector", "Supervisor"}, "deadline": "8", "deadlineType": "HOURS"},
+			{"label": "Repair", "policyNames": []string{"Inspector"}},
+			{"label": "Close", "policyNames": []string{"Supervisor"}}}}, 201).JSON())
+	}
+	end := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+	start := time.Now()
+	for i, proc := range procs {
+		facts := reportDataset(env.OrgID, proc, n/(1+9*i), end, uint64(i)) // the second process a tenth as busy
+		if err := env.DB.GenerateReportFacts(context.Background(), facts); err != nil {
+			b.Fatal(err)
+		}
+	}
+	rows := env.RawInt(`SELECT count(*) FROM report_facts`)
+	b.Logf("%d measurements (and a tenth as many of another process): %d aggregate rows, written in %s", n, rows, time.Since(start).Round(time.Millisecond))
+	return map[string]string{"n": strconv.Itoa(n), "process": procs[0]["id"].(string)}
 }
 
 // cpuTime is the CPU this process used (user and system): on a shared

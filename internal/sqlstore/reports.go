@@ -119,29 +119,42 @@ func (t *tx) AddFacts(facts []reports.Fact) error {
 }
 
 // Facts sums the facts of q's days by process, kind, step, policy and
-// bucket, or with q.ByDay by process, day and kind.
+// bucket, or with q.ByDay by process, day and kind. The rows are summed
+// here, not by the database: a year's report reads some 14,000 rows into
+// 2,000 sums, which SQLite otherwise sorts (a third of its work).
 func (t *tx) Facts(q reports.Query) ([]reports.Fact, error) {
-	kinds := ""
+	// One part per kind, with kind = K rather than kind IN (…): the
+	// planner then seeks each run of the key whatever its statistics
+	// (PostgreSQL without them walked every kind of a year's days).
+	kinds := []string{""}
 	if len(q.Kinds) > 0 {
-		ks := make([]string, len(q.Kinds))
-		for i, k := range q.Kinds {
-			ks[i] = strconv.Itoa(k)
+		kinds = kinds[:0]
+		for _, k := range q.Kinds {
+			kinds = append(kinds, ` AND kind = `+strconv.Itoa(k))
 		}
-		kinds = ` AND kind IN (` + strings.Join(ks, ", ") + `)`
+	}
+	cols := `kind, step_id, policy_name, bucket, n, sum_ms`
+	if q.ByDay {
+		cols = `kind, day, n`
+	}
+	if q.ProcessID == "" {
+		cols = `process_id, ` + cols
 	}
 	// Each part reads one run of the primary key (org, process, level,
-	// day): a block's rows, or a level's days.
+	// kind, day), for each kind: a block's rows, or a level's days.
 	var parts []string
 	var args []any
 	part := func(cond string, a ...any) {
-		where := `org_id = ?`
-		args = append(args, q.OrgID)
-		if q.ProcessID != "" {
-			where += ` AND process_id = ?`
-			args = append(args, q.ProcessID)
+		for _, kind := range kinds {
+			where := `org_id = ?`
+			args = append(args, q.OrgID)
+			if q.ProcessID != "" {
+				where += ` AND process_id = ?`
+				args = append(args, q.ProcessID)
+			}
+			parts = append(parts, `SELECT `+cols+` FROM report_facts WHERE `+where+kind+cond)
+			args = append(args, a...)
 		}
-		parts = append(parts, `SELECT process_id, day, kind, step_id, policy_name, bucket, n, sum_ms FROM report_facts WHERE `+where+cond+kinds)
-		args = append(args, a...)
 	}
 	if len(q.Blocks) == 0 {
 		part(` AND level = ? AND day >= ? AND day <= ?`, q.Level, q.From, q.To)
@@ -149,20 +162,54 @@ func (t *tx) Facts(q reports.Query) ([]reports.Fact, error) {
 	for _, b := range q.Blocks {
 		part(` AND level = ? AND day = ?`, b.Level, b.Day)
 	}
-	cols := `process_id, 0, kind, step_id, policy_name, bucket`
-	group := `process_id, kind, step_id, policy_name, bucket`
-	if q.ByDay {
-		cols, group = `process_id, day, kind, '', '', 0`, `process_id, day, kind`
-	}
-	rows, err := t.query(`SELECT `+cols+`, sum(n), sum(sum_ms) FROM (`+strings.Join(parts, ` UNION ALL `)+`) f GROUP BY `+group, args...)
+	rows, err := t.query(strings.Join(parts, ` UNION ALL `), args...)
 	if err != nil {
 		return nil, t.err(err, "", "")
 	}
-	list, err := collect(rows, func(s interface{ Scan(...any) error }) (reports.Fact, error) {
-		f := reports.Fact{OrgID: q.OrgID}
-		return f, s.Scan(&f.ProcessID, &f.Day, &f.Kind, &f.StepID, &f.Policy, &f.Bucket, &f.N, &f.SumMillis)
-	})
-	return list, t.err(err, "", "")
+	defer rows.Close()
+	type key struct {
+		process, step, policy string
+		kind                  int
+		day, bucket           int64
+	}
+	sums := map[key]int{} // → index in out
+	var out []reports.Fact
+	names := map[string]string{} // the few names of steps, policies and processes, interned
+	name := func(b sql.RawBytes) string {
+		if s, ok := names[string(b)]; ok {
+			return s
+		}
+		s := string(b)
+		names[s] = s
+		return s
+	}
+	var process, step, policy sql.RawBytes
+	for rows.Next() {
+		var k key
+		var n, ms int64
+		dest := []any{&k.kind, &step, &policy, &k.bucket, &n, &ms}
+		if q.ByDay {
+			dest = []any{&k.kind, &k.day, &n}
+		}
+		if q.ProcessID == "" {
+			dest = append([]any{&process}, dest...)
+		}
+		if err := rows.Scan(dest...); err != nil {
+			return nil, t.err(err, "", "")
+		}
+		k.process, k.step, k.policy = q.ProcessID, name(step), name(policy)
+		if q.ProcessID == "" {
+			k.process = name(process)
+		}
+		if i, ok := sums[k]; ok {
+			out[i].N += n
+			out[i].SumMillis += ms
+			continue
+		}
+		sums[k] = len(out)
+		out = append(out, reports.Fact{OrgID: q.OrgID, ProcessID: k.process, Day: k.day, Kind: k.kind, StepID: k.step, Policy: k.policy, Bucket: k.bucket, N: n, SumMillis: ms})
+	}
+	return out, t.err(rows.Err(), "", "")
 }
 
 // OpenMeasurements counts the measurements of each of the org's processes
