@@ -7,13 +7,14 @@ import (
 	"net/http/httptest"
 	"os"
 	"slices"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
 
+	"wps/internal/reports"
 	"wps/internal/sqlstore"
 	tu "wps/internal/testutil"
-	"wps/internal/wps"
 )
 
 // BenchmarkProcessReport: GET /v1/reports/processes/{id} over a year of
@@ -25,40 +26,36 @@ import (
 // whole year's report and of its last 30 days, and the CPU it costs
 // (cpu-ms/op: the test process's, which on SQLite includes the database;
 // a busy machine stretches the times, not the CPU).
-// WPS_BENCH_DATABASE=postgres for PostgreSQL.
+// WPS_BENCH_DATABASE=postgres for PostgreSQL; WPS_BENCH_KEEP=DIR keeps
+// the database and its dataset in DIR for the next run (tu.KeptEnv).
 func BenchmarkProcessReport(b *testing.B) {
 	n := benchEnv("WPS_BENCH_MEASUREMENTS", 100_000)
 	engine := sqlstore.SQLite
 	if os.Getenv("WPS_BENCH_DATABASE") == "postgres" {
 		engine = sqlstore.Postgres
 	}
-	env := tu.NewEnv(b, engine)
-	for _, p := range []string{"Inspector", "Supervisor"} {
-		env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": p, "roles": []string{"ADMIN"}}, 201)
+	var env *tu.Env
+	var kept map[string]string
+	keep := os.Getenv("WPS_BENCH_KEEP")
+	if keep != "" {
+		env, kept = tu.KeptEnv(b, engine, keep)
+	} else {
+		env = tu.NewEnv(b, engine)
 	}
-	var procs []map[string]any
-	for _, name := range []string{"Pump", "Valve"} {
-		procs = append(procs, env.Call(post, "/v1/process", env.AdminKey, map[string]any{"name": name, "steps": []map[string]any{
-			{"label": "Check", "policyNames": []string{"Inspector", "Supervisor"}, "deadline": "8", "deadlineType": "HOURS"},
-			{"label": "Repair", "policyNames": []string{"Inspector"}},
-			{"label": "Close", "policyNames": []string{"Supervisor"}}}}, 201).JSON())
-	}
-	end := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
-	start := time.Now()
-	for i, proc := range procs {
-		facts := reportDataset(env.OrgID, proc, n/(1+9*i), end, uint64(i)) // the second process a tenth as busy
-		if err := env.DB.GenerateReportFacts(context.Background(), facts); err != nil {
-			b.Fatal(err)
+	if kept == nil {
+		kept = reportBenchData(b, env, n)
+		if keep != "" {
+			env.SaveKept(keep, kept)
 		}
+	} else if kept["n"] != strconv.Itoa(n) {
+		b.Fatalf("%s holds %s measurements, not %d: remove it (or its schema) to write them", keep, kept["n"], n)
 	}
-	rows := env.RawInt(`SELECT count(*) FROM report_facts`)
-	b.Logf("%d measurements (and a tenth as many of another process): %d aggregate rows, written in %s", n, rows, time.Since(start).Round(time.Millisecond))
 	if os.Getenv("WPS_BENCH_ANALYZE") != "" {
 		if err := env.DB.Analyze(context.Background()); err != nil {
 			b.Fatal(err)
 		}
 	}
-	id := procs[0]["id"].(string)
+	id := kept["process"]
 	for _, c := range []struct{ name, query string }{
 		{"year", "?from=2025-01-05&to=2026-01-04"},
 		{"30_days", "?from=2025-12-06&to=2026-01-04"},
@@ -89,6 +86,32 @@ func BenchmarkProcessReport(b *testing.B) {
 	}
 }
 
+// reportBenchData writes the dataset of BenchmarkProcessReport in env and
+// says what it is: n, and the busy process's id.
+func reportBenchData(b *testing.B, env *tu.Env, n int) map[string]string {
+	for _, p := range []string{"Inspector", "Supervisor"} {
+		env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": p, "roles": []string{"ADMIN"}}, 201)
+	}
+	var procs []map[string]any
+	for _, name := range []string{"Pump", "Valve"} {
+		procs = append(procs, env.Call(post, "/v1/process", env.AdminKey, map[string]any{"name": name, "steps": []map[string]any{
+			{"label": "Check", "policyNames": []string{"Inspector", "Supervisor"}, "deadline": "8", "deadlineType": "HOURS"},
+			{"label": "Repair", "policyNames": []string{"Inspector"}},
+			{"label": "Close", "policyNames": []string{"Supervisor"}}}}, 201).JSON())
+	}
+	end := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+	start := time.Now()
+	for i, proc := range procs {
+		facts := reportDataset(env.OrgID, proc, n/(1+9*i), end, uint64(i)) // the second process a tenth as busy
+		if err := env.DB.GenerateReportFacts(context.Background(), facts); err != nil {
+			b.Fatal(err)
+		}
+	}
+	rows := env.RawInt(`SELECT count(*) FROM report_facts`)
+	b.Logf("%d measurements (and a tenth as many of another process): %d aggregate rows, written in %s", n, rows, time.Since(start).Round(time.Millisecond))
+	return map[string]string{"n": strconv.Itoa(n), "process": procs[0]["id"].(string)}
+}
+
 // cpuTime is the CPU this process used (user and system): on a shared
 // machine, steadier than the time a request took.
 func cpuTime() time.Duration {
@@ -99,7 +122,7 @@ func cpuTime() time.Duration {
 
 // reportDataset is the facts n measurements of proc made over the year
 // before end would have added.
-func reportDataset(orgID string, proc map[string]any, n int, end time.Time, seed uint64) []wps.ReportFact {
+func reportDataset(orgID string, proc map[string]any, n int, end time.Time, seed uint64) []reports.Fact {
 	rnd := rand.New(rand.NewPCG(seed, 7))
 	procID := proc["id"].(string)
 	st := steps(proc)
@@ -107,9 +130,9 @@ func reportDataset(orgID string, proc map[string]any, n int, end time.Time, seed
 	lognormal := func(median time.Duration, sigma float64) time.Duration {
 		return time.Duration(float64(median) * math.Exp(sigma*rnd.NormFloat64()))
 	}
-	sums := map[wps.ReportFact][2]int64{} // summed as they come: a million measurements' facts would not fit one by one
+	sums := map[reports.Fact][2]int64{} // summed as they come: a million measurements' facts would not fit one by one
 	add := func(at time.Time, kind int, step, policy string, d time.Duration, _ bool) {
-		for _, f := range wps.NewFacts(orgID, procID, at, kind, step, policy, d.Milliseconds()) {
+		for _, f := range reports.NewFacts(orgID, procID, at, kind, step, policy, d.Milliseconds()) {
 			n, ms := f.N, f.SumMillis
 			f.N, f.SumMillis = 0, 0
 			s := sums[f]
@@ -119,34 +142,34 @@ func reportDataset(orgID string, proc map[string]any, n int, end time.Time, seed
 	year := 365 * 24 * time.Hour
 	for i := range n {
 		created := end.Add(-year + time.Duration(rnd.Int64N(int64(year))))
-		add(created, wps.FactCreated, "", "", 0, false)
+		add(created, reports.FactCreated, "", "", 0, false)
 		at := created
 		firstPass := true
 		for round := 0; round < 2; round++ {
 			// Check: two seats, the second fills the step.
-			add(at, wps.FactReached, check, "", 0, false)
+			add(at, reports.FactReached, check, "", 0, false)
 			first, wait := lognormal(40*time.Minute, 1.2), lognormal(3*time.Hour, 1.3)
 			first = min(first, wait)
-			add(at.Add(first), wps.FactFill, check, "Inspector", first, true)
-			add(at.Add(wait), wps.FactFill, check, "Supervisor", wait, true)
-			add(at.Add(wait), wps.FactConsensed, check, "", wait, true)
+			add(at.Add(first), reports.FactFill, check, "Inspector", first, true)
+			add(at.Add(wait), reports.FactFill, check, "Supervisor", wait, true)
+			add(at.Add(wait), reports.FactConsensed, check, "", wait, true)
 			if wait > 8*time.Hour {
-				add(at.Add(8*time.Hour), wps.FactOverdue, check, "", 0, false)
+				add(at.Add(8*time.Hour), reports.FactOverdue, check, "", 0, false)
 			}
 			at = at.Add(wait)
 			for _, s := range []struct {
 				id, policy string
 				median     time.Duration
 			}{{repair, "Inspector", 6 * time.Hour}, {closing, "Supervisor", time.Hour}} {
-				add(at, wps.FactReached, s.id, "", 0, false)
+				add(at, reports.FactReached, s.id, "", 0, false)
 				w := lognormal(s.median, 1.5)
 				if s.id == closing && round == 0 && i%10 == 0 { // sent back once
-					add(at.Add(w), wps.FactRejection, closing, "", 0, false)
+					add(at.Add(w), reports.FactRejection, closing, "", 0, false)
 					at, firstPass = at.Add(w), false
 					break
 				}
-				add(at.Add(w), wps.FactFill, s.id, s.policy, w, true)
-				add(at.Add(w), wps.FactConsensed, s.id, "", w, true)
+				add(at.Add(w), reports.FactFill, s.id, s.policy, w, true)
+				add(at.Add(w), reports.FactConsensed, s.id, "", w, true)
 				at = at.Add(w)
 			}
 			if firstPass || round == 1 {
@@ -154,13 +177,13 @@ func reportDataset(orgID string, proc map[string]any, n int, end time.Time, seed
 			}
 		}
 		if at.Before(end) {
-			add(at, wps.FactApproved, "", "", at.Sub(created), true)
+			add(at, reports.FactApproved, "", "", at.Sub(created), true)
 			if firstPass {
-				add(at, wps.FactFirstPass, "", "", 0, false)
+				add(at, reports.FactFirstPass, "", "", 0, false)
 			}
 		}
 	}
-	facts := make([]wps.ReportFact, 0, len(sums))
+	facts := make([]reports.Fact, 0, len(sums))
 	for f, s := range sums {
 		f.N, f.SumMillis = s[0], s[1]
 		facts = append(facts, f)

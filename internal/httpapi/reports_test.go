@@ -177,7 +177,7 @@ func recompute(t *testing.T, env *tu.Env, processID, from, to string) reports.Pr
 		if err != nil {
 			return err
 		}
-		var all, facts, days, live []wps.ReportFact
+		var all, facts, days, live []reports.Fact
 		var open int64
 		now := env.Clock.Now()
 		for _, id := range ids {
@@ -185,7 +185,7 @@ func recompute(t *testing.T, env *tu.Env, processID, from, to string) reports.Pr
 			if err != nil {
 				return err
 			}
-			fs, err := wps.ReportFactsFromActions(m, mp.Steps, actions, m.CreatedAt, nil)
+			fs, err := reports.FactsFromActions(m, mp.Steps, actions, m.CreatedAt, nil)
 			if err != nil {
 				return err
 			}
@@ -194,8 +194,8 @@ func recompute(t *testing.T, env *tu.Env, processID, from, to string) reports.Pr
 				open++
 			}
 			for _, o := range wps.IndexOpenSteps(m, mp.Steps) {
-				if o.DueAt != nil && wps.FactDay(o.DueAt.Time) >= rg.From && wps.FactDay(o.DueAt.Time) <= rg.To && o.DueAt.Before(now) {
-					live = append(live, wps.ReportFact{Kind: wps.FactOverdue, StepID: o.StepID, N: 1})
+				if o.DueAt != nil && reports.FactDay(o.DueAt.Time) >= rg.From && reports.FactDay(o.DueAt.Time) <= rg.To && o.DueAt.Before(now) {
+					live = append(live, reports.Fact{Kind: reports.FactOverdue, StepID: o.StepID, N: 1})
 				}
 			}
 		}
@@ -204,7 +204,7 @@ func recompute(t *testing.T, env *tu.Env, processID, from, to string) reports.Pr
 				continue
 			}
 			facts = append(facts, f)
-			if f.Kind == wps.FactCreated || f.Kind == wps.FactApprovals {
+			if f.Kind == reports.FactCreated || f.Kind == reports.FactApprovals {
 				days = append(days, f)
 			}
 		}
@@ -212,19 +212,19 @@ func recompute(t *testing.T, env *tu.Env, processID, from, to string) reports.Pr
 		out.Open = open
 		// The aggregates the writes kept, key by key and level by level,
 		// are the actions'.
-		for k := range wps.FactLevels {
-			kept, err := tx.ReportFacts(wps.ReportQuery{OrgID: env.OrgID, ProcessID: processID, Level: k, From: -100000, To: 100000})
+		for k := range reports.FactLevels {
+			kept, err := tx.(reports.Store).Facts(reports.Query{OrgID: env.OrgID, ProcessID: processID, Level: k, From: -100000, To: 100000})
 			if err != nil {
 				return err
 			}
-			var want []wps.ReportFact
+			var want []reports.Fact
 			for _, f := range all {
 				if f.Level == k {
 					f.Day, f.Level = 0, 0
 					want = append(want, f)
 				}
 			}
-			if w, g := wps.MergeFacts(want), wps.MergeFacts(kept); !reflect.DeepEqual(w, g) {
+			if w, g := reports.MergeFacts(want), reports.MergeFacts(kept); !reflect.DeepEqual(w, g) {
 				t.Errorf("aggregates kept by the writes at level %d\n got %v\nwant %v", k, g, w)
 			}
 		}

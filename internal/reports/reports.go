@@ -1,6 +1,6 @@
 // Package reports computes the figures of where work waits (docs/reports.md)
 // from the aggregates that every change of a measurement keeps
-// (wps.ReportFact): counts, cycle times, step waits, seat fill times,
+// (Fact): counts, cycle times, step waits, seat fill times,
 // first-pass yield and throughput by day. Counts and times only, never
 // values. The domain decides who may read them (wps.Service.ReadReport);
 // this package only computes.
@@ -106,9 +106,9 @@ func (r *Reports) ParseRange(from, to string) (Range, error) {
 		if err != nil {
 			return 0, wps.Invalid(field, "must be a date YYYY-MM-DD")
 		}
-		return wps.FactDay(t), nil
+		return FactDay(t), nil
 	}
-	rg := Range{To: wps.FactDay(r.Now())}
+	rg := Range{To: FactDay(r.Now())}
 	var err error
 	if to != "" {
 		if rg.To, err = day("to", to); err != nil {
@@ -137,22 +137,22 @@ func dayStart(d int64) wps.Time { return wps.FromMillis(d * 86_400_000) }
 
 // Process computes proc's report over rg in tx.
 func (r *Reports) Process(tx wps.Tx, proc wps.Process, rg Range) (ProcessReport, error) {
-	base := wps.ReportQuery{OrgID: proc.OrgID, ProcessID: proc.ID}
+	base := Query{OrgID: proc.OrgID, ProcessID: proc.ID}
 	q := base
-	q.Blocks, q.Kinds = wps.Blocks(rg.From, rg.To), []int{wps.FactApproved, wps.FactConsensed, wps.FactFill}
-	facts, err := tx.ReportFacts(q)
+	q.Blocks, q.Kinds = Blocks(rg.From, rg.To), []int{FactApproved, FactConsensed, FactFill}
+	facts, err := store(tx).Facts(q)
 	if err != nil {
 		return ProcessReport{}, err
 	}
 	q = base
-	q.From, q.To, q.Kinds = rg.From, rg.To, []int{wps.FactCreated, wps.FactFirstPass, wps.FactReached, wps.FactRejection, wps.FactOverdue}
-	counts, err := tx.ReportFacts(q)
+	q.From, q.To, q.Kinds = rg.From, rg.To, []int{FactCreated, FactFirstPass, FactReached, FactRejection, FactOverdue}
+	counts, err := store(tx).Facts(q)
 	if err != nil {
 		return ProcessReport{}, err
 	}
 	facts = append(facts, counts...)
-	q.ByDay, q.Kinds = true, []int{wps.FactCreated, wps.FactApprovals}
-	days, err := tx.ReportFacts(q)
+	q.ByDay, q.Kinds = true, []int{FactCreated, FactApprovals}
+	days, err := store(tx).Facts(q)
 	if err != nil {
 		return ProcessReport{}, err
 	}
@@ -165,9 +165,9 @@ func (r *Reports) Process(tx wps.Tx, proc wps.Process, rg Range) (ProcessReport,
 	if now.Before(until.Time) {
 		until = now
 	}
-	var live []wps.ReportFact
+	var live []Fact
 	if until.After(dayStart(rg.From).Time) {
-		if live, err = tx.OverdueOpenSteps(proc.OrgID, proc.ID, dayStart(rg.From), until); err != nil {
+		if live, err = store(tx).OverdueOpenSteps(proc.OrgID, proc.ID, dayStart(rg.From), until); err != nil {
 			return ProcessReport{}, err
 		}
 	}
@@ -185,7 +185,7 @@ type histogram struct {
 	buckets map[int64]int64
 }
 
-func (h *histogram) add(f wps.ReportFact) {
+func (h *histogram) add(f Fact) {
 	if h.buckets == nil {
 		h.buckets = map[int64]int64{}
 	}
@@ -222,7 +222,7 @@ func (h *histogram) times() Times { return Times{P50: h.percentile(50), P90: h.p
 // each event counted once: one level; FactOverdue of open steps included)
 // and days, the FactCreated and FactApprovals facts by day. It is the whole computation, pure: the tests give it facts
 // worked out from the actions.
-func Figures(proc wps.Process, rg Range, facts, days []wps.ReportFact) ProcessReport {
+func Figures(proc wps.Process, rg Range, facts, days []Fact) ProcessReport {
 	rep := ProcessReport{ProcessID: proc.ID, From: DayString(rg.From), To: DayString(rg.To), Steps: []StepFigures{}, Seats: []SeatFigures{}}
 	var cycle histogram
 	var firstPass int64
@@ -239,24 +239,24 @@ func Figures(proc wps.Process, rg Range, facts, days []wps.ReportFact) ProcessRe
 	}
 	for _, f := range facts {
 		switch f.Kind {
-		case wps.FactCreated:
+		case FactCreated:
 			rep.Created += f.N
-		case wps.FactApproved:
+		case FactApproved:
 			rep.Approved += f.N
 			cycle.add(f)
-		case wps.FactFirstPass:
+		case FactFirstPass:
 			firstPass += f.N
-		case wps.FactReached:
+		case FactReached:
 			step(f.StepID).Reached += f.N
-		case wps.FactConsensed:
+		case FactConsensed:
 			step(f.StepID).Consensed += f.N
 			waits[f.StepID].add(f)
-		case wps.FactRejection:
+		case FactRejection:
 			step(f.StepID).Rejections += f.N
 			rep.Rejected += f.N
-		case wps.FactOverdue:
+		case FactOverdue:
 			step(f.StepID).Overdue += f.N
-		case wps.FactFill:
+		case FactFill:
 			k := seatKey{f.StepID, f.Policy}
 			if fills[k] == nil {
 				fills[k] = &histogram{}
@@ -328,9 +328,9 @@ func Figures(proc wps.Process, rg Range, facts, days []wps.ReportFact) ProcessRe
 			continue
 		}
 		switch f.Kind {
-		case wps.FactCreated:
+		case FactCreated:
 			d.Created += f.N
-		case wps.FactApprovals:
+		case FactApprovals:
 			d.Approved += f.N
 		}
 	}
@@ -360,7 +360,7 @@ func (r *Reports) Overview(tx wps.Tx, orgID string, procs []wps.Process, rg Rang
 	if err != nil {
 		return out, err
 	}
-	overdue, err := tx.OverdueOpenSteps(orgID, "", wps.FromMillis(0), wps.At(r.Now()))
+	overdue, err := store(tx).OverdueOpenSteps(orgID, "", wps.FromMillis(0), wps.At(r.Now()))
 	if err != nil {
 		return out, err
 	}
@@ -369,9 +369,9 @@ func (r *Reports) Overview(tx wps.Tx, orgID string, procs []wps.Process, rg Rang
 		late[f.ProcessID] += f.N
 	}
 	hist := map[string]*histogram{}
-	blocks := wps.Blocks(rg.From, rg.To)
+	blocks := Blocks(rg.From, rg.To)
 	for _, p := range procs { // one process at a time: each reads its own rows of the key
-		cycles, err := tx.ReportFacts(wps.ReportQuery{OrgID: orgID, ProcessID: p.ID, Blocks: blocks, Kinds: []int{wps.FactApproved}})
+		cycles, err := store(tx).Facts(Query{OrgID: orgID, ProcessID: p.ID, Blocks: blocks, Kinds: []int{FactApproved}})
 		if err != nil {
 			return out, err
 		}

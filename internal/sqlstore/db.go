@@ -303,6 +303,8 @@ func (db *DB) migrations() (*goose.Provider, error) {
 		goose.NewGoMigration(16, &goose.GoFunc{RunTx: db.backfillOpenSeats}, nil),
 		goose.NewGoMigration(23, &goose.GoFunc{RunTx: db.backfillLedger}, nil),
 		goose.NewGoMigration(44, &goose.GoFunc{RunTx: db.backfillReports}, &goose.GoFunc{RunTx: dropReportFacts}),
+		goose.NewGoMigration(50, &goose.GoFunc{RunTx: db.rekeyReportFacts("report_facts_by_kind", factKeyByKind)},
+			&goose.GoFunc{RunTx: db.rekeyReportFacts("report_facts_pkey", factKeyByDay)}),
 	))
 	if err != nil {
 		return nil, fmt.Errorf("migrations: %w", err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"wps/internal/reports"
 	"wps/internal/wps"
 )
 
@@ -286,8 +287,8 @@ func (db *DB) GenerateCopies(ctx context.Context, orgID string, pattern []string
 // GenerateReportFacts writes report facts in bulk (summed into those there
 // are), 500 to a statement: the dataset of the reports benchmark, which
 // stands for measurements made through the API. Only benchmarks call it.
-func (db *DB) GenerateReportFacts(ctx context.Context, facts []wps.ReportFact) error {
-	facts = wps.MergeFacts(facts)
+func (db *DB) GenerateReportFacts(ctx context.Context, facts []reports.Fact) error {
+	facts = reports.MergeFacts(facts)
 	const perStmt, perTx = 500, 20000
 	for len(facts) > 0 {
 		chunk := facts[:min(len(facts), perTx)]

@@ -517,3 +517,86 @@ func (s *SyncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// keptEnv is what KeptEnv keeps beside its database.
+type keptEnv struct {
+	OrgID    string            `json:"orgId"`
+	AdminKey string            `json:"adminKey"`
+	Data     map[string]string `json:"data"`
+}
+
+// KeptEnv is NewEnv over a database that outlives the test, in dir, for
+// benchmarks whose dataset takes minutes to write: SQLite's file
+// dir/wps.db, or on PostgreSQL the schema kept_<dir's base name> of the
+// test database; dir/env.json keeps the org, its admin key and the
+// benchmark's data (SaveKept). data is nil when the database is new (the
+// caller writes its dataset, then SaveKept); opening it applies the
+// migrations it lacks.
+func KeptEnv(t testing.TB, engine sqlstore.Engine, dir string) (env *Env, data map[string]string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dsn := filepath.Join(dir, "wps.db")
+	if engine == sqlstore.Postgres {
+		requirePostgres(t)
+		schema := "kept_" + strings.Map(func(r rune) rune {
+			if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+				return r
+			}
+			return '_'
+		}, strings.ToLower(filepath.Base(dir)))
+		admin, err := sql.Open("pgx", postgresURL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer admin.Close()
+		if _, err := admin.Exec("CREATE SCHEMA IF NOT EXISTS " + schema); err != nil {
+			t.Fatal(err)
+		}
+		u, err := url.Parse(postgresURL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := u.Query()
+		q.Set("search_path", schema)
+		u.RawQuery = q.Encode()
+		dsn = u.String()
+	}
+	db, err := sqlstore.Open(context.Background(), dsn, sqlstore.Options{MaxConns: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	o := Options{}
+	o.API.Logger = slog.New(slog.DiscardHandler)
+	blobs, err := blob.NewDisk(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.API.Blobs = blobs
+	clock := NewClock()
+	svc, srv := serve(t, db, clock, o)
+	env = &Env{T: t, Engine: engine, DB: db, Service: svc, Server: srv, Clock: clock, url: dsn, opt: o}
+	var kept keptEnv
+	if b, err := os.ReadFile(filepath.Join(dir, "env.json")); err == nil && json.Unmarshal(b, &kept) == nil && kept.Data != nil {
+		env.OrgID, env.AdminKey = kept.OrgID, kept.AdminKey
+		return env, kept.Data
+	}
+	boot, err := svc.Bootstrap(context.Background(), "Acme", "")
+	if err != nil || boot == nil {
+		t.Fatalf("bootstrap of %s (remove it to start again): %v", dir, err)
+	}
+	env.OrgID, env.AdminKey = boot.Org.ID, boot.Key.Key
+	return env, nil
+}
+
+// SaveKept records data beside the kept database in dir (KeptEnv), once
+// its dataset is written.
+func (e *Env) SaveKept(dir string, data map[string]string) {
+	e.T.Helper()
+	b, _ := json.Marshal(keptEnv{OrgID: e.OrgID, AdminKey: e.AdminKey, Data: data})
+	if err := os.WriteFile(filepath.Join(dir, "env.json"), b, 0o644); err != nil {
+		e.T.Fatal(err)
+	}
+}

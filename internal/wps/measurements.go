@@ -261,9 +261,11 @@ type run struct {
 	// reproval re-opened their steps): save mails work.returned to their
 	// authors.
 	returned []Action
-	// facts are the report facts of its changes (reportFacts), written
-	// by save.
-	facts *factsOf
+	// changes are the measurement's changes this run made (change),
+	// handed to the store by save; cals0 the calendars they were made
+	// under.
+	changes []Change
+	cals0   []CalendarVersion
 }
 
 func (s *Service) loadRun(tx Tx, p *Principal, measurementID string) (*run, error) {
@@ -924,7 +926,7 @@ func (r *run) record(a *Action, clientHash string, res engine.Result) error {
 		}
 	}
 	firstPass := a.Type != engine.Rejection && !slices.ContainsFunc(r.actions, func(x Action) bool { return x.Type == engine.Rejection })
-	r.reportFacts().change(r.m.State, res.State, *a, firstPass)
+	r.change(Change{Before: r.m.State, After: res.State, Action: *a, FirstPass: firstPass})
 	r.m.State = res.State
 	r.m.Status = engine.Status(r.def, res.State)
 	r.m.UpdatedAt = r.now
@@ -989,7 +991,7 @@ func (r *run) save() error {
 	r.returned = nil
 	if r.isNew {
 		start, _ := engine.Start(r.def, r.startedAt.Time, r.startPending)
-		r.reportFacts().start(start)
+		r.change(Change{Start: true, After: start})
 		if err := r.tx.CreateMeasurement(&r.m, r.proc.Code, open); err != nil {
 			return err
 		}
@@ -1047,20 +1049,12 @@ func (r *run) save() error {
 		}
 	}
 	// Last: other writers of the process may wait for these rows.
-	if r.facts != nil && len(r.facts.out) > 0 {
-		facts := r.facts.out
-		r.facts.out = nil
-		return r.tx.AddReportFacts(facts)
+	if len(r.changes) > 0 {
+		changes := r.changes
+		r.changes = nil
+		return r.tx.RecordChanges(changes)
 	}
 	return nil
-}
-
-// reportFacts collects the run's report facts, written by save.
-func (r *run) reportFacts() *factsOf {
-	if r.facts == nil {
-		r.facts = &factsOf{m: r.m, steps: r.proc.Steps, def: r.def, cals: r.calendars()}
-	}
-	return r.facts
 }
 
 // action returns the run's copy of an action (with its ledger hashes once recorded).

@@ -52,17 +52,14 @@ type Tx interface {
 	// FindUsers is ListUsers of the users matching every field of q that is set.
 	FindUsers(orgID string, q UserQuery, p Page) ([]User, int, error)
 	SetUserRoles(orgID, userID string, roles []string, at Time) error
-	// AddReportFacts adds facts to the report aggregates, summed by key.
-	AddReportFacts(facts []ReportFact) error
-	// ReportFacts sums the report facts that q selects (see ReportQuery).
-	ReportFacts(q ReportQuery) ([]ReportFact, error)
+	// RecordChanges keeps what reports read of a write's changes of a
+	// measurement (internal/reports derives their facts), in the write's
+	// transaction and last (other writers of the process may wait for
+	// those rows).
+	RecordChanges(changes []Change) error
 	// OpenMeasurements counts the measurements of each of the org's
 	// processes (by id) that are not APPROVED.
 	OpenMeasurements(orgID string) (map[string]int64, error)
-	// OverdueOpenSteps counts by process and step (N of FactOverdue facts)
-	// the open steps of the org's measurements (of processID's, when not
-	// empty) whose deadline is in [from, to).
-	OverdueOpenSteps(orgID, processID string, from, to Time) ([]ReportFact, error)
 
 	// CountUsersWithRole counts the org's ACTIVE users holding role.
 	CountUsersWithRole(orgID, role string) (int, error)

@@ -1,4 +1,4 @@
-package wps
+package reports
 
 import (
 	"cmp"
@@ -7,17 +7,18 @@ import (
 	"time"
 
 	"wps/internal/engine"
+	"wps/internal/wps"
 )
 
-// ReportFact is one count of the aggregates that reports read
-// (internal/reports, docs/reports.md): N events of one Kind of a process on
-// one UTC Day, for a step (and a seat's policy), whose durations fell in
-// one Bucket (a whole number of seconds, the bucket's lower bound; 0 for
-// kinds without a duration), SumMillis their exact total. Every change of a
-// measurement adds its facts in its own transaction (Tx.AddReportFacts),
-// one upsert; ReportFactsFromActions works the same facts out of the
-// recorded actions.
-type ReportFact struct {
+// Fact is one count of the aggregates that reports read (docs/reports.md):
+// N events of one Kind of a process on one UTC Day, for a step (and a
+// seat's policy), whose durations fell in one Bucket (a whole number of
+// seconds, the bucket's lower bound; 0 for kinds without a duration),
+// SumMillis their exact total. The domain hands every change of a
+// measurement to the store in its own transaction (wps.Tx.RecordChanges),
+// which adds the change's facts (FactsOf) in one upsert; FactsFromActions
+// works the same facts out of the recorded actions.
+type Fact struct {
 	OrgID, ProcessID string
 	// Level and Day name the fact's block of days: the 2^Level days from
 	// Day (days since 1970-01-01, UTC, a multiple of 2^Level). A fact with
@@ -100,58 +101,55 @@ func FactDay(t time.Time) int64 {
 	return d
 }
 
-// factsOf collects the facts of one measurement's changes.
-type factsOf struct {
-	m     Measurement
-	steps []Step
-	def   engine.Def
-	cals  []CalendarVersion
-	out   []ReportFact
-}
-
-func (f *factsOf) add(at time.Time, kind int, stepID, policy string, ms int64) {
-	f.out = append(f.out, NewFacts(f.m.OrgID, f.m.ProcessID, at, kind, stepID, policy, ms)...)
-}
-
 // NewFacts are the rows of one event of kind at at (of ms milliseconds
 // when the kind is timed): one at level 0, and for a timed kind one at each
 // other level too (an approval adds its FactApprovals).
-func NewFacts(orgID, processID string, at time.Time, kind int, stepID, policy string, ms int64) []ReportFact {
+func NewFacts(orgID, processID string, at time.Time, kind int, stepID, policy string, ms int64) []Fact {
 	day := FactDay(at)
-	fact := ReportFact{OrgID: orgID, ProcessID: processID, Day: day, Kind: kind, StepID: stepID, Policy: policy, N: 1}
+	fact := Fact{OrgID: orgID, ProcessID: processID, Day: day, Kind: kind, StepID: stepID, Policy: policy, N: 1}
 	if !Timed(kind) {
-		return []ReportFact{fact}
+		return []Fact{fact}
 	}
 	fact.Bucket, fact.SumMillis = Bucket(ms), ms
-	out := make([]ReportFact, 0, FactLevels+1)
+	out := make([]Fact, 0, FactLevels+1)
 	for k := range FactLevels {
 		f := fact
 		f.Level, f.Day = k, day&^(1<<k-1)
 		out = append(out, f)
 	}
 	if kind == FactApproved {
-		out = append(out, ReportFact{OrgID: orgID, ProcessID: processID, Day: day, Kind: FactApprovals, N: 1})
+		out = append(out, Fact{OrgID: orgID, ProcessID: processID, Day: day, Kind: FactApprovals, N: 1})
 	}
 	return out
 }
 
-// start adds the facts of a measurement's creation: created at its
-// creation, and the steps that opened when the engine started it.
-func (f *factsOf) start(state engine.State) {
-	f.add(f.m.CreatedAt.Time, FactCreated, "", "", 0)
-	for _, sd := range f.def.Steps {
-		if st := state.Steps[sd.ID]; st != nil && st.Status == engine.Open {
-			f.add(st.OpenedAt, FactReached, sd.ID, "", 0)
-		}
+// FactsOf are the facts of a write's changes of a measurement: the one
+// place that says what a change counts for.
+func FactsOf(changes []wps.Change) []Fact {
+	var out []Fact
+	for _, c := range changes {
+		out = appendFacts(out, c)
 	}
+	return out
 }
 
-// change adds the facts of one action a, which took the measurement from
-// before to after; firstPass says that no REJECTION came before it.
-func (f *factsOf) change(before, after engine.State, a Action, firstPass bool) {
+func appendFacts(out []Fact, c wps.Change) []Fact {
+	add := func(at time.Time, kind int, stepID, policy string, ms int64) {
+		out = append(out, NewFacts(c.M.OrgID, c.M.ProcessID, at, kind, stepID, policy, ms)...)
+	}
+	if c.Start { // created at its creation, and the steps that opened when the engine started it
+		add(c.M.CreatedAt.Time, FactCreated, "", "", 0)
+		for _, sd := range c.Def.Steps {
+			if st := c.After.Steps[sd.ID]; st != nil && st.Status == engine.Open {
+				add(st.OpenedAt, FactReached, sd.ID, "", 0)
+			}
+		}
+		return out
+	}
+	a := c.Action
 	now := a.CreatedAt.Time
-	for _, sd := range f.def.Steps {
-		b, x := before.Steps[sd.ID], after.Steps[sd.ID]
+	for _, sd := range c.Def.Steps {
+		b, x := c.Before.Steps[sd.ID], c.After.Steps[sd.ID]
 		if b == nil || x == nil {
 			continue
 		}
@@ -159,40 +157,41 @@ func (f *factsOf) change(before, after engine.State, a Action, firstPass bool) {
 		if b.Status == engine.Open && same {
 			for policy := range x.Seats {
 				if _, had := b.Seats[policy]; !had {
-					f.add(now, FactFill, sd.ID, policy, now.Sub(b.OpenedAt).Milliseconds())
+					add(now, FactFill, sd.ID, policy, now.Sub(b.OpenedAt).Milliseconds())
 				}
 			}
 		}
 		if b.Status == engine.Open && (x.Status != engine.Open || !same) { // the opening ended
 			if x.Status == engine.Consensed && same {
-				f.add(now, FactConsensed, sd.ID, "", now.Sub(b.OpenedAt).Milliseconds())
+				add(now, FactConsensed, sd.ID, "", now.Sub(b.OpenedAt).Milliseconds())
 			}
-			if _, st := stepByID(f.steps, sd.ID); st != nil {
-				if due := dueAt(*st, b.OpenedAt, f.cals); due != nil && due.Before(now) {
-					f.add(due.Time, FactOverdue, sd.ID, "", 0)
+			if i := slices.IndexFunc(c.Steps, func(s wps.Step) bool { return s.ID == sd.ID }); i >= 0 {
+				if due := wps.DueAt(c.Steps[i], b.OpenedAt, c.Cals); due != nil && due.Before(now) {
+					add(due.Time, FactOverdue, sd.ID, "", 0)
 				}
 			}
 		}
 		if x.Status == engine.Open && (b.Status != engine.Open || !same) {
-			f.add(x.OpenedAt, FactReached, sd.ID, "", 0)
+			add(x.OpenedAt, FactReached, sd.ID, "", 0)
 		}
 	}
 	if a.Type == engine.Rejection {
-		f.add(now, FactRejection, a.StepID, "", 0)
+		add(now, FactRejection, a.StepID, "", 0)
 	}
-	if engine.Status(f.def, before) != engine.StatusApproved && engine.Status(f.def, after) == engine.StatusApproved {
-		f.add(now, FactApproved, "", "", now.Sub(f.m.CreatedAt.Time).Milliseconds())
-		if firstPass {
-			f.add(now, FactFirstPass, "", "", 0)
+	if engine.Status(c.Def, c.Before) != engine.StatusApproved && engine.Status(c.Def, c.After) == engine.StatusApproved {
+		add(now, FactApproved, "", "", now.Sub(c.M.CreatedAt.Time).Milliseconds())
+		if c.FirstPass {
+			add(now, FactFirstPass, "", "", 0)
 		}
 	}
+	return out
 }
 
 // MergeFacts sums the facts of one key (every field but N and SumMillis)
 // and orders them by key: a store writes them in one statement, in one
 // order (two writers then lock the rows in the same order).
-func MergeFacts(fs []ReportFact) []ReportFact {
-	key := func(a, b ReportFact) int {
+func MergeFacts(fs []Fact) []Fact {
+	key := func(a, b Fact) int {
 		return cmp.Or(cmp.Compare(a.OrgID, b.OrgID), cmp.Compare(a.ProcessID, b.ProcessID), cmp.Compare(a.Level, b.Level), cmp.Compare(a.Day, b.Day),
 			cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.StepID, b.StepID), cmp.Compare(a.Policy, b.Policy), cmp.Compare(a.Bucket, b.Bucket))
 	}
@@ -210,50 +209,24 @@ func MergeFacts(fs []ReportFact) []ReportFact {
 	return merged
 }
 
-// ReportFactsFromActions works out the report facts of measurement m from
-// its recorded actions (in order), replayed through the engine from
-// startedAt (its creation, or the occurrence a PENDING one was made ahead
-// for), with steps its version's and cals its org's calendars: what the
-// writes added, for a rebuild of the aggregates and for checking them. An
-// action the engine refuses ends the replay with the facts before it and
-// the error.
-func ReportFactsFromActions(m Measurement, steps []Step, actions []Action, startedAt Time, cals []CalendarVersion) ([]ReportFact, error) {
-	r := &run{m: m, proc: Process{ID: m.ProcessID, OrgID: m.OrgID, Steps: steps}, def: engineDef(steps)}
-	f := &factsOf{m: m, steps: steps, def: r.def, cals: cals}
-	state, _ := engine.Start(r.def, startedAt.Time, false)
-	f.start(state)
-	firstPass := true
-	for _, a := range actions {
-		kind := LeafAction
-		if a.Route == "" {
-			kind = LeafChainedAction // recorded before routes were: worked out from the data
-		}
-		res, err := r.replayAction(state, a, kind)
-		if err != nil {
-			return f.out, err
-		}
-		for i := range r.actions {
-			if slices.Contains(res.Reset, r.actions[i].StepID) && r.actions[i].Type != engine.Rejection {
-				r.actions[i].Superseded = true
-			}
-		}
-		if a.Type == engine.Rejection {
-			firstPass = false
-		}
-		f.change(state, res.State, a, firstPass)
-		state = res.State
-		a.Superseded, a.Reproved = false, false
-		r.actions = append(r.actions, a)
-	}
-	return f.out, nil
+// FactsFromActions works out the report facts of measurement m from its
+// recorded actions (in order), replayed through the engine from startedAt
+// (wps.ReplayChanges), with steps its version's and cals its org's
+// calendars: what the writes added, for a rebuild of the aggregates and
+// for checking them. An action the engine refuses ends the replay with the
+// facts before it and the error.
+func FactsFromActions(m wps.Measurement, steps []wps.Step, actions []wps.Action, startedAt wps.Time, cals []wps.CalendarVersion) ([]Fact, error) {
+	var out []Fact
+	err := wps.ReplayChanges(m, steps, actions, startedAt, cals, func(c wps.Change) { out = appendFacts(out, c) })
+	return out, err
 }
 
-// ReportQuery selects report facts of an org: of one process (all when
+// Query selects report facts of an org: of one process (all when
 // ProcessID is empty), of Blocks or, without them, of the blocks of Level
 // that start from From to To (both included), of Kinds (all when empty).
 // They come summed by process, kind, step, policy and bucket (Day 0), or
 // with ByDay by process, day and kind.
-type ReportQuery struct {
+type Query struct {
 	OrgID, ProcessID string
 	Blocks           []Block
 	Level            int
@@ -261,3 +234,19 @@ type ReportQuery struct {
 	Kinds            []int
 	ByDay            bool
 }
+
+// Store is what reports read and write beside wps.Tx; the store's
+// transactions implement it.
+type Store interface {
+	// AddFacts adds facts to the aggregates, summed by key.
+	AddFacts(facts []Fact) error
+	// Facts sums the facts that q selects.
+	Facts(q Query) ([]Fact, error)
+	// OverdueOpenSteps counts by process and step (N of FactOverdue facts)
+	// the open steps of the org's measurements (of processID's, when not
+	// empty) whose deadline is in [from, to).
+	OverdueOpenSteps(orgID, processID string, from, to wps.Time) ([]Fact, error)
+}
+
+// store is tx's Store.
+func store(tx wps.Tx) Store { return tx.(Store) }
