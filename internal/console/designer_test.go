@@ -11,9 +11,6 @@ import (
 	tu "wps/internal/testutil"
 )
 
-// designEntity makes the entity "Supplier" with the record "Acme" and
-// returns the entity's id. For now through the API; the entity designer's
-// browser helper takes its place.
 // confirmYes answers the page's next confirmation question yes, keeping
 // the question (window.asked) for the test to read.
 func (tb *tab) confirmYes() {
@@ -49,8 +46,8 @@ func TestConsoleDesigner(t *testing.T) {
 		b := newBrowser(t)
 		base := env.Server.URL
 		root := b.person(base)
-		supplier := designEntityInConsole(t, root.ctx, base)
 		signIn(root, "root@example.com")
+		supplier := designEntityInConsole(t, root.ctx, base)
 
 		var process, measurement string
 		t.Run("build, publish and measure", func(t *testing.T) {
