@@ -1,9 +1,0 @@
-package httpapi_test
-
-import (
-	"testing"
-
-	tu "wps/internal/testutil"
-)
-
-func TestMain(m *testing.M) { tu.Main(m) }
