@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"wps/internal/wps"
 )
@@ -77,16 +76,8 @@ func (c *Console) recordFields(q *req, e wps.Entity, values map[string]any) []fi
 		}
 		f.Values = items
 		f.Value = items[0]
+		f.Value = q.inputTime(p, f.Value)
 		switch p.Type {
-		case wps.TypeDate:
-			if d, err := time.Parse(time.DateOnly, f.Value); err == nil {
-				layout, _ := q.words().dateLayout(p)
-				f.Value = d.Format(layout)
-			}
-		case wps.TypeDateTime:
-			if t, err := time.Parse(time.RFC3339Nano, f.Value); err == nil {
-				f.Value = t.In(q.loc).Format("2006-01-02T15:04")
-			}
 		case wps.TypeAttachment:
 			for _, id := range items {
 				f.Files = append(f.Files, fileLink{ID: id, Name: id})

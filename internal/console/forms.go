@@ -52,6 +52,24 @@ func readOnly(p wps.Parameter) bool {
 const pickerLimit = 200
 
 // fields builds a step's form controls, filled with the current values.
+// inputTime writes a stored DATE or DATE_TIME value as the form's input
+// takes it: a date in the parameter's layout, a time in the reader's
+// zone; any other value as it is.
+func (q *req) inputTime(p wps.Parameter, v string) string {
+	switch p.Type {
+	case wps.TypeDate:
+		if d, err := time.Parse(time.DateOnly, v); err == nil {
+			layout, _ := q.words().dateLayout(p)
+			return d.Format(layout)
+		}
+	case wps.TypeDateTime:
+		if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+			return t.In(q.loc).Format("2006-01-02T15:04")
+		}
+	}
+	return v
+}
+
 func (c *Console) fields(q *req, params []wps.StepParameter, cur map[string]current) []field {
 	var out []field
 	for _, sp := range params {
@@ -71,17 +89,7 @@ func (c *Console) fields(q *req, params []wps.StepParameter, cur map[string]curr
 			if f.Multiple && f.Input != "select-multiple" && f.Input != "file" {
 				f.Value = strings.Join(f.Values, "\n")
 			}
-			switch p.Type {
-			case wps.TypeDate:
-				if d, err := time.Parse(time.DateOnly, f.Value); err == nil {
-					layout, _ := q.words().dateLayout(p)
-					f.Value = d.Format(layout)
-				}
-			case wps.TypeDateTime:
-				if t, err := time.Parse(time.RFC3339Nano, f.Value); err == nil {
-					f.Value = t.In(q.loc).Format("2006-01-02T15:04")
-				}
-			}
+			f.Value = q.inputTime(p, f.Value)
 			for i := range f.Options {
 				f.Options[i].Selected = slices.Contains(f.Values, f.Options[i].Value)
 			}

@@ -86,7 +86,7 @@ func peakHeap(fn func()) uint64 {
 // claims more than it holds, or cannot be read, answers 422 naming the file
 // and writes nothing, without the server holding more than a bounded heap.
 func TestHostileWorkbooks(t *testing.T) {
-	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+	tu.ForEachEngineAlone(t, func(t *testing.T, engine sqlstore.Engine) {
 		env, entity := importSetup(t, engine)
 		xlsx := map[string]string{"Content-Type": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"}
 		send := func(content []byte) *tu.Response {
@@ -111,7 +111,7 @@ func TestHostileWorkbooks(t *testing.T) {
 		if !strings.Contains(string(res.Body), "column XFD") {
 			t.Fatalf("the answer does not say which column: %s", res.Body)
 		}
-		const limit = 512 << 20 // the heap of the whole test binary (other tests run beside it)
+		const limit = 512 << 20 // the heap of the whole test binary (no other test runs beside it)
 		if peak > limit {
 			t.Fatalf("the server held %d MiB of heap reading a %d-byte workbook (limit %d MiB)", peak>>20, len(wide), limit>>20)
 		}

@@ -181,6 +181,17 @@ func ForEachEngine(t *testing.T, fn func(t *testing.T, engine sqlstore.Engine)) 
 	}
 }
 
+// ForEachEngineAlone runs fn on every engine, one after the other, with no
+// other test of the package running (it does not call t.Parallel, and Go
+// runs a package's parallel tests after the others): for a test that
+// measures the whole process, its heap say.
+func ForEachEngineAlone(t *testing.T, fn func(t *testing.T, engine sqlstore.Engine)) {
+	t.Helper()
+	for _, e := range Engines {
+		t.Run(string(e), func(t *testing.T) { fn(t, e) })
+	}
+}
+
 // Clock is a controllable clock for tests.
 type Clock struct {
 	mu  sync.Mutex

@@ -27,14 +27,7 @@ func (s *Service) PreviewProcessUpdate(ctx context.Context, p *Principal, id str
 			return err
 		}
 		out.FromVersion, out.ToVersion = cur.Version, cur.Version
-		to, err := s.editProcess(tx, p, id, func(in *ProcessInput) error {
-			setIf(&in.Name, u.Name)
-			setIf(&in.Label, u.Label)
-			setIf(&in.IconName, u.IconName)
-			setIf(&in.Code, u.Code)
-			setIf(&in.Steps, u.Steps)
-			return nil
-		})
+		to, err := s.editProcess(tx, p, id, u.apply)
 		if err != nil {
 			return err
 		}
@@ -61,12 +54,6 @@ func (s *Service) PreviewProcessUpdate(ctx context.Context, p *Principal, id str
 	if !errors.Is(err, errPreviewOnly) {
 		return out, err
 	}
-	for _, it := range out.Items {
-		if it.BlockedReason != "" {
-			out.Blocked++
-		} else {
-			out.Moved++
-		}
-	}
+	out.count()
 	return out, nil
 }

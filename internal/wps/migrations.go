@@ -137,14 +137,19 @@ func (s *Service) MigrateMeasurements(ctx context.Context, p *Principal, process
 		}
 		out.Items = append(out.Items, items...)
 	}
-	for _, it := range out.Items {
+	out.count()
+	return out, nil
+}
+
+// count sets Moved and Blocked from the items.
+func (m *Migration) count() {
+	for _, it := range m.Items {
 		if it.BlockedReason != "" {
-			out.Blocked++
+			m.Blocked++
 		} else {
-			out.Moved++
+			m.Moved++
 		}
 	}
-	return out, nil
 }
 
 var errNotLive = errors.New("not a live measurement of the version")

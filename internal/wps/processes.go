@@ -1127,6 +1127,16 @@ type ProcessUpdate struct {
 	Steps    *[]Step
 }
 
+// apply sets what u changes on in.
+func (u ProcessUpdate) apply(in *ProcessInput) error {
+	setIf(&in.Name, u.Name)
+	setIf(&in.Label, u.Label)
+	setIf(&in.IconName, u.IconName)
+	setIf(&in.Code, u.Code)
+	setIf(&in.Steps, u.Steps)
+	return nil
+}
+
 // UpdateProcess edits a process. Steps are changed in place while no
 // measurement uses the current version, else saved as a new version.
 // Errors: as CreateProcess, plus CodeNotFound.
@@ -1137,14 +1147,7 @@ func (s *Service) UpdateProcess(ctx context.Context, p *Principal, id string, u 
 	var proc Process
 	err := s.store.Write(ctx, func(tx Tx) error {
 		var err error
-		proc, err = s.editProcess(tx, p, id, func(in *ProcessInput) error {
-			setIf(&in.Name, u.Name)
-			setIf(&in.Label, u.Label)
-			setIf(&in.IconName, u.IconName)
-			setIf(&in.Code, u.Code)
-			setIf(&in.Steps, u.Steps)
-			return nil
-		})
+		proc, err = s.editProcess(tx, p, id, u.apply)
 		return err
 	})
 	return proc, err
