@@ -504,6 +504,7 @@ func (x *XLSX) fill(b *book, links []wps.SheetLink, inputs []any, want []int, wr
 		values map[int]wps.SheetOutput
 	}
 	done := make(chan result, 1)
+	start := time.Now()
 	go func() {
 		values := map[int]wps.SheetOutput{}
 		for _, i := range want {
@@ -517,11 +518,19 @@ func (x *XLSX) fill(b *book, links []wps.SheetLink, inputs []any, want []int, wr
 		}
 		done <- result{values}
 	}()
+	// A result that comes after the limit is over it too, whichever of the
+	// two the select saw first.
+	var r result
+	late := false
 	select {
-	case r := <-done:
-		out.Outputs = r.values
+	case r = <-done:
+		late = time.Since(start) > x.limits.CalcTimeout
 	case <-time.After(x.limits.CalcTimeout):
-		// The copy is left to its goroutine and dropped.
+		late = true // the copy is left to its goroutine and dropped
+	}
+	out.Outputs = r.values
+	if late {
+		out.Outputs = map[int]wps.SheetOutput{}
 		for _, i := range want {
 			out.Outputs[i] = wps.SheetOutput{Err: fmt.Sprintf("the calculation took longer than %s", x.limits.CalcTimeout)}
 		}
