@@ -97,6 +97,12 @@ func DatabaseURL(t testing.TB, engine sqlstore.Engine) string {
 			t.Errorf("drop schema: %v", err)
 		}
 	})
+	return schemaURL(t, schema)
+}
+
+// schemaURL is the test server's URL with schema as the search path.
+func schemaURL(t testing.TB, schema string) string {
+	t.Helper()
 	u, err := url.Parse(postgresURL())
 	if err != nil {
 		t.Fatal(err)
@@ -565,14 +571,7 @@ func KeptEnv(t testing.TB, engine sqlstore.Engine, dir string) (env *Env, data m
 		if _, err := admin.Exec("CREATE SCHEMA IF NOT EXISTS " + schema); err != nil {
 			t.Fatal(err)
 		}
-		u, err := url.Parse(postgresURL())
-		if err != nil {
-			t.Fatal(err)
-		}
-		q := u.Query()
-		q.Set("search_path", schema)
-		u.RawQuery = q.Encode()
-		dsn = u.String()
+		dsn = schemaURL(t, schema)
 	}
 	db, err := sqlstore.Open(context.Background(), dsn, sqlstore.Options{MaxConns: 8})
 	if err != nil {
