@@ -7,7 +7,6 @@ package sheets
 import (
 	"archive/zip"
 	"bytes"
-	"compress/flate"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/xml"
@@ -167,64 +166,8 @@ func (x *XLSX) parse(content []byte) (*book, error) {
 }
 
 func (x *XLSX) open(content []byte) (*excelize.File, error) {
-	f, err := excelize.OpenReader(bytes.NewReader(content), excelize.Options{
+	return excelize.OpenReader(bytes.NewReader(content), excelize.Options{
 		UnzipSizeLimit: x.limits.MaxUnzippedBytes, UnzipXMLSizeLimit: min(x.limits.MaxUnzippedBytes, 16<<20)})
-	if err != nil {
-		return nil, err
-	}
-	f.SetZipWriter(fastZip)
-	return f, nil
-}
-
-// fastZip deflates a filled copy at the fastest level: a write's copy is
-// written at every write and read rarely, and its size matters less than
-// the writer's time (about a third of the default level's cost).
-func fastZip(w io.Writer) excelize.ZipWriter {
-	zw := zip.NewWriter(w)
-	zw.RegisterCompressor(zip.Deflate, func(out io.Writer) (io.WriteCloser, error) {
-		fw, _ := flaters.Get().(*flate.Writer)
-		if fw == nil {
-			var err error
-			if fw, err = flate.NewWriter(out, flate.BestSpeed); err != nil {
-				return nil, err
-			}
-		} else {
-			fw.Reset(out)
-		}
-		return &pooledFlater{fw}, nil
-	})
-	return zw
-}
-
-var flaters sync.Pool
-
-// pooledFlater goes back to flaters when closed.
-type pooledFlater struct{ *flate.Writer }
-
-func (p *pooledFlater) Close() error {
-	err := p.Writer.Close()
-	flaters.Put(p.Writer)
-	return err
-}
-
-// writeKeeping writes f out and keeps its worksheets in memory: excelize
-// drops each worksheet it has read once it is written, so that the next
-// fill of a reused copy would decode every page's XML again (half of a
-// fill's cost). The pages kept are the ones just written, so the copy
-// reads the same either way.
-func writeKeeping(f *excelize.File) (*bytes.Buffer, error) {
-	pages := map[any]any{}
-	f.Sheet.Range(func(k, v any) bool {
-		if v != nil {
-			pages[k] = v
-		}
-		return true
-	})
-	buf, err := f.WriteToBuffer()
-	for k, v := range pages {
-		f.Sheet.Store(k, v)
-	}
-	return buf, err
 }
 
 // checkZip refuses what is not a plain .xlsx zip of modest unzipped size:
@@ -621,7 +564,7 @@ func (x *XLSX) fill(b *book, links []wps.SheetLink, inputs []any, want []int, wr
 			}
 			cached = append(cached, i)
 		}
-		buf, err := writeKeeping(f)
+		buf, err := f.WriteToBuffer()
 		if err != nil {
 			f.Close()
 			return wps.SheetFill{}, err
