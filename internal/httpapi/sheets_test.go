@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -297,6 +298,55 @@ func TestSheetCalcLimit(t *testing.T) {
 	if !strings.Contains(p["detail"].(string), "took longer than") {
 		t.Fatalf("detail: %v", p["detail"])
 	}
+}
+
+// A workbook is recalculated with no transaction open: while one write's
+// recalculation is held, other writes commit (on SQLite they would wait
+// for the one writer), another recalculation among them, and the held
+// write then completes with its outputs.
+func TestSheetFillOutsideTheWriter(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		var hold atomic.Bool
+		entered, release := make(chan struct{}), make(chan struct{})
+		env := tu.NewEnv(t, engine, tu.Options{BeforeFill: func() {
+			if hold.CompareAndSwap(true, false) {
+				close(entered)
+				<-release
+			}
+		}})
+		id := uploadTo(t, env, "/v1/sheets", env.AdminKey, "file", "pricing.xlsx", pricing(t)).JSON()["id"]
+		env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": "Admins", "roles": []string{"ADMIN"}}, 201)
+		link := func(name, inout, cell string) map[string]any {
+			return map[string]any{"name": name, "type": "NUMBER", "sheetData": map[string]any{"sheetApiId": id, "page": "Inputs", "cell": cell, "inputType": inout}}
+		}
+		proc := env.Call(post, "/v1/process", env.AdminKey, map[string]any{"name": "Quote", "steps": []any{map[string]any{"label": "Order", "policyNames": []string{"Admins"},
+			"parameters": []any{link("qty", "INPUT", "B1"), link("price", "INPUT", "B2"), link("total", "OUTPUT", "B7")}}}}, 201).JSON()
+		create := func(qty int) *tu.Response {
+			return env.Do(tu.Request{Method: post, Path: "/v1/measurements/simplified", Key: env.AdminKey,
+				Body: map[string]any{"processUuid": proc["id"], "parameters": map[string]any{"qty": qty, "price": 10}}})
+		}
+		total := func(res *tu.Response) string {
+			t.Helper()
+			if res.Status != 201 {
+				t.Fatalf("create: %d %s", res.Status, res.Body)
+			}
+			m := env.Call(get, "/v1/measurements/"+res.JSON()["id"].(string), env.AdminKey, nil, 200).JSON()
+			vals, _ := sheetData(m["process"].(map[string]any)["actions"].([]any)[0].(map[string]any))
+			return vals["total"]
+		}
+		hold.Store(true)
+		held := make(chan *tu.Response, 1)
+		go func() { held <- create(3) }()
+		<-entered
+		env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": "Others", "roles": []string{"OTHER"}}, 201)
+		if got := total(create(5)); got != "45" {
+			t.Errorf("the write beside the held one: total %q", got)
+		}
+		close(release)
+		if got := total(<-held); got != "27" {
+			t.Errorf("the held write: total %q", got)
+		}
+	})
 }
 
 func withHidden(p map[string]any, policies ...string) map[string]any {

@@ -12,6 +12,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -40,9 +41,13 @@ var DefaultLimits = Limits{MaxUnzippedBytes: 100 << 20, MaxPages: 50, MaxCells: 
 // it per set of links, so that a write does not parse the file again.
 type XLSX struct {
 	limits Limits
-	mu     sync.Mutex
-	books  map[string]*book
-	order  []string // books by first use, oldest first
+	// slots bounds the recalculations running at once to the processors:
+	// more would only wait for them, each holding a copy of its workbook
+	// (beyond the idle copies kept, a new copy is parsed and prepared).
+	slots chan struct{}
+	mu    sync.Mutex
+	books map[string]*book
+	order []string // books by first use, oldest first
 }
 
 // New returns an engine with limits (zero fields take DefaultLimits).
@@ -63,7 +68,7 @@ func New(l Limits) *XLSX {
 	if l.CachedBooks <= 0 {
 		l.CachedBooks = d.CachedBooks
 	}
-	return &XLSX{limits: l, books: map[string]*book{}}
+	return &XLSX{limits: l, books: map[string]*book{}, slots: make(chan struct{}, runtime.GOMAXPROCS(0))}
 }
 
 var _ wps.SheetEngine = (*XLSX)(nil)
@@ -468,12 +473,16 @@ func (x *XLSX) take(b *book, key string, links []wps.SheetLink) (*copyOf, error)
 	return c, nil
 }
 
+// idleCopies is how many prepared copies of a workbook are kept per set of
+// links: as many as recalculations may run at once, and a few more.
+var idleCopies = max(4, runtime.GOMAXPROCS(0))
+
 // put returns a copy for reuse, unless it took a value that left a trace
 // (a shared string) or was abandoned.
 func (b *book) put(key string, c *copyOf) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if len(b.idle[key]) < 4 {
+	if len(b.idle[key]) < idleCopies {
 		b.idle[key] = append(b.idle[key], c)
 		return
 	}
@@ -481,6 +490,8 @@ func (b *book) put(key string, c *copyOf) {
 }
 
 func (x *XLSX) fill(b *book, links []wps.SheetLink, inputs []any, want []int, write bool) (wps.SheetFill, error) {
+	x.slots <- struct{}{}
+	defer func() { <-x.slots }()
 	key := linksKey(links)
 	c, err := x.take(b, key, links)
 	if err != nil {

@@ -270,10 +270,25 @@ func (e *Env) Reopen() *Env {
 	return &r
 }
 
+// heldSheets is the workbook engine with a hook before each Fill.
+type heldSheets struct {
+	wps.SheetEngine
+	before func()
+}
+
+func (h heldSheets) Fill(f wps.SheetFile, links []wps.SheetLink, inputs []any, want []int) (wps.SheetFill, error) {
+	h.before()
+	return h.SheetEngine.Fill(f, links, inputs, want)
+}
+
 // serve starts a service and its API over db with opt's settings (Logger
 // and Blobs filled).
 func serve(t testing.TB, db *sqlstore.DB, clock *Clock, opt Options) (*wps.Service, *httptest.Server) {
-	sc := wps.ServiceConfig{Now: clock.Now, AllowPrivateWebhooks: !opt.RefusePrivateWebhooks, Sessions: opt.Sessions, Sheets: sheets.New(opt.Sheets),
+	var engine wps.SheetEngine = sheets.New(opt.Sheets)
+	if opt.BeforeFill != nil {
+		engine = heldSheets{engine, opt.BeforeFill}
+	}
+	sc := wps.ServiceConfig{Now: clock.Now, AllowPrivateWebhooks: !opt.RefusePrivateWebhooks, Sessions: opt.Sessions, Sheets: engine,
 		Imports: opt.Imports, Documents: opt.Documents, Mail: opt.Mail}
 	if opt.APICalls != nil {
 		sc.APICaller = apicall.New(*opt.APICalls)
@@ -356,6 +371,10 @@ type Options struct {
 	Console bool
 	// Sheets are the workbook limits (zero: the defaults).
 	Sheets sheets.Limits
+	// BeforeFill, when set, runs as each recalculation of a workbook for a
+	// write starts (wps.SheetEngine.Fill): a test holds it to see what
+	// waits for the recalculation.
+	BeforeFill func()
 	// Imports tunes records imports (zero: the defaults).
 	Imports wps.ImportConfig
 	// Documents bounds contract documents (zero: the defaults).

@@ -9,12 +9,13 @@ import (
 
 // Nothing slow runs inside a write transaction (on SQLite, every org's
 // writes wait for the one writer). A write that needs something slow, the
-// answers of API calls or the bytes of contract documents, runs until it
-// knows what it needs, then gives up (needCalls, needRenders: its
-// transaction rolls back); writePrepared fetches or renders with no
-// transaction open, and the write runs again with the results, which it
-// uses only for the same question (the same call and values, the same
-// template body and inputs).
+// answers of API calls, the bytes of contract documents or a workbook's
+// recalculation, runs until it knows what it needs, then gives up
+// (needCalls, needRenders, needFills: its transaction rolls back);
+// writePrepared fetches, renders or recalculates with no transaction open,
+// and the write runs again with the results, which it uses only for the
+// same question (the same call and values, the same template body and
+// inputs, the same workbook, links and inputs).
 
 // attempt is what a write keeps across its tries: what was fetched and
 // rendered for it, and what the documents rendered print that a try would
@@ -29,6 +30,10 @@ type attempt struct {
 	// caller to be, once checked (needSignature).
 	credential SignatureInput
 	signer     *verifiedSigner
+	// fills are workbooks recalculated outside the transaction, by
+	// fillKey; fillInside when the inputs kept changing (needFills).
+	fills      map[string]SheetFill
+	fillInside bool
 }
 
 // Tries of a write, at most, before it answers CodeConflict: the inputs of
@@ -36,6 +41,7 @@ type attempt struct {
 const (
 	maxCallRounds   = 3
 	maxRenderRounds = 5
+	maxFillRounds   = 8
 )
 
 // writePrepared runs fn in a write transaction, and again after fetching
@@ -53,7 +59,7 @@ func (s *Service) writePrepared(ctx context.Context, fn func(tx Tx, at *attempt)
 // writePrepared, and verifySignature's.
 func (s *Service) writeSigned(ctx context.Context, cred SignatureInput, fn func(tx Tx, at *attempt) error) error {
 	at := &attempt{answers: map[string]apiAnswer{}, credential: cred}
-	calls, renders := 0, 0
+	calls, renders, fills := 0, 0, 0
 	var gate *gate // taken once, for the new measurement's process
 	defer func() {
 		if gate != nil {
@@ -65,7 +71,14 @@ func (s *Service) writeSigned(ctx context.Context, cred SignatureInput, fn func(
 		var nc *needCalls
 		var nr *needRenders
 		var ns *needSignature
+		var nf *needFills
 		switch {
+		case errors.As(err, &nf):
+			if fills++; fills > maxFillRounds {
+				at.fillInside = true
+			} else if err := s.fillOutside(ctx, nf, at); err != nil {
+				return err
+			}
 		case errors.As(err, &ns):
 			if at.signer != nil {
 				return Internal(errors.New("a signed write asked for its signature twice"))

@@ -243,7 +243,7 @@ func (r *run) fillSheets(st Step, cur, data map[string]any) (bool, error) {
 	own := func(p Parameter) bool { return p.StepID == st.ID }
 	var evidence []SheetEvidence
 	for _, id := range ids {
-		fill, outs, err := r.s.recalculate(r.tx, r.m.OrgID, id, paramGroups(r.proc.Steps), cur, own)
+		fill, outs, err := r.s.recalculate(r.tx, r.m.OrgID, id, paramGroups(r.proc.Steps), cur, own, r.filler())
 		if err != nil {
 			return false, err
 		}
@@ -272,7 +272,7 @@ type computed struct {
 
 // recalculate fills workbook sheetID with the INPUTs of groups found in
 // cur and computes the OUTPUTs that want selects, by parameter id.
-func (s *Service) recalculate(tx Tx, orgID, sheetID string, groups [][]Parameter, cur map[string]any, want func(Parameter) bool) (SheetFill, map[string]computed, error) {
+func (s *Service) recalculate(tx Tx, orgID, sheetID string, groups [][]Parameter, cur map[string]any, want func(Parameter) bool, fill filler) (SheetFill, map[string]computed, error) {
 	var links []SheetLink
 	var params []Parameter
 	var inputs []any
@@ -300,15 +300,98 @@ func (s *Service) recalculate(tx Tx, orgID, sheetID string, groups [][]Parameter
 	} else if err != nil {
 		return SheetFill{}, nil, err
 	}
-	fill, err := s.sheets.Fill(s.sheetFile(tx, sh), links, inputs, wanted)
+	filled, err := fill(sh, links, inputs, wanted)
 	if err != nil {
 		return SheetFill{}, nil, err
 	}
 	for _, i := range wanted {
-		val, reason := outputValue(params[i], fill.Outputs[i])
+		val, reason := outputValue(params[i], filled.Outputs[i])
 		outs[params[i].ID] = computed{val, reason}
 	}
-	return fill, outs, nil
+	return filled, outs, nil
+}
+
+// filler recalculates workbook sh (see SheetEngine.Fill).
+type filler func(sh Sheet, links []SheetLink, inputs []any, want []int) (SheetFill, error)
+
+// fillIn is the filler that recalculates inside the transaction tx.
+func (s *Service) fillIn(tx Tx) filler {
+	return func(sh Sheet, links []SheetLink, inputs []any, want []int) (SheetFill, error) {
+		return s.sheets.Fill(s.sheetFile(tx, sh), links, inputs, want)
+	}
+}
+
+// needFills stops a write that would recalculate a workbook inside its
+// transaction (milliseconds of CPU, during which, on SQLite, every org's
+// writes wait for the one writer): writeSigned fills it with no
+// transaction open and the write runs again with the result, which it uses
+// only for the same workbook, links and inputs. A write whose inputs keep
+// changing fills inside its transaction after maxFillRounds.
+type needFills struct{ job fillJob }
+
+func (*needFills) Error() string { return "workbook recalculation needed" }
+
+type fillJob struct {
+	key    string
+	sheet  Sheet
+	links  []SheetLink
+	inputs []any
+	want   []int
+}
+
+// fillKey names one recalculation: the workbook's bytes, its links, the
+// inputs and the outputs read. false when the inputs cannot be named
+// (a number JSON cannot write).
+func fillKey(sh Sheet, links []SheetLink, inputs []any, want []int) (string, bool) {
+	b, err := json.Marshal([]any{sh.SHA256, links, inputs, want})
+	if err != nil {
+		return "", false
+	}
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:]), true
+}
+
+// filler is how the run recalculates: with the result of an earlier
+// try's fill outside the transaction, or by asking for one (*needFills).
+// A write that cannot give up its transaction (no attempt) fills in it.
+func (r *run) filler() filler {
+	in := r.s.fillIn(r.tx)
+	if r.at == nil || r.at.fillInside {
+		return in
+	}
+	return func(sh Sheet, links []SheetLink, inputs []any, want []int) (SheetFill, error) {
+		key, ok := fillKey(sh, links, inputs, want)
+		if !ok {
+			return in(sh, links, inputs, want)
+		}
+		if f, ok := r.at.fills[key]; ok {
+			return f, nil
+		}
+		return SheetFill{}, &needFills{fillJob{key, sh, links, inputs, want}}
+	}
+}
+
+// fillOutside runs need's recalculation with no transaction open, reading
+// the workbook's bytes (when the engine has not parsed them) in a read of
+// its own, and keeps the result for the next try.
+func (s *Service) fillOutside(ctx context.Context, need *needFills, at *attempt) error {
+	j := need.job
+	file := SheetFile{SHA256: j.sheet.SHA256, Load: func() (b []byte, err error) {
+		err = s.store.Read(ctx, func(tx Tx) error {
+			b, err = tx.SheetContent(j.sheet.OrgID, j.sheet.ID)
+			return err
+		})
+		return b, err
+	}}
+	f, err := s.sheets.Fill(file, j.links, j.inputs, j.want)
+	if err != nil {
+		return err
+	}
+	if at.fills == nil {
+		at.fills = map[string]SheetFill{}
+	}
+	at.fills[j.key] = f
+	return nil
 }
 
 // recordSheets computes the OUTPUTs of an entity's record from its INPUTs
@@ -317,7 +400,7 @@ func (s *Service) recalculate(tx Tx, orgID, sheetID string, groups [][]Parameter
 func (s *Service) recordSheets(tx Tx, e Entity, vals map[string]any) (bool, error) {
 	ids := sheetIDs(e.Parameters)
 	for _, id := range ids {
-		_, outs, err := s.recalculate(tx, e.OrgID, id, [][]Parameter{e.Parameters}, vals, func(Parameter) bool { return true })
+		_, outs, err := s.recalculate(tx, e.OrgID, id, [][]Parameter{e.Parameters}, vals, func(Parameter) bool { return true }, s.fillIn(tx))
 		if err != nil {
 			return false, err
 		}
