@@ -76,11 +76,12 @@ var _ wps.SheetEngine = (*XLSX)(nil)
 // book is one parsed workbook: its bytes, pages and formulas, and idle
 // copies ready to fill, per set of links.
 type book struct {
-	content []byte
-	pages   []string
-	graph   *graph
-	mu      sync.Mutex
-	idle    map[string][]*copyOf
+	content   []byte
+	pages     []string
+	graph     *graph
+	mu        sync.Mutex
+	idle      map[string][]*copyOf
+	templates map[string]*template // by set of links; nil: written whole
 }
 
 // copyOf is a parsed copy of a workbook prepared for one set of links:
@@ -88,7 +89,8 @@ type book struct {
 // the INPUT cells' own contents remembered.
 type copyOf struct {
 	f        *excelize.File
-	original []cellValue // by link index, for INPUT links
+	original []cellValue // by link index: each linked cell's own content
+	tpl      *template   // what a write's copy is made from (nil: f written whole)
 }
 
 type cellValue struct {
@@ -131,7 +133,7 @@ func (x *XLSX) parse(content []byte) (*book, error) {
 		return nil, refuse("the workbook cannot be read: %v", err)
 	}
 	defer f.Close()
-	b := &book{content: content, pages: f.GetSheetList(), idle: map[string][]*copyOf{}}
+	b := &book{content: content, pages: f.GetSheetList(), idle: map[string][]*copyOf{}, templates: map[string]*template{}}
 	if len(b.pages) == 0 {
 		return nil, refuse("the workbook has no worksheet")
 	}
@@ -458,19 +460,39 @@ func (x *XLSX) take(b *book, key string, links []wps.SheetLink) (*copyOf, error)
 		return nil, err
 	}
 	for i, l := range links {
-		if l.Output {
-			if l.Formula != "" {
-				if err := f.SetCellFormula(l.Page, l.Cell, strings.TrimPrefix(l.Formula, "=")); err != nil {
-					return nil, err
-				}
-			}
-			continue
-		}
 		t, _ := f.GetCellType(l.Page, l.Cell)
 		v, _ := f.GetCellValue(l.Page, l.Cell, excelize.Options{RawCellValue: true})
 		c.original[i] = cellValue{t, v}
 	}
+	for _, l := range links {
+		if l.Output && l.Formula != "" {
+			if err := f.SetCellFormula(l.Page, l.Cell, strings.TrimPrefix(l.Formula, "=")); err != nil {
+				return nil, err
+			}
+		}
+	}
+	b.mu.Lock()
+	tpl, made := b.templates[key]
+	b.mu.Unlock()
+	if !made {
+		var err error
+		if tpl, err = makeTemplate(f, links, c.original, b.formula); err != nil {
+			return nil, err
+		}
+		b.mu.Lock()
+		b.templates[key] = tpl
+		b.mu.Unlock()
+	}
+	c.tpl = tpl
 	return c, nil
+}
+
+// formula is the formula of OUTPUT link l: its own, or its cell's.
+func (b *book) formula(l wps.SheetLink) string {
+	if l.Formula != "" {
+		return l.Formula
+	}
+	return b.graph.formulas[cellKeyOf(l)]
 }
 
 // idleCopies is how many prepared copies of a workbook are kept per set of
@@ -547,7 +569,14 @@ func (x *XLSX) fill(b *book, links []wps.SheetLink, inputs []any, want []int, wr
 		}
 		return out, nil
 	}
-	if write {
+	if write && c.tpl != nil {
+		content, err := c.tpl.write(links, inputs, c.original, out.Outputs, b.formula)
+		if err != nil {
+			f.Close()
+			return wps.SheetFill{}, err
+		}
+		out.Content, out.SHA256 = content, sha(content)
+	} else if write {
 		var cached []int // the outputs whose values the copy holds
 		for _, i := range want {
 			l, o := links[i], out.Outputs[i]

@@ -61,6 +61,24 @@ func TestFillReusesCleanCopies(t *testing.T) {
 	if again.Outputs[3].Value != "28" || again.Outputs[5].Value != "4" { // B1 back to its default 7; C4 reads $A$1+B2
 		t.Fatalf("outputs: %v", again.Outputs)
 	}
+	// The copy holds the inputs (text as written, markup and all), the
+	// cells left to their own content, and the outputs with their formulas
+	// and the values computed.
+	marked := fill(used, 4.0, nil, `<b a="1">&amp;</b>`)
+	f, err := excelize.OpenReader(bytes.NewReader(marked.Content))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for cell, want := range map[string]string{"A1": "4", "B1": "7", "A2": `<b a="1">&amp;</b>`, "C1": "28", "C4": "4"} {
+		if v, _ := f.GetCellValue("Sheet1", cell); v != want {
+			t.Errorf("%s = %q, want %q", cell, v, want)
+		}
+	}
+	for cell, want := range map[string]string{"C1": "A1*B1", "C2": `A2&"!"`, "C4": "$A$1+B2"} {
+		if fo, _ := f.GetCellFormula("Sheet1", cell); fo != want {
+			t.Errorf("%s's formula %q, want %q", cell, fo, want)
+		}
+	}
 }
 
 func TestParseArea(t *testing.T) {
@@ -84,5 +102,23 @@ func TestSupported(t *testing.T) {
 		if Supported(name) != want {
 			t.Errorf("%s: want %v", name, want)
 		}
+	}
+}
+
+// Two links on one cell (two steps reading one total) cannot be cut out
+// of a template: the copy is then written whole, with the same values.
+func TestFillTwoLinksOnACell(t *testing.T) {
+	file := workbook(t, func(f *excelize.File) { _ = f.SetCellFormula("Sheet1", "C1", "A1*2") })
+	links := []wps.SheetLink{{Page: "Sheet1", Cell: "A1"}, {Page: "Sheet1", Cell: "C1", Output: true}, {Page: "Sheet1", Cell: "C1", Output: true}}
+	out, err := New(Limits{}).Fill(file, links, []any{21.0, nil, nil}, []int{1, 2})
+	if err != nil || out.Outputs[1].Value != "42" || out.Outputs[2].Value != "42" {
+		t.Fatal(err, out.Outputs)
+	}
+	f, err := excelize.OpenReader(bytes.NewReader(out.Content))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := f.GetCellValue("Sheet1", "C1"); v != "42" {
+		t.Fatalf("C1 = %q", v)
 	}
 }
