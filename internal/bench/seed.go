@@ -11,7 +11,13 @@ import (
 type seeded struct {
 	adminKey, inspector, supervisor string
 	orgID, processID, inspectID     string
+	// spread are processes of the same definition, processID first: creates
+	// spread over them take different per-process numbers.
+	spread []string
 }
+
+// spreadProcesses is how many processes the spread creates go to.
+const spreadProcesses = 8
 
 // seedOrg creates two policies (ordered approval), an inspector and a
 // supervisor, and a 5-step process whose first step has 8 parameters,
@@ -45,12 +51,30 @@ func seedOrg(c *client) (*seeded, error) {
 		return nil, err
 	}
 	s.orgID = me.OrgID
-	var proc struct {
-		ID    string
-		Steps []struct{ ID string }
+	for i := range spreadProcesses {
+		var proc struct {
+			ID    string
+			Steps []struct{ ID string }
+		}
+		if _, err = c.do("POST", "/v1/process", s.adminKey, inspection(i), &proc); err != nil {
+			return nil, err
+		}
+		if i == 0 {
+			s.processID, s.inspectID = proc.ID, proc.Steps[0].ID
+		}
+		s.spread = append(s.spread, proc.ID)
 	}
-	_, err = c.do("POST", "/v1/process", s.adminKey, map[string]any{
-		"name": "Pressure vessel inspection", "code": "PVI",
+	return s, nil
+}
+
+// inspection is the definition of the i-th process seeded.
+func inspection(i int) map[string]any {
+	name, code := "Pressure vessel inspection", "PVI"
+	if i > 0 {
+		name, code = fmt.Sprintf("%s %d", name, i+1), fmt.Sprintf("PVI%d", i+1)
+	}
+	return map[string]any{
+		"name": name, "code": code,
 		"steps": []map[string]any{
 			{"label": "Inspect", "policyNames": []string{"Inspector", "Supervisor"}, "orderedPolicies": []string{"Inspector", "Supervisor"},
 				"deadline": "48", "deadlineType": "HOURS",
@@ -69,18 +93,14 @@ func seedOrg(c *client) (*seeded, error) {
 			{"label": "Report", "policyNames": []string{"Inspector"}},
 			{"label": "Close", "policyNames": []string{"Supervisor"}},
 		},
-	}, &proc)
-	if err != nil {
-		return nil, err
 	}
-	s.processID, s.inspectID = proc.ID, proc.Steps[0].ID
-	return s, nil
 }
 
-// create is the inspector's simplified creation with data on the first step.
-func (s *seeded) create(c *client, rng *rand.Rand) (string, int, error) {
+// create is the inspector's simplified creation with data on the first
+// step of processID.
+func (s *seeded) create(c *client, rng *rand.Rand, processID string) (string, int, error) {
 	res, err := c.send("POST", "/v1/measurements/simplified", s.inspector, map[string]any{
-		"processUuid": s.processID,
+		"processUuid": processID,
 		"parameters":  createValues(rng),
 	})
 	if res == nil || err != nil {
