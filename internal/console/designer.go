@@ -651,7 +651,7 @@ func parseDraft(f url.Values) (d draft, bad map[string]badText) {
 			st.Escalations = nil
 			for k := range min(ne, wps.MaxEscalations+1) {
 				e := s + "e" + strconv.Itoa(k) + "."
-				st.Escalations = append(st.Escalations, wps.Escalation{After: strings.ToUpper(strings.TrimSpace(f.Get(e + "after"))), PolicyName: f.Get(e + "policy")})
+				st.Escalations = append(st.Escalations, wps.Escalation{After: strings.TrimSpace(f.Get(e + "after")), PolicyName: f.Get(e + "policy")})
 			}
 		}
 		np, _ := strconv.Atoi(f.Get(s + "params"))

@@ -162,6 +162,30 @@ func TestConsoleEntityDesigner(t *testing.T) {
 		if len(items) != 1 || mustJSONString(items[0].(map[string]any)["values"]) != `{"code":"P-1","grade":"A","weight":20}` {
 			t.Fatalf("records: %v", items)
 		}
+
+		// Fields move up and down; only saving stores the order.
+		tb.open("/entities/" + part + "/design")
+		tb.press("button", "Move field 3 up")
+		tb.sees("Unsaved changes")
+		if got := tb.eval(`document.getElementById("p1-name").value + " " + document.activeElement.id`); got != "weight p1-up" {
+			t.Fatalf("after moving field 3 up: %q", got)
+		}
+		order := func() string {
+			var names []string
+			for _, p := range env.Call(get, "/v1/entities/"+part, env.AdminKey, nil, 200).JSON()["parameters"].([]any) {
+				names = append(names, p.(map[string]any)["name"].(string))
+			}
+			return strings.Join(names, " ")
+		}
+		if got := order(); got != "code grade weight" {
+			t.Fatalf("a move saved the order: %s", got)
+		}
+		tb.press("button", "Move field 1 down")
+		tb.press("button", "Save entity")
+		entityOf(tb)
+		if got := order(); got != "weight code grade" {
+			t.Fatalf("the order saved: %s", got)
+		}
 	})
 }
 
