@@ -2,11 +2,11 @@ package console
 
 import (
 	"bytes"
-	"fmt"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
