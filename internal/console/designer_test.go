@@ -269,6 +269,7 @@ func TestConsoleDesigner(t *testing.T) {
 			if got := root.errorAt("s0.p1.c0.url"); !strings.Contains(got, "allow-list") {
 				t.Fatalf("a host off the allow-list: %q\n%s", got, root.text("main"))
 			}
+			root.screenshot("designer-links")
 			if n := len(env.Call(get, "/v1/process", env.AdminKey, nil, 200).JSON()["data"].([]any)); n != 1 {
 				t.Fatalf("%d processes stored", n)
 			}
