@@ -165,7 +165,7 @@ func TestConsoleEntityDesigner(t *testing.T) {
 
 		// Fields move up and down; only saving stores the order.
 		tb.open("/entities/" + part + "/design")
-		tb.press("button", "Move field 3 up")
+		tb.press("button", "Move up field 3")
 		tb.sees("Unsaved changes")
 		if got := tb.eval(`document.getElementById("p1-name").value + " " + document.activeElement.id`); got != "weight p1-up" {
 			t.Fatalf("after moving field 3 up: %q", got)
@@ -180,7 +180,7 @@ func TestConsoleEntityDesigner(t *testing.T) {
 		if got := order(); got != "code grade weight" {
 			t.Fatalf("a move saved the order: %s", got)
 		}
-		tb.press("button", "Move field 1 down")
+		tb.press("button", "Move down field 1")
 		tb.press("button", "Save entity")
 		entityOf(tb)
 		if got := order(); got != "weight code grade" {
