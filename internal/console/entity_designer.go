@@ -349,6 +349,9 @@ func (c *Console) saveEntity(q *req) error {
 		views = list(f.Get("viewPolicyText"))
 	}
 	if dir, row, ok := strings.Cut(f.Get("move"), ":"); ok { // Move up or down: the form again, nothing saved
+		if err := q.p.Require(wps.FnEntityWrite); err != nil {
+			return err
+		}
 		d.Params, d.Dirty = moveParam(d.Params, dir, row), true
 		for i, p := range d.Params {
 			if p.Row == row {

@@ -255,6 +255,9 @@ func TestConsoleEntityDesignerRights(t *testing.T) {
 				t.Fatalf("POST %s by a reader: %d", path, res.StatusCode)
 			}
 		}
+		if res, _ := rita.do(post, "/entities/"+id+"/design", url.Values{"csrf": {token}, "param": {"0", "1"}, "move": {"down:0"}}); res.StatusCode != 403 {
+			t.Fatalf("a reader moves a field in the designer: %d", res.StatusCode)
+		}
 		if count() != 1 || env.Call(get, "/v1/entities/"+id, env.AdminKey, nil, 200).JSON()["name"] != "part" {
 			t.Fatal("a reader's change was stored")
 		}
