@@ -1,11 +1,15 @@
 package console_test
 
 import (
+	"bytes"
 	"fmt"
+	"mime/multipart"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/xuri/excelize/v2"
 
 	"wps/internal/apicall"
 	"wps/internal/sqlstore"
@@ -234,8 +238,9 @@ func TestConsoleDesigner(t *testing.T) {
 			}
 		})
 
-		t.Run("escalations, API calls and reading other measurements", func(t *testing.T) {
+		t.Run("escalations, sheet cells, API calls and reading other measurements", func(t *testing.T) {
 			root.t = t
+			sheet := uploadSheet(t, env, "rates.xlsx")
 			root.open("/processes/new")
 			root.fill("Name", "Rates")
 			root.fill("Code", "RAT")
@@ -256,6 +261,9 @@ func TestConsoleDesigner(t *testing.T) {
 			root.fill("Step 1 field 1 Its search field", "supplier")
 			root.fill("Step 1 field 1 copy 1 from", "score")
 			root.fill("Step 1 field 1 copy 1 into", "rate")
+			root.fill("Step 1 field 1 Workbook", "rates.xlsx")
+			root.fill("Step 1 field 1 Cell", "A1")
+			root.fill("Step 1 field 1 Direction", "INPUT")
 			root.call("", "Step 1 field 2 Links: records, other measurements, spreadsheets, API calls, writing to data", click)
 			root.press("button", "Add an API call to step 1 field 2")
 			root.fill("Step 1 field 2 API call 1 URL", "https://elsewhere.example.org/rate")
@@ -297,6 +305,10 @@ func TestConsoleDesigner(t *testing.T) {
 			if got := mustJSONString(map[string]any{"processId": rom["processId"], "searchFieldId": rom["searchFieldId"], "selectedFields": rom["selectedFields"]}); got != want {
 				t.Fatalf("reading another measurement:\n got %s\nwant %s", got, want)
 			}
+			sd := supplierP["sheetData"].(map[string]any)
+			if got := mustJSONString(map[string]any{"sheetApiId": sd["sheetApiId"], "page": sd["page"], "cell": sd["cell"], "inputType": sd["inputType"]}); got != `{"cell":"A1","inputType":"INPUT","page":"Sheet1","sheetApiId":"`+sheet+`"}` {
+				t.Fatalf("the sheet cell: %s", got)
+			}
 			calls := rate["apiCalls"].([]any)
 			call := calls[0].(map[string]any)["apiCall"].(map[string]any)
 			want = fmt.Sprintf(`{"parameters":[%q],"resultPath":"rates.EUR","type":"GET","url":"https://fx.example.com/rate"}`, supplierP["id"])
@@ -318,4 +330,28 @@ func TestConsoleDesigner(t *testing.T) {
 			}
 		})
 	})
+}
+
+// uploadSheet uploads a workbook of one page (Sheet1) through the API and
+// returns its id.
+func uploadSheet(t *testing.T, env *tu.Env, name string) string {
+	t.Helper()
+	f := excelize.NewFile()
+	defer f.Close()
+	var book, body bytes.Buffer
+	if err := f.SetCellValue("Sheet1", "A1", "supplier"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Write(&book); err != nil {
+		t.Fatal(err)
+	}
+	w := multipart.NewWriter(&body)
+	part, _ := w.CreateFormFile("file", name)
+	_, _ = part.Write(book.Bytes())
+	_ = w.Close()
+	r := env.Do(tu.Request{Method: post, Path: "/v1/sheets", Key: env.AdminKey, Body: body.Bytes(), Header: map[string]string{"Content-Type": w.FormDataContentType()}})
+	if r.Status != 201 {
+		t.Fatalf("upload %s: %d %s", name, r.Status, r.Body)
+	}
+	return r.JSON()["id"].(string)
 }
