@@ -116,7 +116,9 @@ type designParam struct {
 	P                                   wps.Parameter
 	Decimals, Min, Max, MinLen, MaxLen  string
 	Placeholder, Tooltip                string
-	IsMultiple                          bool
+	IsMultiple, IsHidden, CustomColor   bool
+	HiddenFrom                          []string
+	ViewColumns                         string
 	Options, ShowColumns, Formula, Cols string
 	RFEEntity, RFERead, RFEOrigin       string
 	RFETargets                          string
@@ -365,7 +367,8 @@ func paramNames(steps []wps.Step, refs map[string]string) {
 
 // basicControls are a field's controls outside its Links box.
 var basicControls = []string{"name", "label", "type", "description", "isRequired", "isUnique", "isPermanent", "isMultiple", "min", "max",
-	"decimals", "minLength", "maxLength", "placeholder", "tooltip", "options", "entityId", "showColumns", "formula", "columns"}
+	"decimals", "minLength", "maxLength", "placeholder", "tooltip", "options", "entityId", "showColumns", "formula", "columns",
+	"isHidden", "hiddenFrom", "hasCustomColor", "viewColumns"}
 
 // designSteps builds the view of each step of d; refs names parameters
 // by id (other processes' too), for references the service stored as ids.
@@ -420,7 +423,7 @@ func orDash(label string, i int) string {
 func designParamOf(i, j int, p wps.Parameter, n int, refs map[string]string) designParam {
 	name := func(ref string) string { return or(refs[ref], ref) }
 	dp := designParam{J: j, N: j + 1, Prefix: "s" + strconv.Itoa(i) + ".p" + strconv.Itoa(j), P: p, First: j == 0, Last: j == n-1,
-		ShowColumns: strings.Join(p.ShowColumns, ", "), Formula: strings.Join(p.ComputedFormula, " "), Extra: paramExtra(p)}
+		ShowColumns: strings.Join(p.ShowColumns, ", "), ViewColumns: strings.Join(p.ViewColumns, ", "), Formula: strings.Join(p.ComputedFormula, " "), Extra: paramExtra(p)}
 	if p.Decimals != nil {
 		dp.Decimals = strconv.Itoa(*p.Decimals)
 	}
@@ -428,6 +431,7 @@ func designParamOf(i, j int, p wps.Parameter, n int, refs map[string]string) des
 		dp.Min, dp.Max = floatText(a.Min), floatText(a.Max)
 		dp.MinLen, dp.MaxLen = intText(a.MinLength), intText(a.MaxLength)
 		dp.Placeholder, dp.Tooltip, dp.IsMultiple = a.Placeholder, a.Tooltip, a.IsMultiple
+		dp.IsHidden, dp.CustomColor, dp.HiddenFrom = a.IsHidden, a.HasCustomColor, a.HiddenFrom
 	}
 	var lines []string
 	for _, o := range p.OptionItems {
@@ -540,13 +544,13 @@ func stepExtra(st wps.Step) string {
 func paramExtra(p wps.Parameter) string {
 	m := jsonMap(p)
 	for _, k := range []string{"id", "name", "label", "type", "description", "index", "decimals", "isRequired", "isUnique", "isPermanent",
-		"computedFormula", "parameterId", "stepId", "entityId", "showColumns", "optionItems", "parameters", "readFromEntity", "createdAt", "updatedAt",
+		"computedFormula", "parameterId", "stepId", "entityId", "showColumns", "viewColumns", "optionItems", "parameters", "readFromEntity", "createdAt", "updatedAt",
 		"sheetData", "apiCalls", "readFromOtherMeasurementData", "readFromOtherMeasurementDataId", "autoFillEntityRelation", "entityOperation"} {
 		delete(m, k)
 	}
 	if a, ok := m["advancedOptions"].(map[string]any); ok {
 		for _, k := range []string{"id", "min", "max", "minLength", "maxLength", "placeholder", "tooltip", "isMultiple", "createdAt", "updatedAt", "deletedAt",
-			"insertOnEntity", "insertOnEntityMetadata", "entityParameterId"} {
+			"insertOnEntity", "insertOnEntityMetadata", "entityParameterId", "hiddenFrom", "isHidden", "hasCustomColor"} {
 			delete(a, k)
 		}
 		if ops, ok := a["entityOperation"].([]any); ok { // WRITE is the "write a record" box
@@ -691,6 +695,7 @@ func parseParam(f url.Values, s string, bad map[string]badText) wps.Parameter {
 	a.Min, a.Max = floatOf(f.Get(s+"min")), floatOf(f.Get(s+"max"))
 	a.MinLength, a.MaxLength = intOf(f.Get(s+"minLength")), intOf(f.Get(s+"maxLength"))
 	a.Placeholder, a.Tooltip, a.IsMultiple = f.Get(s+"placeholder"), f.Get(s+"tooltip"), f.Get(s+"isMultiple") != ""
+	a.IsHidden, a.HasCustomColor, a.HiddenFrom = f.Get(s+"isHidden") != "", f.Get(s+"hasCustomColor") != "", f[s+"hiddenFrom"]
 	if extraText(jsonMap(a)) != "" {
 		p.AdvancedOptions = a
 	} else {
@@ -711,7 +716,7 @@ func parseParam(f url.Values, s string, bad map[string]badText) wps.Parameter {
 		}
 		p.OptionItems = append(p.OptionItems, o)
 	}
-	p.EntityID, p.ShowColumns = f.Get(s+"entityId"), splitList(f.Get(s+"showColumns"))
+	p.EntityID, p.ShowColumns, p.ViewColumns = f.Get(s+"entityId"), splitList(f.Get(s+"showColumns")), splitList(f.Get(s+"viewColumns"))
 	p.ComputedFormula = nil
 	if x := strings.TrimSpace(f.Get(s + "formula")); x != "" {
 		p.ComputedFormula = strings.Fields(x)
@@ -949,7 +954,8 @@ var paramFields = map[string]string{"name": "name", "label": "label", "type": "t
 	"isUnique": "isUnique", "isPermanent": "isPermanent", "decimals": "decimals", "advancedOptions.min": "min", "advancedOptions.max": "max",
 	"advancedOptions.minLength": "minLength", "advancedOptions.maxLength": "maxLength", "advancedOptions.placeholder": "placeholder",
 	"advancedOptions.tooltip": "tooltip", "advancedOptions.isMultiple": "isMultiple", "optionItems": "options", "entityId": "entityId",
-	"showColumns": "showColumns", "computedFormula": "formula", "parameters": "columns", "readFromEntity": "rfeEntity",
+	"advancedOptions.isHidden": "isHidden", "advancedOptions.hiddenFrom": "hiddenFrom", "advancedOptions.hasCustomColor": "hasCustomColor",
+	"showColumns": "showColumns", "viewColumns": "viewColumns", "computedFormula": "formula", "parameters": "columns", "readFromEntity": "rfeEntity",
 	"readFromEntity.entityId": "rfeEntity", "readFromEntity.readParameterId": "rfeRead", "readFromEntity.originParameterId": "rfeOrigin",
 	"readFromEntity.targetParameterIds": "rfeTargets", "contractTemplateId": "contractTemplateId",
 	"sheetData": "sheetId", "sheetData.sheetApiId": "sheetId", "sheetData.entityId": "sheetId", "sheetData.page": "sheetPage",

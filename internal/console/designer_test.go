@@ -256,6 +256,7 @@ func TestConsoleDesigner(t *testing.T) {
 			root.press("button", "Add a field to step 1")
 			root.fill("Step 1 field 2 Name", "rate")
 			root.fill("Step 1 field 2 Type", "NUMBER")
+			root.check("Step 1 field 2 hidden from Approver")
 			root.call("", "Step 1 field 1 Links: records, other measurements, spreadsheets, API calls, writing to data", click)
 			root.fill("Step 1 field 1 Of the process", "Supplier audit")
 			root.fill("Step 1 field 1 Its search field", "supplier")
@@ -308,6 +309,9 @@ func TestConsoleDesigner(t *testing.T) {
 			sd := supplierP["sheetData"].(map[string]any)
 			if got := mustJSONString(map[string]any{"sheetApiId": sd["sheetApiId"], "page": sd["page"], "cell": sd["cell"], "inputType": sd["inputType"]}); got != `{"cell":"A1","inputType":"INPUT","page":"Sheet1","sheetApiId":"`+sheet+`"}` {
 				t.Fatalf("the sheet cell: %s", got)
+			}
+			if got := mustJSONString(rate["advancedOptions"].(map[string]any)["hiddenFrom"]); got != `["Approver"]` {
+				t.Fatalf("hidden from: %s", got)
 			}
 			calls := rate["apiCalls"].([]any)
 			call := calls[0].(map[string]any)["apiCall"].(map[string]any)
