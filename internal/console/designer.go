@@ -791,7 +791,10 @@ func parseLinks(f url.Values, s string, p *wps.Parameter) {
 		p.AdvancedOptions = &wps.AdvancedOptions{}
 	}
 	a := p.AdvancedOptions
-	a.InsertOnEntity, a.InsertOnEntityMetadata, a.EntityParameterID = or(on, a.InsertOnEntity), meta, or(field, a.EntityParameterID)
+	a.InsertOnEntity, a.EntityParameterID = or(on, a.InsertOnEntity), or(field, a.EntityParameterID)
+	if len(meta) > 0 {
+		a.InsertOnEntityMetadata = meta
+	}
 }
 
 // compact drops the rows added and left empty (escalations, API calls)
