@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -45,6 +46,9 @@ type designData struct {
 	Entities      []option
 	Icons         []string
 	Types         []string
+	Sheets        []option // the org's workbooks a field may link a cell of
+	Processes     []option // what a field may read other measurements of
+	MetaFields    []string // the facts a record written to data may carry
 	DeadlineTypes []string
 	Diagram       diagram
 	Errs          map[string]string
@@ -66,6 +70,7 @@ type designStep struct {
 	Ordered     string
 	RouteParam  string
 	RouteEntity string
+	Escalations []escRow
 	Extra       string
 	Names       []string // what a formula may name: the process's fields
 	Params      []designParam
@@ -75,6 +80,28 @@ type designStep struct {
 type stepChoice struct {
 	ID, Label     string
 	Dep, Reproval bool // ticked in Waits for, in Re-opened with it
+}
+
+// escRow is one of a step's escalations: after a duration past the
+// step's due time, the holders of a policy are told.
+type escRow struct {
+	K                 int
+	After, PolicyName string
+}
+
+// callRow is one API call that fills a field: its endpoint, method,
+// the fields whose values it sends (names), and where its answer's value is.
+type callRow struct {
+	K                                         int
+	URL, Method, Params, ResultPath, Describe string
+	MethodOpts                                []option
+}
+
+// readRow is one field copied from another measurement: its field there
+// and the field it fills here.
+type readRow struct {
+	K           int
+	Read, Write string
 }
 
 type ruleRow struct {
@@ -89,10 +116,24 @@ type designParam struct {
 	P                                   wps.Parameter
 	Decimals, Min, Max, MinLen, MaxLen  string
 	Placeholder, Tooltip                string
-	IsMultiple                          bool
+	IsMultiple, IsHidden, CustomColor   bool
+	HiddenFrom                          []string
+	ViewColumns                         string
 	Options, ShowColumns, Formula, Cols string
 	RFEEntity, RFERead, RFEOrigin       string
 	RFETargets                          string
+	SheetID, SheetPage, SheetCell       string
+	SheetIO, SheetFormula               string
+	Calls                               []callRow
+	ROMProcess, ROMSearch, ROMRead      string
+	ROMFields                           []readRow // its rows and an empty one to add
+	InsertOn, AutoFill, EntityParam     string
+	InsertMeta                          []string
+	WriteLinked                         bool
+	SheetOpts, ProcOpts, InsertOpts     []option // the choices, the current one selected
+	LinkedOpts                          []option // the step's other Linked record fields
+	IOOpts                              []option // a cell written or read
+	LinksOpen                           bool     // a link set or refused: its box starts open
 	Extra                               string
 	First, Last                         bool
 }
@@ -158,7 +199,7 @@ func (c *Console) design(q *req) error {
 		if len(bad) > 0 { // nothing is sent while a box is not JSON
 			return c.showDesigner(q, http.StatusUnprocessableEntity, id, version, cur, undo, nil, nil, bad)
 		}
-		return c.saveDesign(q, id, version, cur, undo, op == "saveAnyway")
+		return c.saveDesign(q, id, version, compact(cur), undo, op == "saveAnyway")
 	}
 	next := applyOp(cur, op, arg)
 	if mustJSONText(next) != mustJSONText(cur) {
@@ -245,25 +286,60 @@ func (c *Console) showDesigner(q *req, status int, id string, version int, d dra
 	for _, p := range pols {
 		data.Policies = append(data.Policies, p.Name)
 	}
+	refs := map[string]string{} // parameter ids → names, shown for what the service stored as ids
 	ents, _, eerr := c.svc.ListEntities(q.ctx(), q.p, wps.Page{Page: 1, PerPage: 100}, "")
 	if eerr != nil && !wps.IsCode(eerr, wps.CodeForbidden) {
 		return eerr
 	}
 	for _, e := range ents {
 		data.Entities = append(data.Entities, option{Value: e.ID, Label: e.Label})
+		for _, p := range e.Parameters {
+			refs[p.ID] = p.Name
+		}
 	}
-	data.Steps = designSteps(d, data.Entities)
+	if sheets, _, serr := c.svc.ListSheets(q.ctx(), q.p, wps.Page{Page: 1, PerPage: 100}); serr == nil {
+		for _, sh := range sheets {
+			data.Sheets = append(data.Sheets, option{Value: sh.ID, Label: sh.Name})
+		}
+	}
+	if procs, _, perr := c.svc.ListProcesses(q.ctx(), q.p, wps.Page{Page: 1, PerPage: 100}, ""); perr == nil {
+		for _, p := range procs {
+			data.Processes = append(data.Processes, option{Value: p.ID, Label: or(p.Label, p.Name)})
+			paramNames(p.Steps, refs)
+		}
+	}
+	data.MetaFields = wps.MetadataFields
+	data.Steps = designSteps(d, data.Entities, refs)
 	if err != nil {
 		data.Errs, data.General = designErrors(err)
 	}
 	for i := range data.Steps {
 		st := &data.Steps[i]
+		for j := range st.Params {
+			dp := &st.Params[j]
+			dp.SheetOpts, dp.ProcOpts, dp.InsertOpts = withCurrent(data.Sheets, dp.SheetID), withCurrent(data.Processes, dp.ROMProcess), withCurrent(data.Entities, dp.InsertOn)
+			var linked []option
+			for _, o := range st.S.Parameters {
+				if o.Type == wps.TypeEntity && o.Name != "" && o.Name != dp.P.Name {
+					linked = append(linked, option{Value: o.Name, Label: or(o.Label, o.Name)})
+				}
+			}
+			dp.LinkedOpts = withCurrent(linked, dp.AutoFill)
+			dp.LinksOpen = dp.RFEEntity != "" || dp.P.ContractTemplateID != "" || dp.Extra != "" || dp.SheetID != "" || len(dp.Calls) > 0 ||
+				dp.ROMProcess != "" || dp.InsertOn != "" || dp.AutoFill != "" || dp.WriteLinked || len(dp.InsertMeta) > 0
+			for name := range data.Errs {
+				if c, ok := strings.CutPrefix(name, dp.Prefix+"."); ok && !slices.Contains(basicControls, c) {
+					dp.LinksOpen = true
+				}
+			}
+		}
 		if b, ok := bad[st.Prefix+".extra"]; ok {
 			st.Extra, data.Errs[st.Prefix+".extra"] = b.Text, q.t("d.badJSON", "Why", b.Why)
 		}
 		for j := range st.Params {
 			if b, ok := bad[st.Params[j].Prefix+".extra"]; ok {
 				st.Params[j].Extra, data.Errs[st.Params[j].Prefix+".extra"] = b.Text, q.t("d.badJSON", "Why", b.Why)
+				st.Params[j].LinksOpen = true
 			}
 		}
 	}
@@ -278,8 +354,25 @@ func (c *Console) showDesigner(q *req, status int, id string, version int, d dra
 	return nil
 }
 
-// designSteps builds the view of each step of d.
-func designSteps(d draft, entities []option) []designStep {
+// paramNames adds the names of steps' parameters to refs, by id.
+func paramNames(steps []wps.Step, refs map[string]string) {
+	for _, st := range steps {
+		for _, p := range st.Parameters {
+			if p.ID != "" && p.Name != "" {
+				refs[p.ID] = p.Name
+			}
+		}
+	}
+}
+
+// basicControls are a field's controls outside its Links box.
+var basicControls = []string{"name", "label", "type", "description", "isRequired", "isUnique", "isPermanent", "isMultiple", "min", "max",
+	"decimals", "minLength", "maxLength", "placeholder", "tooltip", "options", "entityId", "showColumns", "formula", "columns",
+	"isHidden", "hiddenFrom", "hasCustomColor", "viewColumns"}
+
+// designSteps builds the view of each step of d; refs names parameters
+// by id (other processes' too), for references the service stored as ids.
+func designSteps(d draft, entities []option, refs map[string]string) []designStep {
 	var names []string
 	for _, st := range d.Steps {
 		for _, p := range st.Parameters {
@@ -288,6 +381,7 @@ func designSteps(d draft, entities []option) []designStep {
 			}
 		}
 	}
+	paramNames(d.Steps, refs)
 	out := make([]designStep, len(d.Steps))
 	for i, st := range d.Steps {
 		ds := designStep{I: i, N: i + 1, Prefix: "s" + strconv.Itoa(i), S: st, First: i == 0, Last: i == len(d.Steps)-1,
@@ -308,8 +402,11 @@ func designSteps(d draft, entities []option) []designStep {
 			}
 		}
 		ds.Rules = append(ds.Rules, ruleRow{K: len(ds.Rules)})
+		for k, e := range st.Escalations {
+			ds.Escalations = append(ds.Escalations, escRow{K: k, After: e.After, PolicyName: e.PolicyName})
+		}
 		for j, p := range st.Parameters {
-			ds.Params = append(ds.Params, designParamOf(i, j, p, len(st.Parameters)))
+			ds.Params = append(ds.Params, designParamOf(i, j, p, len(st.Parameters), refs))
 		}
 		out[i] = ds
 	}
@@ -323,9 +420,10 @@ func orDash(label string, i int) string {
 	return label
 }
 
-func designParamOf(i, j int, p wps.Parameter, n int) designParam {
+func designParamOf(i, j int, p wps.Parameter, n int, refs map[string]string) designParam {
+	name := func(ref string) string { return or(refs[ref], ref) }
 	dp := designParam{J: j, N: j + 1, Prefix: "s" + strconv.Itoa(i) + ".p" + strconv.Itoa(j), P: p, First: j == 0, Last: j == n-1,
-		ShowColumns: strings.Join(p.ShowColumns, ", "), Formula: strings.Join(p.ComputedFormula, " "), Extra: paramExtra(p)}
+		ShowColumns: strings.Join(p.ShowColumns, ", "), ViewColumns: strings.Join(p.ViewColumns, ", "), Formula: strings.Join(p.ComputedFormula, " "), Extra: paramExtra(p)}
 	if p.Decimals != nil {
 		dp.Decimals = strconv.Itoa(*p.Decimals)
 	}
@@ -333,6 +431,7 @@ func designParamOf(i, j int, p wps.Parameter, n int) designParam {
 		dp.Min, dp.Max = floatText(a.Min), floatText(a.Max)
 		dp.MinLen, dp.MaxLen = intText(a.MinLength), intText(a.MaxLength)
 		dp.Placeholder, dp.Tooltip, dp.IsMultiple = a.Placeholder, a.Tooltip, a.IsMultiple
+		dp.IsHidden, dp.CustomColor, dp.HiddenFrom = a.IsHidden, a.HasCustomColor, a.HiddenFrom
 	}
 	var lines []string
 	for _, o := range p.OptionItems {
@@ -352,9 +451,57 @@ func designParamOf(i, j int, p wps.Parameter, n int) designParam {
 	}
 	dp.Cols = strings.Join(lines, "\n")
 	if r := p.ReadFromEntity; r != nil {
-		dp.RFEEntity, dp.RFERead, dp.RFEOrigin, dp.RFETargets = r.EntityID, r.ReadParameterID, r.OriginParameterID, strings.Join(r.TargetParameterIDs, ", ")
+		var targets []string
+		for _, t := range r.TargetParameterIDs {
+			targets = append(targets, name(t))
+		}
+		dp.RFEEntity, dp.RFERead, dp.RFEOrigin, dp.RFETargets = r.EntityID, name(r.ReadParameterID), name(r.OriginParameterID), strings.Join(targets, ", ")
+	}
+	if sd := p.SheetData; sd != nil {
+		dp.SheetID, dp.SheetPage, dp.SheetCell, dp.SheetIO, dp.SheetFormula = sd.SheetAPIID, sd.Page, sd.Cell, strings.ToUpper(sd.InputType), sd.Formula
+	}
+	dp.IOOpts = []option{{Value: "INPUT", Selected: dp.SheetIO == "INPUT"}, {Value: "OUTPUT", Selected: dp.SheetIO == "OUTPUT"}}
+	for k, l := range p.APICalls {
+		row := callRow{K: k, Method: "POST"}
+		if a := l.APICall; a != nil {
+			var sent []string
+			for _, ref := range a.Parameters {
+				sent = append(sent, name(fmt.Sprint(ref)))
+			}
+			row.URL, row.Method, row.Params, row.ResultPath, row.Describe = a.URL, or(a.Type, "POST"), strings.Join(sent, ", "), a.ResultPath, a.Description
+		}
+		row.MethodOpts = withCurrent([]option{{Value: "POST", Label: "POST"}, {Value: "GET", Label: "GET"}}, row.Method)
+		dp.Calls = append(dp.Calls, row)
+	}
+	if r := p.ReadFromOtherMeasurementData; r != nil {
+		dp.ROMProcess, dp.ROMSearch, dp.ROMRead = r.ProcessID, name(r.SearchFieldID), name(r.ReadParameterID)
+		for k, sf := range r.SelectedFields {
+			dp.ROMFields = append(dp.ROMFields, readRow{K: k, Read: name(sf.ReadParameterID), Write: name(sf.WriteParameterID)})
+		}
+	}
+	dp.ROMFields = append(dp.ROMFields, readRow{K: len(dp.ROMFields)})
+	dp.AutoFill, dp.WriteLinked = name(p.AutoFillEntityRelation), slices.Contains(p.EntityOperation, "WRITE")
+	if a := p.AdvancedOptions; a != nil {
+		dp.InsertOn, dp.InsertMeta, dp.EntityParam = a.InsertOnEntity, a.InsertOnEntityMetadata, name(a.EntityParameterID)
+		dp.WriteLinked = dp.WriteLinked || slices.Contains(a.EntityOperation, "WRITE")
 	}
 	return dp
+}
+
+// withCurrent is opts with v selected, and v itself added when it is not
+// among them (a reference the list does not offer, kept as it is).
+func withCurrent(opts []option, v string) []option {
+	out := make([]option, 0, len(opts)+1)
+	found := false
+	for _, o := range opts {
+		o.Selected = o.Value == v
+		found = found || o.Selected
+		out = append(out, o)
+	}
+	if !found && v != "" {
+		out = append(out, option{Value: v, Label: v, Selected: true})
+	}
+	return out
 }
 
 func floatText(f *float64) string {
@@ -379,30 +526,35 @@ func rolesText(roles []wps.StepRole) string {
 	return strings.Join(parts, "; ")
 }
 
-// stepExtra is what the form has no control of its own for (escalations
-// and whatever the API adds), as JSON.
+// stepExtra is what the form has no control of its own for (whatever
+// the API adds), as JSON.
 func stepExtra(st wps.Step) string {
 	m := jsonMap(st)
 	for _, k := range []string{"id", "label", "description", "prompt", "processId", "tokenIds", "policyNames", "roles", "orderedPolicies",
 		"viewPolicyNames", "routing", "webhookUrls", "legalContractId", "frequency", "deadline", "deadlineType", "frequencyDate",
-		"stepIdsDependencies", "stepIdsReprovalDependencies", "parameters", "signatureMeaning", "createdAt", "updatedAt", "deletedAt"} {
+		"stepIdsDependencies", "stepIdsReprovalDependencies", "parameters", "signatureMeaning", "escalations", "createdAt", "updatedAt", "deletedAt"} {
 		delete(m, k)
 	}
 	return extraText(m)
 }
 
-// paramExtra is what the form has no control of its own for: sheet
-// links, API calls, contract templates written in place, reading from
-// other measurements, writing to an entity, and the rarer options.
+// paramExtra is what the form has no control of its own for: contract
+// templates written in place, and the rarer options (sheet links, API
+// calls, reading from other measurements and writing to data have theirs).
 func paramExtra(p wps.Parameter) string {
 	m := jsonMap(p)
 	for _, k := range []string{"id", "name", "label", "type", "description", "index", "decimals", "isRequired", "isUnique", "isPermanent",
-		"computedFormula", "parameterId", "stepId", "entityId", "showColumns", "optionItems", "parameters", "readFromEntity", "createdAt", "updatedAt"} {
+		"computedFormula", "parameterId", "stepId", "entityId", "showColumns", "viewColumns", "optionItems", "parameters", "readFromEntity", "createdAt", "updatedAt",
+		"sheetData", "apiCalls", "readFromOtherMeasurementData", "readFromOtherMeasurementDataId", "autoFillEntityRelation", "entityOperation"} {
 		delete(m, k)
 	}
 	if a, ok := m["advancedOptions"].(map[string]any); ok {
-		for _, k := range []string{"id", "min", "max", "minLength", "maxLength", "placeholder", "tooltip", "isMultiple", "createdAt", "updatedAt", "deletedAt"} {
+		for _, k := range []string{"id", "min", "max", "minLength", "maxLength", "placeholder", "tooltip", "isMultiple", "createdAt", "updatedAt", "deletedAt",
+			"insertOnEntity", "insertOnEntityMetadata", "entityParameterId", "hiddenFrom", "isHidden", "hasCustomColor"} {
 			delete(a, k)
+		}
+		if ops, ok := a["entityOperation"].([]any); ok { // WRITE is the "write a record" box
+			a["entityOperation"] = slices.DeleteFunc(ops, func(o any) bool { return o == "WRITE" })
 		}
 		prune(a)
 		if len(a) == 0 {
@@ -499,6 +651,13 @@ func parseDraft(f url.Values) (d draft, bad map[string]badText) {
 		if r.EntityParamName != "" || r.EntityID != "" || len(r.Rules) > 0 {
 			st.Routing = r
 		}
+		if ne, _ := strconv.Atoi(f.Get(s + "escalations")); ne > 0 { // rows kept, empty or not, until saved
+			st.Escalations = nil
+			for k := range min(ne, wps.MaxEscalations+1) {
+				e := s + "e" + strconv.Itoa(k) + "."
+				st.Escalations = append(st.Escalations, wps.Escalation{After: strings.TrimSpace(f.Get(e + "after")), PolicyName: f.Get(e + "policy")})
+			}
+		}
 		np, _ := strconv.Atoi(f.Get(s + "params"))
 		for j := range min(np, 500) {
 			st.Parameters = append(st.Parameters, parseParam(f, s+"p"+strconv.Itoa(j)+".", bad))
@@ -536,6 +695,7 @@ func parseParam(f url.Values, s string, bad map[string]badText) wps.Parameter {
 	a.Min, a.Max = floatOf(f.Get(s+"min")), floatOf(f.Get(s+"max"))
 	a.MinLength, a.MaxLength = intOf(f.Get(s+"minLength")), intOf(f.Get(s+"maxLength"))
 	a.Placeholder, a.Tooltip, a.IsMultiple = f.Get(s+"placeholder"), f.Get(s+"tooltip"), f.Get(s+"isMultiple") != ""
+	a.IsHidden, a.HasCustomColor, a.HiddenFrom = f.Get(s+"isHidden") != "", f.Get(s+"hasCustomColor") != "", f[s+"hiddenFrom"]
 	if extraText(jsonMap(a)) != "" {
 		p.AdvancedOptions = a
 	} else {
@@ -556,7 +716,7 @@ func parseParam(f url.Values, s string, bad map[string]badText) wps.Parameter {
 		}
 		p.OptionItems = append(p.OptionItems, o)
 	}
-	p.EntityID, p.ShowColumns = f.Get(s+"entityId"), splitList(f.Get(s+"showColumns"))
+	p.EntityID, p.ShowColumns, p.ViewColumns = f.Get(s+"entityId"), splitList(f.Get(s+"showColumns")), splitList(f.Get(s+"viewColumns"))
 	p.ComputedFormula = nil
 	if x := strings.TrimSpace(f.Get(s + "formula")); x != "" {
 		p.ComputedFormula = strings.Fields(x)
@@ -582,7 +742,83 @@ func parseParam(f url.Values, s string, bad map[string]badText) wps.Parameter {
 			OriginParameterID: strings.TrimSpace(f.Get(s + "rfeOrigin")), TargetParameterIDs: splitList(f.Get(s + "rfeTargets"))}
 	}
 	p.ContractTemplateID = strings.TrimSpace(f.Get(s + "contractTemplateId"))
+	parseLinks(f, s, &p)
 	return p
+}
+
+// parseLinks reads a field's sheet cell, API calls, reading from other
+// measurements and writing to data. A control left empty leaves what
+// "Other settings" says about it.
+func parseLinks(f url.Values, s string, p *wps.Parameter) {
+	get := func(name string) string { return strings.TrimSpace(f.Get(s + name)) }
+	if sd := (wps.SheetData{SheetAPIID: get("sheetId"), Page: get("sheetPage"), Cell: get("sheetCell"), InputType: get("sheetIO"),
+		Formula: get("sheetFormula")}); sd != (wps.SheetData{}) {
+		p.SheetData = &sd
+	}
+	if n, _ := strconv.Atoi(f.Get(s + "calls")); n > 0 { // rows kept, empty or not, until saved
+		p.APICalls = nil
+		for k := range min(n, 50) {
+			c := "c" + strconv.Itoa(k) + "."
+			a := &wps.APICall{URL: get(c + "url"), Type: get(c + "method"), ResultPath: get(c + "resultPath"), Description: get(c + "description")}
+			for _, name := range splitList(get(c + "params")) {
+				a.Parameters = append(a.Parameters, name)
+			}
+			p.APICalls = append(p.APICalls, wps.APICallLink{APICall: a})
+		}
+	}
+	r := &wps.ReadFromOtherMeasurementData{ProcessID: get("romProcess"), SearchFieldID: get("romSearch"), ReadParameterID: get("romRead")}
+	n, _ := strconv.Atoi(f.Get(s + "romFields"))
+	for k := range min(n, 200) {
+		m := "m" + strconv.Itoa(k) + "."
+		if sf := (wps.SelectedField{ReadParameterID: get(m + "read"), WriteParameterID: get(m + "write")}); sf != (wps.SelectedField{}) {
+			r.SelectedFields = append(r.SelectedFields, sf)
+		}
+	}
+	if r.ProcessID != "" || r.SearchFieldID != "" || r.ReadParameterID != "" || len(r.SelectedFields) > 0 {
+		p.ReadFromOtherMeasurementData = r
+	}
+	if f.Get(s+"writeLinked") != "" {
+		p.EntityOperation = append(slices.DeleteFunc(p.EntityOperation, func(o string) bool { return o == "WRITE" }), "WRITE")
+	}
+	if x := get("autoFill"); x != "" {
+		p.AutoFillEntityRelation = x
+	}
+	on, meta, field := get("insertOn"), f[s+"insertMeta"], get("entityParam")
+	if on == "" && len(meta) == 0 && field == "" {
+		return
+	}
+	if p.AdvancedOptions == nil {
+		p.AdvancedOptions = &wps.AdvancedOptions{}
+	}
+	a := p.AdvancedOptions
+	a.InsertOnEntity, a.EntityParameterID = or(on, a.InsertOnEntity), or(field, a.EntityParameterID)
+	if len(meta) > 0 {
+		a.InsertOnEntityMetadata = meta
+	}
+}
+
+// compact drops the rows added and left empty (escalations, API calls)
+// from a draft about to be saved.
+func compact(d draft) draft {
+	d = applyOp(d, "", "") // a copy
+	for i := range d.Steps {
+		st := &d.Steps[i]
+		st.Escalations = slices.DeleteFunc(st.Escalations, func(e wps.Escalation) bool { return e == wps.Escalation{} })
+		if len(st.Escalations) == 0 {
+			st.Escalations = nil
+		}
+		for j := range st.Parameters {
+			p := &st.Parameters[j]
+			p.APICalls = slices.DeleteFunc(p.APICalls, func(l wps.APICallLink) bool {
+				a := l.APICall
+				return a == nil || a.URL == "" && len(a.Parameters) == 0 && a.ResultPath == "" && a.Description == ""
+			})
+			if len(p.APICalls) == 0 {
+				p.APICalls = nil
+			}
+		}
+	}
+	return d
 }
 
 func splitList(s string) []string {
@@ -625,19 +861,20 @@ func floatOf(s string) *float64 {
 }
 
 // applyOp is the draft after a button: addStep, removeStep:i, upStep:i,
-// downStep:i, addParam:i, removeParam:i.j, upParam:i.j, downParam:i.j
+// downStep:i, addParam:i, removeParam:i.j, upParam:i.j, downParam:i.j,
+// addEscalation:i, removeEscalation:i.k, addCall:i.j, removeCall:i.j.k
 // (anything else, such as redraw: the draft as it is).
 func applyOp(d draft, op, arg string) draft {
 	b, _ := json.Marshal(d.Steps) // a copy: d's steps stay as they were
 	d.Steps = nil
 	_ = json.Unmarshal(b, &d.Steps)
-	i, j := -1, -1
-	if a, b, ok := strings.Cut(arg, "."); ok {
-		i, _ = strconv.Atoi(a)
-		j, _ = strconv.Atoi(b)
-	} else if arg != "" {
-		i, _ = strconv.Atoi(arg)
+	ix := []int{-1, -1, -1} // step, field or row, row of a field
+	for n, a := range strings.SplitN(arg, ".", 3) {
+		if v, err := strconv.Atoi(a); err == nil {
+			ix[n] = v
+		}
 	}
+	i, j, k := ix[0], ix[1], ix[2]
 	okStep := i >= 0 && i < len(d.Steps)
 	okParam := okStep && j >= 0 && j < len(d.Steps[i].Parameters)
 	switch op {
@@ -675,6 +912,24 @@ func applyOp(d draft, op, arg string) draft {
 			ps := d.Steps[i].Parameters
 			ps[j+1], ps[j] = ps[j], ps[j+1]
 		}
+	case "addEscalation":
+		if okStep && len(d.Steps[i].Escalations) < wps.MaxEscalations {
+			d.Steps[i].Escalations = append(d.Steps[i].Escalations, wps.Escalation{})
+		}
+	case "removeEscalation": // i.k
+		if okStep && j >= 0 && j < len(d.Steps[i].Escalations) {
+			d.Steps[i].Escalations = slices.Delete(d.Steps[i].Escalations, j, j+1)
+		}
+	case "addCall":
+		if okParam {
+			p := &d.Steps[i].Parameters[j]
+			p.APICalls = append(p.APICalls, wps.APICallLink{APICall: &wps.APICall{Type: "POST"}})
+		}
+	case "removeCall": // i.j.k
+		if okParam && k >= 0 && k < len(d.Steps[i].Parameters[j].APICalls) {
+			p := &d.Steps[i].Parameters[j]
+			p.APICalls = slices.Delete(p.APICalls, k, k+1)
+		}
 	}
 	return d
 }
@@ -683,6 +938,9 @@ var (
 	stepPath  = regexp.MustCompile(`^steps\[(\d+)\]\.?(.*)$`)
 	paramPath = regexp.MustCompile(`^parameters\[(\d+)\]\.?(.*)$`)
 	rulePath  = regexp.MustCompile(`^routing\.rules\[(\d+)\]\.(value|stepId)`)
+	escPath   = regexp.MustCompile(`^escalations\[(\d+)\]\.?(policyName)?`)
+	callPath  = regexp.MustCompile(`^apiCalls\[(\d+)\](?:\.apiCall)?\.?(type|parameters|resultPath|description)?`)
+	readPath  = regexp.MustCompile(`^readFromOtherMeasurementData\.selectedFields\[(\d+)\]\.?(writeParameterId)?`)
 	indexes   = regexp.MustCompile(`\[\d+\]`)
 )
 
@@ -692,15 +950,31 @@ var stepFields = map[string]string{"label": "label", "description": "description
 	"orderedPolicies": "orderedPolicies", "roles": "roles", "viewPolicyNames": "viewPolicyNames", "stepIdsDependencies": "deps",
 	"stepIdsReprovalDependencies": "reproval", "routing": "routeParam", "routing.entityParamName": "routeParam", "routing.entityId": "routeEntity",
 	"routing.rules": "routeParam", "deadline": "deadline", "deadlineType": "deadlineType", "frequency": "frequency", "frequencyDate": "frequencyDate",
-	"webhookUrls": "webhookUrls", "legalContractId": "legalContractId", "signatureMeaning": "signatureMeaning", "parameters": "params", "": "label"}
+	"webhookUrls": "webhookUrls", "legalContractId": "legalContractId", "signatureMeaning": "signatureMeaning", "parameters": "params",
+	"escalations": "escalations", "": "label"}
 
 var paramFields = map[string]string{"name": "name", "label": "label", "type": "type", "description": "description", "isRequired": "isRequired",
 	"isUnique": "isUnique", "isPermanent": "isPermanent", "decimals": "decimals", "advancedOptions.min": "min", "advancedOptions.max": "max",
 	"advancedOptions.minLength": "minLength", "advancedOptions.maxLength": "maxLength", "advancedOptions.placeholder": "placeholder",
 	"advancedOptions.tooltip": "tooltip", "advancedOptions.isMultiple": "isMultiple", "optionItems": "options", "entityId": "entityId",
-	"showColumns": "showColumns", "computedFormula": "formula", "parameters": "columns", "readFromEntity": "rfeEntity",
+	"advancedOptions.isHidden": "isHidden", "advancedOptions.hiddenFrom": "hiddenFrom", "advancedOptions.hasCustomColor": "hasCustomColor",
+	"showColumns": "showColumns", "viewColumns": "viewColumns", "computedFormula": "formula", "parameters": "columns", "readFromEntity": "rfeEntity",
 	"readFromEntity.entityId": "rfeEntity", "readFromEntity.readParameterId": "rfeRead", "readFromEntity.originParameterId": "rfeOrigin",
-	"readFromEntity.targetParameterIds": "rfeTargets", "contractTemplateId": "contractTemplateId", "": "name"}
+	"readFromEntity.targetParameterIds": "rfeTargets", "contractTemplateId": "contractTemplateId",
+	"sheetData": "sheetId", "sheetData.sheetApiId": "sheetId", "sheetData.entityId": "sheetId", "sheetData.page": "sheetPage",
+	"sheetData.cell": "sheetCell", "sheetData.inputType": "sheetIO", "sheetData.formula": "sheetFormula", "apiCalls": "calls",
+	"readFromOtherMeasurementData": "romProcess", "readFromOtherMeasurementData.processId": "romProcess",
+	"readFromOtherMeasurementData.searchFieldId": "romSearch", "readFromOtherMeasurementData.readParameterId": "romRead",
+	"advancedOptions.insertOnEntity": "insertOn", "advancedOptions.insertOnEntityMetadata": "insertMeta",
+	"advancedOptions.entityParameterId": "entityParam", "autoFillEntityRelation": "autoFill", "entityOperation": "writeLinked", "": "name"}
+
+// callFields and so on name the controls of a row's API field names (""
+// the row itself).
+var (
+	escFields  = map[string]string{"": "after", "policyName": "policy"}
+	callFields = map[string]string{"": "url", "type": "method", "parameters": "params", "resultPath": "resultPath", "description": "description"}
+	readFields = map[string]string{"": "read", "writeParameterId": "write"}
+)
 
 // designErrors places an error's messages at the designer's controls (by
 // form name); what names no control is the general message.
@@ -752,7 +1026,17 @@ func controlOf(field string) string {
 	}
 	s, rest := "s"+m[1]+".", m[2]
 	if pm := paramPath.FindStringSubmatch(rest); pm != nil {
-		return s + "p" + pm[1] + "." + nearest(paramFields, indexes.ReplaceAllString(pm[2], ""), "extra")
+		q := s + "p" + pm[1] + "."
+		if m := callPath.FindStringSubmatch(pm[2]); m != nil {
+			return q + "c" + m[1] + "." + callFields[m[2]]
+		}
+		if m := readPath.FindStringSubmatch(pm[2]); m != nil {
+			return q + "m" + m[1] + "." + readFields[m[2]]
+		}
+		return q + nearest(paramFields, indexes.ReplaceAllString(pm[2], ""), "extra")
+	}
+	if m := escPath.FindStringSubmatch(rest); m != nil {
+		return s + "e" + m[1] + "." + escFields[m[2]]
 	}
 	if rm := rulePath.FindStringSubmatch(rest); rm != nil {
 		if rm[2] == "stepId" {

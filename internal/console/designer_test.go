@@ -1,12 +1,17 @@
 package console_test
 
 import (
+	"bytes"
 	"fmt"
+	"mime/multipart"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/xuri/excelize/v2"
+
+	"wps/internal/apicall"
 	"wps/internal/sqlstore"
 	tu "wps/internal/testutil"
 )
@@ -36,7 +41,7 @@ func (tb *tab) errorAt(n string) string {
 // bad input shown at its field with nothing stored.
 func TestConsoleDesigner(t *testing.T) {
 	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
-		env := tu.NewEnv(t, engine, tu.Options{Console: true})
+		env := tu.NewEnv(t, engine, tu.Options{Console: true, APICalls: &apicall.Config{Hosts: []string{"fx.example.com"}, AllowPrivate: true}})
 		env.Clock.Advance(time.Since(env.Clock.Now())) // sessions end at real dates, which the browser checks
 		fns := []string{"measurement:create", "measurement:read", "process:read", "action:write", "action:approve", "entity:read"}
 		for _, p := range []struct{ name, role string }{{"Inspector", "INSPECTOR"}, {"Approver", "APPROVER"}} {
@@ -213,6 +218,15 @@ func TestConsoleDesigner(t *testing.T) {
 			if res.StatusCode != 422 || !strings.Contains(page, "not valid JSON") || !strings.Contains(page, `{&#34;sheetData&#34;: </textarea>`) {
 				t.Fatalf("bad JSON: %d\n%s", res.StatusCode, page)
 			}
+			// A spreadsheet cell of a workbook the org does not have: the message at the workbook's control.
+			form.Del("s0.p0.extra")
+			form.Set("s0.p0.sheetId", "nosuch")
+			form.Set("s0.p0.sheetCell", "B2")
+			form.Set("s0.p0.sheetIO", "INPUT")
+			res, page = c.do(post, "/processes/design", form)
+			if res.StatusCode != 422 || !strings.Contains(page, `<p id="d-s0.p0.sheetId-err" class="error" role="alert">no sheet &#34;nosuch&#34;`) {
+				t.Fatalf("an unknown workbook: %d\n%s", res.StatusCode, page)
+			}
 			// The diagram is drawn from the form as it is.
 			form.Set("s0.label", "Drawn <at once>")
 			if res, svg := c.do(post, "/processes/design/diagram", form); res.StatusCode != 200 || !strings.HasPrefix(svg, "<svg") || !strings.Contains(svg, "Drawn &lt;at once&gt;") {
@@ -223,5 +237,125 @@ func TestConsoleDesigner(t *testing.T) {
 				t.Fatalf("%d processes stored", len(list))
 			}
 		})
+
+		t.Run("escalations, sheet cells, API calls and reading other measurements", func(t *testing.T) {
+			root.t = t
+			sheet := uploadSheet(t, env, "rates.xlsx")
+			root.open("/processes/new")
+			root.fill("Name", "Rates")
+			root.fill("Code", "RAT")
+			root.fill("Step 1 Label", "Quote")
+			root.check("Step 1 seat Inspector")
+			root.fill("Step 1 Deadline", "4")
+			root.fill("Step 1 Deadline unit", "HOURS")
+			root.press("button", "Add an escalation to step 1")
+			root.fill("Step 1 escalation 1 after", "soon")
+			root.fill("Step 1 escalation 1 policy", "Approver")
+			root.press("button", "Add a field to step 1")
+			root.fill("Step 1 field 1 Name", "supplier")
+			root.press("button", "Add a field to step 1")
+			root.fill("Step 1 field 2 Name", "rate")
+			root.fill("Step 1 field 2 Type", "NUMBER")
+			root.check("Step 1 field 2 hidden from Approver")
+			root.call("", "Step 1 field 1 Links: records, other measurements, spreadsheets, API calls, writing to data", click)
+			root.fill("Step 1 field 1 Of the process", "Supplier audit")
+			root.fill("Step 1 field 1 Its search field", "supplier")
+			root.fill("Step 1 field 1 copy 1 from", "score")
+			root.fill("Step 1 field 1 copy 1 into", "rate")
+			root.fill("Step 1 field 1 Workbook", "rates.xlsx")
+			root.fill("Step 1 field 1 Cell", "A1")
+			root.fill("Step 1 field 1 Direction", "INPUT")
+			root.call("", "Step 1 field 2 Links: records, other measurements, spreadsheets, API calls, writing to data", click)
+			root.press("button", "Add an API call to step 1 field 2")
+			root.fill("Step 1 field 2 API call 1 URL", "https://elsewhere.example.org/rate")
+			root.fill("Step 1 field 2 API call 1 Method", "GET")
+			root.fill("Step 1 field 2 API call 1 Sends the fields", "supplier")
+			root.fill("Step 1 field 2 API call 1 Value at", "rates.EUR")
+			root.press("button", "Publish")
+			if got := root.errorAt("s0.e0.after"); !strings.Contains(got, "ISO 8601") {
+				t.Fatalf("a bad duration: %q\n%s", got, root.text("main"))
+			}
+			if got := root.errorAt("s0.p1.c0.url"); !strings.Contains(got, "allow-list") {
+				t.Fatalf("a host off the allow-list: %q\n%s", got, root.text("main"))
+			}
+			root.screenshot("designer-links")
+			if n := len(env.Call(get, "/v1/process", env.AdminKey, nil, 200).JSON()["data"].([]any)); n != 1 {
+				t.Fatalf("%d processes stored", n)
+			}
+			root.fill("Step 1 escalation 1 after", "PT2H")
+			root.fill("Step 1 field 2 API call 1 URL", "https://fx.example.com/rate")
+			root.press("button", "Publish")
+			root.sees("Saved.")
+			id := strings.Split(strings.TrimPrefix(root.location(), "/processes/"), "?")[0]
+
+			// The API has exactly what was designed, names turned into ids.
+			ids := map[string]string{}
+			for _, st := range env.Call(get, "/v1/process/"+process, env.AdminKey, nil, 200).JSON()["steps"].([]any) {
+				for _, p := range st.(map[string]any)["parameters"].([]any) {
+					ids[p.(map[string]any)["name"].(string)] = p.(map[string]any)["id"].(string)
+				}
+			}
+			st := env.Call(get, "/v1/process/"+id, env.AdminKey, nil, 200).JSON()["steps"].([]any)[0].(map[string]any)
+			if st["deadline"] != "4" || st["deadlineType"] != "HOURS" || mustJSONString(st["escalations"]) != `[{"after":"PT2H","policyName":"Approver"}]` {
+				t.Fatalf("step: %v", st)
+			}
+			params := st["parameters"].([]any)
+			supplierP, rate := params[0].(map[string]any), params[1].(map[string]any)
+			rom := supplierP["readFromOtherMeasurementData"].(map[string]any)
+			want := fmt.Sprintf(`{"processId":%q,"searchFieldId":%q,"selectedFields":[{"readParameterId":%q,"writeParameterId":%q}]}`, process, ids["supplier"], ids["score"], rate["id"])
+			if got := mustJSONString(map[string]any{"processId": rom["processId"], "searchFieldId": rom["searchFieldId"], "selectedFields": rom["selectedFields"]}); got != want {
+				t.Fatalf("reading another measurement:\n got %s\nwant %s", got, want)
+			}
+			sd := supplierP["sheetData"].(map[string]any)
+			if got := mustJSONString(map[string]any{"sheetApiId": sd["sheetApiId"], "page": sd["page"], "cell": sd["cell"], "inputType": sd["inputType"]}); got != `{"cell":"A1","inputType":"INPUT","page":"Sheet1","sheetApiId":"`+sheet+`"}` {
+				t.Fatalf("the sheet cell: %s", got)
+			}
+			if got := mustJSONString(rate["advancedOptions"].(map[string]any)["hiddenFrom"]); got != `["Approver"]` {
+				t.Fatalf("hidden from: %s", got)
+			}
+			calls := rate["apiCalls"].([]any)
+			call := calls[0].(map[string]any)["apiCall"].(map[string]any)
+			want = fmt.Sprintf(`{"parameters":[%q],"resultPath":"rates.EUR","type":"GET","url":"https://fx.example.com/rate"}`, supplierP["id"])
+			if got := mustJSONString(map[string]any{"parameters": call["parameters"], "resultPath": call["resultPath"], "type": call["type"], "url": call["url"]}); len(calls) != 1 || got != want {
+				t.Fatalf("API calls (%d):\n got %s\nwant %s", len(calls), got, want)
+			}
+
+			// Edited again, the controls show names, and saving unchanged keeps the same.
+			root.open("/processes/" + id + "/edit")
+			if got := root.eval(`[document.getElementById("d-s0.p1.c0.params").value, document.getElementById("d-s0.p0.m0.read").value, document.getElementById("d-s0.p0.romSearch").value].join(" ")`); got != "supplier score supplier" {
+				t.Fatalf("the controls show %q", got)
+			}
+			root.press("button", "Save")
+			root.sees("Saved.")
+			again := env.Call(get, "/v1/process/"+id, env.AdminKey, nil, 200).JSON()["steps"].([]any)[0].(map[string]any)
+			if a, b := mustJSONString(again["escalations"]), mustJSONString(st["escalations"]); a != b || len(again["parameters"].([]any)[1].(map[string]any)["apiCalls"].([]any)) != 1 ||
+				len(again["parameters"].([]any)[0].(map[string]any)["readFromOtherMeasurementData"].(map[string]any)["selectedFields"].([]any)) != 1 {
+				t.Fatalf("saved again: %v", again)
+			}
+		})
 	})
+}
+
+// uploadSheet uploads a workbook of one page (Sheet1) through the API and
+// returns its id.
+func uploadSheet(t *testing.T, env *tu.Env, name string) string {
+	t.Helper()
+	f := excelize.NewFile()
+	defer f.Close()
+	var book, body bytes.Buffer
+	if err := f.SetCellValue("Sheet1", "A1", "supplier"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Write(&book); err != nil {
+		t.Fatal(err)
+	}
+	w := multipart.NewWriter(&body)
+	part, _ := w.CreateFormFile("file", name)
+	_, _ = part.Write(book.Bytes())
+	_ = w.Close()
+	r := env.Do(tu.Request{Method: post, Path: "/v1/sheets", Key: env.AdminKey, Body: body.Bytes(), Header: map[string]string{"Content-Type": w.FormDataContentType()}})
+	if r.Status != 201 {
+		t.Fatalf("upload %s: %d %s", name, r.Status, r.Body)
+	}
+	return r.JSON()["id"].(string)
 }

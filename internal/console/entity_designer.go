@@ -46,6 +46,8 @@ type entityDesign struct {
 	Entities  []option // what an ENTITY parameter may link to
 	Errors    map[string]string
 	Error     string
+	Dirty     bool   // the form is not what is saved (a field moved)
+	Focus     string // the id of the control to focus (the button just pressed)
 }
 
 // paramForm is one parameter in the designer. Path is its API field name
@@ -53,6 +55,8 @@ type entityDesign struct {
 // does not show (sheet links, read-from links, contract templates) stays.
 type paramForm struct {
 	Index                                 int
+	Row                                   string // its row in the form as posted (pN)
+	First, Last                           bool
 	Path                                  string
 	ID, Raw                               string
 	Name, Label, Type, Description        string
@@ -119,8 +123,9 @@ func (c *Console) showEntityDesigner(q *req, status int, d entityDesign, views .
 	d.Types = wps.ParamTypes
 	for i := range d.Params {
 		d.Params[i].index(i)
+		d.Params[i].First, d.Params[i].Last = i == 0, i == len(d.Params)-1
 	}
-	d.Blank = paramForm{Type: wps.TypeText}
+	d.Blank = paramForm{Type: wps.TypeText, Last: true} // added at the end
 	d.Blank.index(-1)
 	title := q.t("design.new")
 	if d.ID != "" {
@@ -197,7 +202,7 @@ func formParams(f url.Values) []paramForm {
 		if on("removed") {
 			continue
 		}
-		p := paramForm{ID: v("id"), Raw: f.Get(k("raw")), Name: v("name"), Label: v("label"), Type: v("type"), Description: f.Get(k("description")),
+		p := paramForm{Row: strconv.Itoa(n), ID: v("id"), Raw: f.Get(k("raw")), Name: v("name"), Label: v("label"), Type: v("type"), Description: f.Get(k("description")),
 			IsRequired: on("isRequired"), IsUnique: on("isUnique"), IsPermanent: on("isPermanent"), Decimals: v("decimals"),
 			Formula: v("computedFormula"), EntityID: v("entityId"), EntityOperation: v("entityOperation"),
 			ShowColumns: v("showColumns"), ViewColumns: v("viewColumns"), Columns: f.Get(k("columns")),
@@ -343,6 +348,24 @@ func (c *Console) saveEntity(q *req) error {
 	if _, typed := f["viewPolicyText"]; typed {
 		views = list(f.Get("viewPolicyText"))
 	}
+	if dir, row, ok := strings.Cut(f.Get("move"), ":"); ok { // Move up or down: the form again, nothing saved
+		if err := q.p.Require(wps.FnEntityWrite); err != nil {
+			return err
+		}
+		d.Params, d.Dirty = moveParam(d.Params, dir, row), true
+		for i, p := range d.Params {
+			if p.Row == row {
+				switch { // its button, or the other one at an end
+				case dir == "up" && i == 0:
+					dir = "down"
+				case dir == "down" && i == len(d.Params)-1:
+					dir = "up"
+				}
+				d.Focus = "p" + strconv.Itoa(i) + "-" + dir
+			}
+		}
+		return c.showEntityDesigner(q, http.StatusOK, d, views...)
+	}
 	var bad []fieldErr
 	params := []wps.Parameter{}
 	for i := range d.Params {
@@ -375,6 +398,18 @@ func (c *Console) saveEntity(q *req) error {
 		d.Error = msg
 	}
 	return c.showEntityDesigner(q, statusOf(err), d, views...)
+}
+
+// moveParam moves the parameter of form row row one place up or down.
+func moveParam(params []paramForm, dir, row string) []paramForm {
+	i := slices.IndexFunc(params, func(p paramForm) bool { return p.Row == row })
+	switch {
+	case i > 0 && dir == "up":
+		params[i-1], params[i] = params[i], params[i-1]
+	case i >= 0 && i < len(params)-1 && dir == "down":
+		params[i+1], params[i] = params[i], params[i+1]
+	}
+	return params
 }
 
 // known are the API field names the designer has a place for.

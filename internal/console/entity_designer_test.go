@@ -162,6 +162,30 @@ func TestConsoleEntityDesigner(t *testing.T) {
 		if len(items) != 1 || mustJSONString(items[0].(map[string]any)["values"]) != `{"code":"P-1","grade":"A","weight":20}` {
 			t.Fatalf("records: %v", items)
 		}
+
+		// Fields move up and down; only saving stores the order.
+		tb.open("/entities/" + part + "/design")
+		tb.press("button", "Move up field 3")
+		tb.sees("Unsaved changes")
+		if got := tb.eval(`document.getElementById("p1-name").value + " " + document.activeElement.id`); got != "weight p1-up" {
+			t.Fatalf("after moving field 3 up: %q", got)
+		}
+		order := func() string {
+			var names []string
+			for _, p := range env.Call(get, "/v1/entities/"+part, env.AdminKey, nil, 200).JSON()["parameters"].([]any) {
+				names = append(names, p.(map[string]any)["name"].(string))
+			}
+			return strings.Join(names, " ")
+		}
+		if got := order(); got != "code grade weight" {
+			t.Fatalf("a move saved the order: %s", got)
+		}
+		tb.press("button", "Move down field 1")
+		tb.press("button", "Save entity")
+		entityOf(tb)
+		if got := order(); got != "weight code grade" {
+			t.Fatalf("the order saved: %s", got)
+		}
 	})
 }
 
@@ -230,6 +254,9 @@ func TestConsoleEntityDesignerRights(t *testing.T) {
 			if res, _ := rita.do(post, path, url.Values{"csrf": {token}, "p.code": {"B"}, "name": {"renamed"}}); res.StatusCode != 403 {
 				t.Fatalf("POST %s by a reader: %d", path, res.StatusCode)
 			}
+		}
+		if res, _ := rita.do(post, "/entities/"+id+"/design", url.Values{"csrf": {token}, "param": {"0", "1"}, "move": {"down:0"}}); res.StatusCode != 403 {
+			t.Fatalf("a reader moves a field in the designer: %d", res.StatusCode)
 		}
 		if count() != 1 || env.Call(get, "/v1/entities/"+id, env.AdminKey, nil, 200).JSON()["name"] != "part" {
 			t.Fatal("a reader's change was stored")
