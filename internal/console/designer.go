@@ -120,6 +120,7 @@ type designParam struct {
 	HiddenFrom                          []string
 	ViewColumns                         string
 	Options, ShowColumns, Formula, Cols string
+	Keep                                string // kept: what the option and column lines do not show
 	RFEEntity, RFERead, RFEOrigin       string
 	RFETargets                          string
 	SheetID, SheetPage, SheetCell       string
@@ -450,6 +451,9 @@ func designParamOf(i, j int, p wps.Parameter, n int, refs map[string]string) des
 		lines = append(lines, col.Name+" | "+col.Label+" | "+col.Type)
 	}
 	dp.Cols = strings.Join(lines, "\n")
+	if len(p.OptionItems) > 0 || len(p.Parameters) > 0 {
+		dp.Keep = mustJSONText(kept{p.OptionItems, p.Parameters})
+	}
 	if r := p.ReadFromEntity; r != nil {
 		var targets []string
 		for _, t := range r.TargetParameterIDs {
@@ -701,6 +705,8 @@ func parseParam(f url.Values, s string, bad map[string]badText) wps.Parameter {
 	} else {
 		p.AdvancedOptions = nil
 	}
+	var had kept // the options and columns as they were, for what their lines do not show
+	_ = json.Unmarshal([]byte(f.Get(s+"keep")), &had)
 	p.OptionItems = nil
 	for _, line := range strings.Split(f.Get(s+"options"), "\n") {
 		parts := strings.Split(line, "|")
@@ -708,6 +714,10 @@ func parseParam(f url.Values, s string, bad map[string]badText) wps.Parameter {
 			continue
 		}
 		o := wps.OptionItem{Value: strings.TrimSpace(parts[0])}
+		if k := slices.IndexFunc(had.Options, func(x wps.OptionItem) bool { return x.Value == o.Value }); k >= 0 {
+			o = had.Options[k]
+			o.Label, o.Color = "", ""
+		}
 		if len(parts) > 1 {
 			o.Label = strings.TrimSpace(parts[1])
 		}
@@ -727,7 +737,12 @@ func parseParam(f url.Values, s string, bad map[string]badText) wps.Parameter {
 		if strings.TrimSpace(parts[0]) == "" {
 			continue
 		}
-		col := wps.Parameter{Name: strings.TrimSpace(parts[0]), Type: wps.TypeText}
+		col := wps.Parameter{Name: strings.TrimSpace(parts[0])}
+		if k := slices.IndexFunc(had.Columns, func(x wps.Parameter) bool { return x.Name == col.Name }); k >= 0 {
+			col = had.Columns[k]
+			col.Label = ""
+		}
+		col.Type = wps.TypeText
 		if len(parts) > 1 {
 			col.Label = strings.TrimSpace(parts[1])
 		}
@@ -795,6 +810,15 @@ func parseLinks(f url.Values, s string, p *wps.Parameter) {
 	if len(meta) > 0 {
 		a.InsertOnEntityMetadata = meta
 	}
+}
+
+// kept is what the lines of a field's options (value | label | colour)
+// and table columns (name | label | TYPE) do not show: each option's and
+// column's other settings, carried through the form and given back to the
+// line of the same value or name, so that editing the lines loses nothing.
+type kept struct {
+	Options []wps.OptionItem `json:"optionItems,omitempty"`
+	Columns []wps.Parameter  `json:"parameters,omitempty"`
 }
 
 // compact drops the rows added and left empty (escalations, API calls)

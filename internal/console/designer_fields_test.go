@@ -1,7 +1,10 @@
 package console
 
 import (
+	"net/url"
 	"testing"
+
+	"wps/internal/wps"
 )
 
 // The service's field paths land at the designer's controls, the new
@@ -34,5 +37,28 @@ func TestDesignerControlOf(t *testing.T) {
 		if got := controlOf(field); got != want {
 			t.Errorf("%s: at %q, want %q", field, got, want)
 		}
+	}
+}
+
+// A field's options and table columns are edited as lines (value | label
+// | colour, name | label | TYPE); what the lines do not show (an option's
+// meta, a column's settings) comes back from the form unchanged, for the
+// lines that keep their value or name.
+func TestDesignerKeepsWhatLinesHide(t *testing.T) {
+	dec := 2
+	p := wps.Parameter{Name: "items", Type: wps.TypeTable,
+		OptionItems: []wps.OptionItem{{ID: "o1", Value: "ok", Label: "Fine", Meta: map[string]any{"code": "A1"}}, {Value: "bad"}},
+		Parameters: []wps.Parameter{{Name: "qty", Label: "Qty", Type: wps.TypeNumber, IsRequired: true, Decimals: &dec},
+			{Name: "note", Type: wps.TypeText, AdvancedOptions: &wps.AdvancedOptions{MaxLength: &dec}}}}
+	dp := designParamOf(0, 0, p, 1, map[string]string{})
+	f := url.Values{"s0.p0.name": {"items"}, "s0.p0.type": {wps.TypeTable}, "s0.p0.keep": {dp.Keep},
+		// an option relabelled, one added; a column retyped and relabelled, one removed
+		"s0.p0.options": {"ok | Good\nbad\nnew | New"}, "s0.p0.columns": {"qty | Quantity | INT"}}
+	got := parseParam(f, "s0.p0.", map[string]badText{})
+	if o := got.OptionItems; len(o) != 3 || o[0].ID != "o1" || o[0].Label != "Good" || o[0].Meta["code"] != "A1" || o[2].Value != "new" || o[2].Meta != nil {
+		t.Errorf("options: %+v", o)
+	}
+	if c := got.Parameters; len(c) != 1 || c[0].Label != "Quantity" || c[0].Type != wps.TypeInt || !c[0].IsRequired || c[0].Decimals == nil || *c[0].Decimals != 2 {
+		t.Errorf("columns: %+v", c)
 	}
 }
