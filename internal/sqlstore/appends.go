@@ -9,7 +9,9 @@ import (
 )
 
 // Rows that only ever get added (events, webhook deliveries, the ledger's
-// queue) are written by SQLite's writer once per group commit: the writes
+// queue, and the report facts and status counters, which add to the sums
+// of their keys) are
+// written by SQLite's writer once per group commit: the writes
 // of a batch keep their rows (tx.add), and those of the writes that
 // succeed are written just before the COMMIT, a multi-row INSERT per table
 // (batchAdds.flush). A batch of n creates sends three such statements
@@ -33,6 +35,11 @@ type appendTable struct {
 	row   func(k int) string
 	cols  int
 	dup   string // what a unique violation means
+	// upsert, when set, is the statement of n rows that add to rows of the
+	// same key (ON CONFLICT … DO UPDATE), and merge sums the rows kept of
+	// one key into one, so that a batch writes each key once.
+	upsert func(n int) string
+	merge  func(args []any) []any
 }
 
 var (
@@ -54,6 +61,9 @@ func (t *tx) ledgerTable() *appendTable {
 
 // statement is the INSERT of n rows.
 func (a *appendTable) statement(n int) string {
+	if a.upsert != nil {
+		return a.upsert(n)
+	}
 	var q strings.Builder
 	q.WriteString(a.head)
 	for k := 1; k <= n; k++ {
@@ -95,7 +105,7 @@ func (b *batchAdds) rollback(at [2]int) { b.rows, b.written = b.rows[:at[0]], at
 // text (the writer's goroutine only).
 var touches = map[string]bool{}
 
-var addTables = regexp.MustCompile(`(?i)\b(FROM|INTO|UPDATE|JOIN)\s+(events|deliveries|ledger_pending)\b`)
+var addTables = regexp.MustCompile(`(?i)\b(FROM|INTO|UPDATE|JOIN)\s+(events|deliveries|ledger_pending|report_facts|measurement_counts)\b`)
 
 // addsBefore writes the batch's kept rows before a statement that names
 // their tables.
@@ -135,6 +145,10 @@ func (b *batchAdds) flush(ctx context.Context, w querier) error {
 			rows += a.rows
 		}
 		adds = adds[n:]
+		if table.merge != nil {
+			args = table.merge(args)
+			rows = len(args) / table.cols
+		}
 		err := inRuns(rows, func(from, k int) error {
 			_, err := w.ExecContext(ctx, table.statement(k), args[from*table.cols:(from+k)*table.cols]...)
 			return err

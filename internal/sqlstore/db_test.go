@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"wps/internal/reports"
 	"wps/internal/sqlstore"
 	tu "wps/internal/testutil"
 	"wps/internal/wps"
@@ -520,9 +521,19 @@ func TestAddedRowsOfConcurrentWrites(t *testing.T) {
 					if err := tx.InsertEvents([]wps.Event{e}); err != nil {
 						return err
 					}
+					// Report facts add to the sums of their keys (each write
+					// the same key, and one of its own).
+					facts := tx.(reports.Store)
+					if err := facts.AddFacts([]reports.Fact{{OrgID: org.ID, ProcessID: "p", Day: 7, Kind: 1, N: 1},
+						{OrgID: org.ID, ProcessID: "p", Day: 8 + int64(i), Kind: 1, N: 1}}); err != nil {
+						return err
+					}
 					if i%2 == 0 {
 						if _, err := tx.GetEvent(org.ID, e.ID); err != nil {
 							return fmt.Errorf("own event not seen: %w", err)
+						}
+						if fs, err := facts.Facts(reports.Query{OrgID: org.ID, ProcessID: "p", From: 8 + int64(i), To: 8 + int64(i), ByDay: true}); err != nil || len(fs) != 1 {
+							return fmt.Errorf("own fact not seen: %v %v", fs, err)
 						}
 					}
 					if i%3 == 0 {
@@ -544,6 +555,22 @@ func TestAddedRowsOfConcurrentWrites(t *testing.T) {
 				if kept := err == nil; kept != (i%3 != 0) {
 					return fmt.Errorf("event of write %d kept: %v (%v)", i, kept, err)
 				}
+			}
+			fs, err := tx.(reports.Store).Facts(reports.Query{OrgID: org.ID, ProcessID: "p", From: 0, To: 100, ByDay: true})
+			if err != nil {
+				return err
+			}
+			byDay := map[int64]int64{}
+			for _, f := range fs {
+				byDay[f.Day] += f.N
+			}
+			for i := range n {
+				if want := int64(min(1, i%3)); byDay[8+int64(i)] != want {
+					return fmt.Errorf("the fact of write %d: %d, want %d", i, byDay[8+int64(i)], want)
+				}
+			}
+			if byDay[7] != n-n/3 {
+				return fmt.Errorf("the facts every write added: %d, want %d", byDay[7], n-n/3)
 			}
 			return nil
 		}); err != nil {

@@ -59,10 +59,8 @@ func (t *tx) CreateMeasurement(m *wps.Measurement, namePrefix string, open []wps
 	if err != nil {
 		return t.err(err, "measurement", "measurement exists")
 	}
-	_, err = t.exec(`INSERT INTO measurement_counts (org_id, process_id, status, n) VALUES (?, ?, ?, 1)
-		ON CONFLICT (org_id, process_id, status) DO UPDATE SET n = measurement_counts.n + 1`, m.OrgID, m.ProcessID, m.Status)
-	if err != nil {
-		return t.err(err, "", "")
+	if err := t.count(m.OrgID, m.ProcessID, m.Status, 1); err != nil {
+		return err
 	}
 	if len(open) == 0 {
 		return nil
@@ -264,8 +262,45 @@ func (t *tx) UpdateMeasurement(m wps.Measurement, oldStatus string) error {
 	if m.Status < oldStatus {
 		rows = append(rows[4:], rows[:4]...)
 	}
-	err = t.later(`INSERT INTO measurement_counts (org_id, process_id, status, n) VALUES (?, ?, ?, ?), (?, ?, ?, ?)
-		ON CONFLICT (org_id, process_id, status) DO UPDATE SET n = measurement_counts.n + excluded.n`, rows...)
+	if t.adds != nil { // SQLite's writer: with the batch's (appends.go)
+		return t.add(countsTable, rows)
+	}
+	return t.err(t.later(countsTable.statement(2), rows...), "", "")
+}
+
+// countsTable is measurement_counts as the group commit writes it: the
+// changes of a batch's writes summed by process and status, one upsert.
+var countsTable = &appendTable{order: 4, cols: 4, upsert: func(n int) string {
+	return `INSERT INTO measurement_counts (org_id, process_id, status, n) VALUES ` + valuesN(n, "(?, ?, ?, ?)") + `
+		ON CONFLICT (org_id, process_id, status) DO UPDATE SET n = measurement_counts.n + excluded.n`
+}, merge: func(args []any) []any {
+	type key struct{ org, process, status string }
+	sums := map[key]int{}
+	var order []key
+	for r := 0; r+4 <= len(args); r += 4 {
+		k := key{args[r].(string), args[r+1].(string), args[r+2].(string)}
+		if _, ok := sums[k]; !ok {
+			order = append(order, k)
+		}
+		sums[k] += args[r+3].(int)
+	}
+	slices.SortFunc(order, func(a, b key) int { return cmp.Or(cmp.Compare(a.org, b.org), cmp.Compare(a.process, b.process), cmp.Compare(a.status, b.status)) })
+	out := make([]any, 0, len(order)*4)
+	for _, k := range order {
+		if sums[k] != 0 {
+			out = append(out, k.org, k.process, k.status, sums[k])
+		}
+	}
+	return out
+}}
+
+// count adds n to the measurements of a process in a status: with the
+// batch's on SQLite's writer, at once elsewhere.
+func (t *tx) count(orgID, processID, status string, n int) error {
+	if t.adds != nil {
+		return t.add(countsTable, []any{orgID, processID, status, n})
+	}
+	_, err := t.exec(countsTable.statement(1), orgID, processID, status, n)
 	return t.err(err, "", "")
 }
 

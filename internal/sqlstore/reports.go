@@ -87,6 +87,23 @@ func factRow(f reports.Fact) []any {
 	return []any{f.OrgID, f.ProcessID, f.Level, f.Day, f.Kind, f.StepID, f.Policy, f.Bucket, f.N, f.SumMillis}
 }
 
+// factsTable is report_facts as the group commit writes it: the facts of
+// a batch's writes summed by key (a batch of creates of one process adds to
+// the same few keys), one upsert per run.
+var factsTable = &appendTable{order: 3, cols: factCols, upsert: upsertFacts, merge: func(args []any) []any {
+	facts := make([]reports.Fact, 0, len(args)/factCols)
+	for r := 0; r+factCols <= len(args); r += factCols {
+		a := args[r:]
+		facts = append(facts, reports.Fact{OrgID: a[0].(string), ProcessID: a[1].(string), Level: a[2].(int), Day: a[3].(int64), Kind: a[4].(int),
+			StepID: a[5].(string), Policy: a[6].(string), Bucket: a[7].(int64), N: a[8].(int64), SumMillis: a[9].(int64)})
+	}
+	out := make([]any, 0, len(args))
+	for _, f := range reports.MergeFacts(facts) {
+		out = append(out, factRow(f)...)
+	}
+	return out
+}}
+
 func upsertFacts(rows int) string {
 	return `INSERT INTO report_facts (org_id, process_id, level, day, kind, step_id, policy_name, bucket, n, sum_ms) VALUES ` +
 		valuesN(rows, "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)") + `
@@ -113,6 +130,9 @@ func (t *tx) AddFacts(facts []reports.Fact) error {
 	if t.db.engine == Postgres && t.write {
 		t.deferTop(upsertFacts(len(facts)), args, "", nil)
 		return nil
+	}
+	if t.adds != nil { // SQLite's writer: with the batch's (appends.go)
+		return t.add(factsTable, args)
 	}
 	_, err := t.exec(upsertFacts(len(facts)), args...)
 	return t.err(err, "", "")
