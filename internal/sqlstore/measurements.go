@@ -284,7 +284,9 @@ var countsTable = &appendTable{order: 4, cols: 4, upsert: func(n int) string {
 		}
 		sums[k] += args[r+3].(int)
 	}
-	slices.SortFunc(order, func(a, b key) int { return cmp.Or(cmp.Compare(a.org, b.org), cmp.Compare(a.process, b.process), cmp.Compare(a.status, b.status)) })
+	slices.SortFunc(order, func(a, b key) int {
+		return cmp.Or(cmp.Compare(a.org, b.org), cmp.Compare(a.process, b.process), cmp.Compare(a.status, b.status))
+	})
 	out := make([]any, 0, len(order)*4)
 	for _, k := range order {
 		if sums[k] != 0 {
