@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode/utf16"
 	"unicode/utf8"
+
+	"wps/internal/jsonscan"
 )
 
 // Decoding request bodies. huma decodes each JSON body twice: into an any,
@@ -54,7 +55,7 @@ func unmarshalJSON(data []byte, v any) error {
 // NUL can only be written as \u0000 and a surrogate only as an escape, so
 // most documents are not walked.
 func badTextAt(data []byte) (string, bool) {
-	marked, lone := markLoneSurrogates(data)
+	marked, lone := jsonscan.MarkLoneSurrogates(data)
 	if !lone && !bytes.Contains(data, []byte(`\u0000`)) {
 		return "", false
 	}
@@ -63,53 +64,6 @@ func badTextAt(data []byte) (string, bool) {
 		return "", false
 	}
 	return nulAt(doc)
-}
-
-// markLoneSurrogates rewrites each \uXXXX escape of a lone UTF-16
-// surrogate in a valid JSON document as \u0000 (the same length), so that
-// nulAt finds its field. It copies data only when there is one.
-func markLoneSurrogates(data []byte) ([]byte, bool) {
-	if !bytes.Contains(data, []byte(`\u`)) {
-		return data, false
-	}
-	out, found := data, false
-	hex4 := func(i int) rune {
-		if i+6 > len(data) || data[i] != '\\' || data[i+1] != 'u' {
-			return -1
-		}
-		n, err := strconv.ParseUint(string(data[i+2:i+6]), 16, 16)
-		if err != nil {
-			return -1
-		}
-		return rune(n)
-	}
-	inString := false
-	for i := 0; i < len(data); i++ {
-		switch c := data[i]; {
-		case !inString:
-			inString = c == '"'
-		case c == '"':
-			inString = false
-		case c == '\\':
-			r := hex4(i)
-			if r < 0 {
-				i++ // a one-character escape
-				continue
-			}
-			if utf16.IsSurrogate(r) {
-				if lo := hex4(i + 6); r < 0xDC00 && lo >= 0xDC00 && lo < 0xE000 {
-					i += 6 // a pair
-				} else {
-					if !found {
-						out, found = bytes.Clone(data), true
-					}
-					copy(out[i+2:i+6], "0000")
-				}
-			}
-			i += 5
-		}
-	}
-	return out, found
 }
 
 // firstAt walks a decoded document (keys as strings, before their values)
