@@ -451,8 +451,8 @@ func designParamOf(i, j int, p wps.Parameter, n int, refs map[string]string) des
 		lines = append(lines, col.Name+" | "+col.Label+" | "+col.Type)
 	}
 	dp.Cols = strings.Join(lines, "\n")
-	if len(p.OptionItems) > 0 || len(p.Parameters) > 0 {
-		dp.Keep = mustJSONText(kept{p.OptionItems, p.Parameters})
+	if len(p.OptionItems) > 0 || len(p.Parameters) > 0 || len(p.APICalls) > 0 {
+		dp.Keep = mustJSONText(kept{p.OptionItems, p.Parameters, p.APICalls})
 	}
 	if r := p.ReadFromEntity; r != nil {
 		var targets []string
@@ -757,14 +757,14 @@ func parseParam(f url.Values, s string, bad map[string]badText) wps.Parameter {
 			OriginParameterID: strings.TrimSpace(f.Get(s + "rfeOrigin")), TargetParameterIDs: splitList(f.Get(s + "rfeTargets"))}
 	}
 	p.ContractTemplateID = strings.TrimSpace(f.Get(s + "contractTemplateId"))
-	parseLinks(f, s, &p)
+	parseLinks(f, s, &p, had.Calls)
 	return p
 }
 
 // parseLinks reads a field's sheet cell, API calls, reading from other
 // measurements and writing to data. A control left empty leaves what
 // "Other settings" says about it.
-func parseLinks(f url.Values, s string, p *wps.Parameter) {
+func parseLinks(f url.Values, s string, p *wps.Parameter, hadCalls []wps.APICallLink) {
 	get := func(name string) string { return strings.TrimSpace(f.Get(s + name)) }
 	if sd := (wps.SheetData{SheetAPIID: get("sheetId"), Page: get("sheetPage"), Cell: get("sheetCell"), InputType: get("sheetIO"),
 		Formula: get("sheetFormula")}); sd != (wps.SheetData{}) {
@@ -774,11 +774,17 @@ func parseLinks(f url.Values, s string, p *wps.Parameter) {
 		p.APICalls = nil
 		for k := range min(n, 50) {
 			c := "c" + strconv.Itoa(k) + "."
-			a := &wps.APICall{URL: get(c + "url"), Type: get(c + "method"), ResultPath: get(c + "resultPath"), Description: get(c + "description")}
+			a := &wps.APICall{}
+			link := wps.APICallLink{APICall: a}
+			if k < len(hadCalls) && hadCalls[k].APICall != nil { // what the row does not show (ids, sort)
+				link, *a = hadCalls[k], *hadCalls[k].APICall
+				link.APICall = a
+			}
+			a.URL, a.Type, a.ResultPath, a.Description, a.Parameters = get(c+"url"), get(c+"method"), get(c+"resultPath"), get(c+"description"), nil
 			for _, name := range splitList(get(c + "params")) {
 				a.Parameters = append(a.Parameters, name)
 			}
-			p.APICalls = append(p.APICalls, wps.APICallLink{APICall: a})
+			p.APICalls = append(p.APICalls, link)
 		}
 	}
 	r := &wps.ReadFromOtherMeasurementData{ProcessID: get("romProcess"), SearchFieldID: get("romSearch"), ReadParameterID: get("romRead")}
@@ -813,12 +819,14 @@ func parseLinks(f url.Values, s string, p *wps.Parameter) {
 }
 
 // kept is what the lines of a field's options (value | label | colour)
-// and table columns (name | label | TYPE) do not show: each option's and
-// column's other settings, carried through the form and given back to the
-// line of the same value or name, so that editing the lines loses nothing.
+// and table columns (name | label | TYPE), and the rows of its API calls,
+// do not show: each option's and column's other settings, carried through
+// the form and given back to the line of the same value or name (a call's
+// to its row), so that editing them loses nothing.
 type kept struct {
-	Options []wps.OptionItem `json:"optionItems,omitempty"`
-	Columns []wps.Parameter  `json:"parameters,omitempty"`
+	Options []wps.OptionItem  `json:"optionItems,omitempty"`
+	Columns []wps.Parameter   `json:"parameters,omitempty"`
+	Calls   []wps.APICallLink `json:"apiCalls,omitempty"` // by row: a call's ids and sort
 }
 
 // compact drops the rows added and left empty (escalations, API calls)

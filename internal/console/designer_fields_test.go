@@ -41,22 +41,29 @@ func TestDesignerControlOf(t *testing.T) {
 }
 
 // A field's options and table columns are edited as lines (value | label
-// | colour, name | label | TYPE); what the lines do not show (an option's
-// meta, a column's settings) comes back from the form unchanged, for the
-// lines that keep their value or name.
+// | colour, name | label | TYPE), its API calls as rows; what they do not
+// show (an option's meta, a column's settings, a call's ids and sort) comes
+// back from the form unchanged, for the lines that keep their value or name.
 func TestDesignerKeepsWhatLinesHide(t *testing.T) {
 	dec := 2
 	p := wps.Parameter{Name: "items", Type: wps.TypeTable,
 		OptionItems: []wps.OptionItem{{ID: "o1", Value: "ok", Label: "Fine", Meta: map[string]any{"code": "A1"}}, {Value: "bad"}},
 		Parameters: []wps.Parameter{{Name: "qty", Label: "Qty", Type: wps.TypeNumber, IsRequired: true, Decimals: &dec},
-			{Name: "note", Type: wps.TypeText, AdvancedOptions: &wps.AdvancedOptions{MaxLength: &dec}}}}
+			{Name: "note", Type: wps.TypeText, AdvancedOptions: &wps.AdvancedOptions{MaxLength: &dec}}},
+		APICalls: []wps.APICallLink{{ID: "l1", APICall: &wps.APICall{ID: "a1", URL: "https://fx.example.com/a", Sort: []string{"2"}, Parameters: []any{"qty"}}}}}
 	dp := designParamOf(0, 0, p, 1, map[string]string{})
 	f := url.Values{"s0.p0.name": {"items"}, "s0.p0.type": {wps.TypeTable}, "s0.p0.keep": {dp.Keep},
 		// an option relabelled, one added; a column retyped and relabelled, one removed
-		"s0.p0.options": {"ok | Good\nbad\nnew | New"}, "s0.p0.columns": {"qty | Quantity | INT"}}
+		"s0.p0.options": {"ok | Good\nbad\nnew | New"}, "s0.p0.columns": {"qty | Quantity | INT"},
+		// the call's URL changed in its row
+		"s0.p0.calls": {"1"}, "s0.p0.c0.url": {"https://fx.example.com/b"}, "s0.p0.c0.method": {"GET"}, "s0.p0.c0.params": {"qty, note"}}
 	got := parseParam(f, "s0.p0.", map[string]badText{})
 	if o := got.OptionItems; len(o) != 3 || o[0].ID != "o1" || o[0].Label != "Good" || o[0].Meta["code"] != "A1" || o[2].Value != "new" || o[2].Meta != nil {
 		t.Errorf("options: %+v", o)
+	}
+	if l := got.APICalls; len(l) != 1 || l[0].ID != "l1" || l[0].APICall.ID != "a1" || l[0].APICall.URL != "https://fx.example.com/b" || l[0].APICall.Type != "GET" ||
+		len(l[0].APICall.Sort) != 1 || len(l[0].APICall.Parameters) != 2 {
+		t.Errorf("calls: %+v %+v", l, l[0].APICall)
 	}
 	if c := got.Parameters; len(c) != 1 || c[0].Label != "Quantity" || c[0].Type != wps.TypeInt || !c[0].IsRequired || c[0].Decimals == nil || *c[0].Decimals != 2 {
 		t.Errorf("columns: %+v", c)
