@@ -10,12 +10,11 @@ import (
 
 // Rows that only ever get added (events, webhook deliveries, the ledger's
 // queue, and the report facts and status counters, which add to the sums
-// of their keys) are
-// written by SQLite's writer once per group commit: the writes
-// of a batch keep their rows (tx.add), and those of the writes that
+// of their keys) are written by SQLite's writer once per group commit: the
+// writes of a batch keep their rows (tx.add), and those of the writes that
 // succeed are written just before the COMMIT, a multi-row INSERT per table
-// (batchAdds.flush). A batch of n creates sends three such statements
-// instead of 3n. A statement that names one of these tables (a read, an
+// (batchAdds.flush), the facts and counters summed by key first. A batch
+// of n creates sends five such statements instead of 5n. A statement that names one of these tables (a read, an
 // update, the ledger's integrator) first writes the rows kept so far
 // (tx.addsBefore), so every statement sees what it would have seen had
 // each row been written at once. PostgreSQL writes them with the
