@@ -352,17 +352,15 @@ func (c *Console) saveEntity(q *req) error {
 		if err := q.p.Require(wps.FnEntityWrite); err != nil {
 			return err
 		}
-		d.Params, d.Dirty = moveParam(d.Params, dir, row), true
-		for i, p := range d.Params {
-			if p.Row == row {
-				switch { // its button, or the other one at an end
-				case dir == "up" && i == 0:
-					dir = "down"
-				case dir == "down" && i == len(d.Params)-1:
-					dir = "up"
-				}
-				d.Focus = "p" + strconv.Itoa(i) + "-" + dir
+		d.Dirty = true
+		if i := moveParam(d.Params, dir, row); i >= 0 {
+			switch { // its button, or the other one at an end
+			case dir == "up" && i == 0:
+				dir = "down"
+			case dir == "down" && i == len(d.Params)-1:
+				dir = "up"
 			}
+			d.Focus = "p" + strconv.Itoa(i) + "-" + dir
 		}
 		return c.showEntityDesigner(q, http.StatusOK, d, views...)
 	}
@@ -400,16 +398,19 @@ func (c *Console) saveEntity(q *req) error {
 	return c.showEntityDesigner(q, statusOf(err), d, views...)
 }
 
-// moveParam moves the parameter of form row row one place up or down.
-func moveParam(params []paramForm, dir, row string) []paramForm {
+// moveParam moves the parameter of form row row one place up or down in
+// params, and returns where it is now (-1: no such row).
+func moveParam(params []paramForm, dir, row string) int {
 	i := slices.IndexFunc(params, func(p paramForm) bool { return p.Row == row })
 	switch {
 	case i > 0 && dir == "up":
 		params[i-1], params[i] = params[i], params[i-1]
+		return i - 1
 	case i >= 0 && i < len(params)-1 && dir == "down":
 		params[i+1], params[i] = params[i], params[i+1]
+		return i + 1
 	}
-	return params
+	return i
 }
 
 // known are the API field names the designer has a place for.
