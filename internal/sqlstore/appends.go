@@ -100,10 +100,6 @@ func (b *batchAdds) begin() [2]int { return [2]int{len(b.rows), b.written} }
 // the writing of the rows written during it (undone with it).
 func (b *batchAdds) rollback(at [2]int) { b.rows, b.written = b.rows[:at[0]], at[1] }
 
-// touches tells whether a statement names a table of batchAdds, by query
-// text (the writer's goroutine only).
-var touches = map[string]bool{}
-
 var addTables = regexp.MustCompile(`(?i)\b(FROM|INTO|UPDATE|JOIN)\s+(events|deliveries|ledger_pending|report_facts|measurement_counts)\b`)
 
 // addsBefore writes the batch's kept rows before a statement that names
@@ -112,11 +108,14 @@ func (t *tx) addsBefore(query string) error {
 	if t.adds == nil || t.adds.written == len(t.adds.rows) {
 		return nil
 	}
-	hit, ok := touches[query]
+	if t.db.touches == nil {
+		t.db.touches = map[string]bool{}
+	}
+	hit, ok := t.db.touches[query]
 	if !ok {
 		hit = addTables.MatchString(query)
-		if len(touches) < maxStmts {
-			touches[query] = hit
+		if len(t.db.touches) < maxStmts {
+			t.db.touches[query] = hit
 		}
 	}
 	if !hit {

@@ -77,6 +77,9 @@ type DB struct {
 	maxBatch int
 	readers  chan *conn // SQLite: reader connections, each with its statements
 	wconn    *conn      // SQLite: the writer goroutine's connection
+	// touches tells whether a statement names a table of batchAdds, by
+	// query text (SQLite: the writer goroutine's, like wconn).
+	touches  map[string]bool
 	stop     chan struct{}
 	stopped  chan struct{}
 	once     sync.Once
