@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"crypto/sha256"
 	"database/sql"
+	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -398,10 +399,27 @@ func (t *tx) ListProcessVersions(orgID, processID string) ([]wps.ProcessVersion,
 
 // LockProcessVersion locks the version only at the revision this write
 // read: a creation must not lock steps other than those it built its
-// measurement from (errStale; see UpdateProcessVersion).
+// measurement from (errStale; see UpdateProcessVersion). Only an unlocked
+// row is written: on PostgreSQL, creations that all read the version
+// unlocked would otherwise each lock its row in turn, until their commits,
+// one after another (a version is never unlocked, so one found locked at
+// the revision read stays so).
 func (t *tx) LockProcessVersion(orgID, processID string, version int) error {
-	return t.versionUpdate(versionRef{processID, version}, `locked = ? WHERE org_id = ? AND process_id = ? AND version = ?`,
-		true, orgID, processID, version)
+	ref := versionRef{processID, version}
+	err := t.versionUpdate(ref, `locked = ? WHERE org_id = ? AND process_id = ? AND version = ? AND locked = ?`,
+		true, orgID, processID, version, false)
+	if !errors.Is(err, errStale) && !wps.IsCode(err, wps.CodeNotFound) {
+		return err
+	}
+	q, args := `SELECT locked FROM process_versions WHERE org_id = ? AND process_id = ? AND version = ?`, []any{orgID, processID, version}
+	if rev, read := t.revs[ref]; read {
+		q, args = q+` AND revision = ?`, append(args, rev)
+	}
+	var locked bool
+	if e := t.queryRow(q, args...).Scan(&locked); e != nil || !locked {
+		return err // changed since read (errStale), or gone
+	}
+	return nil
 }
 
 func (t *tx) ProcessVersionsMentioning(orgID, text string) ([]wps.MentioningVersion, error) {
