@@ -273,7 +273,7 @@ func (c *Console) deleteProcess(q *req) error {
 func (c *Console) showDesigner(q *req, status int, id string, version int, d draft, undo []draft, err error, preview *wps.Migration, bad map[string]badText) error {
 	data := designData{ID: id, D: d, Types: wps.ParamTypes, Icons: wps.IconNames, Errs: map[string]string{}, Preview: preview,
 		DeadlineTypes: []string{"HOURS", "DAYS", "BUSINESS_HOURS", "BUSINESS_DAYS", "DATE"}, Diagram: layout(d.Steps),
-		Base: mustJSONText(d), Undo: mustJSONText(undo), CanUndo: len(undo) > 0, Dirty: len(undo) > 0 || err != nil || preview != nil}
+		Undo: mustJSONText(undo), CanUndo: len(undo) > 0, Dirty: len(undo) > 0 || err != nil || preview != nil}
 	if version > 0 {
 		data.Version = strconv.Itoa(version)
 	}
@@ -347,6 +347,16 @@ func (c *Console) showDesigner(q *req, status int, id string, version int, d dra
 	if len(bad) > 0 {
 		data.Dirty = true
 	}
+	// Base is the form as drawn, read back as it will be posted: without
+	// script, the next post differs from it only by what its user edited
+	// (the draft itself holds what the form does not show, the ids and
+	// times the service adds, and ids where the form shows names).
+	var drawn bytes.Buffer
+	if err := c.pagesFor(q.lang, q.loc)["designer"].ExecuteTemplate(&drawn, "content", page{Data: data}); err != nil {
+		return wps.Internal(err)
+	}
+	base, _ := parseDraft(drawnForm(drawn.Bytes(), "designer"))
+	data.Base = mustJSONText(base)
 	title := q.t("d.newTitle")
 	if id != "" {
 		title = q.t("d.editTitle", "Process", d.Label)

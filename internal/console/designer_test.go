@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
 	"github.com/xuri/excelize/v2"
 
 	"wps/internal/apicall"
@@ -331,6 +333,20 @@ func TestConsoleDesigner(t *testing.T) {
 			if a, b := mustJSONString(again["escalations"]), mustJSONString(st["escalations"]); a != b || len(again["parameters"].([]any)[1].(map[string]any)["apiCalls"].([]any)) != 1 ||
 				len(again["parameters"].([]any)[0].(map[string]any)["readFromOtherMeasurementData"].(map[string]any)["selectedFields"].([]any)) != 1 {
 				t.Fatalf("saved again: %v", again)
+			}
+
+			// Without script, a button that changes nothing leaves the
+			// form saved: the names it shows are what the saved ids say.
+			bare := b.person(base)
+			bare.t = t
+			if _, err := chromedp.Call(bare.ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true}); err != nil {
+				t.Fatal(err)
+			}
+			signIn(bare, "root@example.com")
+			bare.open("/processes/" + id + "/edit")
+			bare.press("button", "Update the diagram")
+			if got := bare.eval(`[document.querySelector(".unsaved").hidden, document.querySelector("button.undo").disabled].join(" ")`); got != "true true" {
+				t.Fatalf("without script, an unchanged form is marked unsaved (hidden, undo disabled): %s", got)
 			}
 		})
 	})
