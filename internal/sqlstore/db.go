@@ -539,6 +539,19 @@ func call(fn func(wps.Tx) error, t *tx) (err error) {
 	return fn(t)
 }
 
+// flushKept writes a batch's kept rows before its COMMIT. A panic there
+// (a row its merge cannot take) fails every write of the batch, as an
+// error of the flush would: outside call, it would have told them all
+// they succeeded as it unwound, then stopped the server before the COMMIT.
+func flushKept(ctx context.Context, adds *batchAdds, w *counted) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic writing the batch's kept rows: %v", r)
+		}
+	}()
+	return adds.flush(ctx, w)
+}
+
 // txErr classifies an error of BeginTx or Commit.
 func (db *DB) txErr(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
@@ -674,7 +687,7 @@ func (db *DB) commitBatch(batch []*job) {
 		_, _ = w.ExecContext(ctx, "ROLLBACK")
 		return
 	}
-	if err := adds.flush(ctx, w); err != nil {
+	if err := flushKept(ctx, adds, w); err != nil {
 		fail(err)
 		return
 	}

@@ -578,3 +578,23 @@ func TestAddedRowsOfConcurrentWrites(t *testing.T) {
 		}
 	})
 }
+
+// A batch whose kept rows fail as they are written before the COMMIT, even
+// by a panic, fails its writes: none is told it committed, and the writer
+// goes on to the next batch.
+func TestFlushPanicFailsTheBatch(t *testing.T) {
+	db := tu.OpenDB(t, sqlstore.SQLite)
+	org := newOrg(t, db)
+	ctx := context.Background()
+	err := db.Write(ctx, func(tx wps.Tx) error {
+		_, err := sqlstore.KeepBadCount(tx, org.ID)
+		return err
+	})
+	if !wps.IsCode(err, wps.CodeInternal) {
+		t.Fatalf("a write whose kept rows cannot be written: %v", err)
+	}
+	now := wps.At(tu.NewClock().Now())
+	if err := db.Write(ctx, func(tx wps.Tx) error { return tx.CreateProcess(newProcess(org, now)) }); err != nil {
+		t.Fatalf("the next write: %v", err)
+	}
+}
