@@ -107,7 +107,7 @@ func (c *Console) invite(q *req) error {
 		if !wps.IsCode(err, wps.CodeInvalid) && !wps.IsCode(err, wps.CodeConflict) {
 			return err
 		}
-		return c.showUsers(q, statusOf(err), usersData{Error: q.message(err), Fields: fieldErrors(err, ""), Form: q.r.PostForm})
+		return c.showUsers(q, statusOf(err), usersData{Error: q.message(err), Fields: q.fieldErrors(err, ""), Form: q.r.PostForm})
 	}
 	u := url.URL{Scheme: "http", Host: q.r.Host, Path: "/invite/" + inv.Token}
 	if q.r.TLS != nil || c.opt.SecureCookies {
@@ -332,7 +332,7 @@ func (c *Console) saveOrg(q *req) error {
 	org, err := c.svc.UpdateOrg(q.ctx(), q.p, u)
 	if err != nil {
 		if wps.IsCode(err, wps.CodeInvalid) {
-			d := orgData{Error: q.t("error.attention"), Fields: fieldErrors(err, ""), ThemeColor: color, PinnedURL: pinned, Operations: ops}
+			d := orgData{Error: q.t("error.attention"), Fields: q.fieldErrors(err, ""), ThemeColor: color, PinnedURL: pinned, Operations: ops}
 			if len(d.Fields) == 0 {
 				d.Error = q.message(err)
 			}

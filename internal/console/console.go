@@ -229,16 +229,19 @@ func (c *Console) anyone(h handler) http.HandlerFunc {
 // statusOf is the HTTP status the API answers for err.
 func statusOf(err error) int { return httpapi.Status(err) }
 
-// message is what a person reads for err: the domain's message (in
-// English, as the API says it), or a generic one in the page's language
-// for an internal error (logged, never shown).
+// message is what a person reads for err: the domain's message in the
+// page's language (lang.Printer.Format; English where it has no words),
+// or a generic one for an internal error (logged, never shown).
 func (q *req) message(err error) string {
 	var e *wps.Error
 	if errors.As(err, &e) && e.Code != wps.CodeInternal {
-		return e.Message
+		return e.Say(q.lang.Format)
 	}
 	return q.t("error.internal")
 }
+
+// say is a field's message in the page's language.
+func (q *req) say(f wps.FieldError) string { return f.Say(q.lang.Format) }
 
 // fail renders an error page.
 func (c *Console) fail(q *req, err error) {

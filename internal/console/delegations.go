@@ -66,7 +66,7 @@ func (c *Console) delegate(q *req) error {
 		if !wps.IsCode(err, wps.CodeInvalid) {
 			return err
 		}
-		return c.showDelegations(q, http.StatusUnprocessableEntity, delegationsData{Form: f, Error: q.t("error.attention"), Fields: fieldErrors(err, "")})
+		return c.showDelegations(q, http.StatusUnprocessableEntity, delegationsData{Form: f, Error: q.t("error.attention"), Fields: q.fieldErrors(err, "")})
 	}
 	return q.redirect("/settings/delegations", "saved")
 }

@@ -312,7 +312,7 @@ func (c *Console) showDesigner(q *req, status int, id string, version int, d dra
 	data.MetaFields = wps.MetadataFields
 	data.Steps = designSteps(d, data.Entities, refs)
 	if err != nil {
-		data.Errs, data.General = designErrors(err)
+		data.Errs, data.General = q.designErrors(err)
 	}
 	for i := range data.Steps {
 		st := &data.Steps[i]
@@ -1020,7 +1020,7 @@ var (
 
 // designErrors places an error's messages at the designer's controls (by
 // form name); what names no control is the general message.
-func designErrors(err error) (map[string]string, string) {
+func (q *req) designErrors(err error) (map[string]string, string) {
 	out := map[string]string{}
 	var e *wps.Error
 	if !errors.As(err, &e) {
@@ -1036,19 +1036,19 @@ func designErrors(err error) (map[string]string, string) {
 	general := ""
 	for _, fe := range e.Fields {
 		if name := controlOf(fe.Field); name != "" {
-			put(name, fe.Message)
+			put(name, q.say(fe))
 		} else {
-			general = e.Message
+			general = q.message(e)
 		}
 	}
 	if len(e.Fields) == 0 {
-		general = e.Message
+		general = q.message(e)
 		if e.Code == wps.CodeConflict && strings.Contains(e.Message, "process") {
 			// a code or label another live process has: at the field it names
 			if strings.Contains(e.Message, "labelled") {
-				put("label", e.Message)
+				put("label", general)
 			} else {
-				put("code", e.Message)
+				put("code", general)
 			}
 			general = ""
 		}

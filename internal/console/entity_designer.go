@@ -54,24 +54,24 @@ type entityDesign struct {
 // (parameters[2]); Raw keeps the saved parameter, so that what the form
 // does not show (sheet links, read-from links, contract templates) stays.
 type paramForm struct {
-	Index                                 int
-	Row                                   string // its row in the form as posted (pN)
-	First, Last                           bool
-	Path                                  string
-	ID, Raw                               string
-	Name, Label, Type, Description        string
-	IsRequired, IsUnique, IsPermanent     bool
-	Decimals, Formula                     string
-	EntityID, EntityOperation             string
-	ShowColumns, ViewColumns, Columns     string
-	Options                               []optionForm
-	Tooltip, AdvDescription, Placeholder  string
-	Min, Max, MinLength, MaxLength        string
-	AdvDecimals, Sort                     string
-	Currency, Locale, DateFormat          string
-	HiddenFrom                            string
-	IsHidden, LeftFreeze, RightFreeze     bool
-	HasCustomColor, IsMultiple, HasMetada bool
+	Index                                int
+	Row                                  string // its row in the form as posted (pN)
+	First, Last                          bool
+	Path                                 string
+	ID, Raw                              string
+	Name, Label, Type, Description       string
+	IsRequired, IsUnique, IsPermanent    bool
+	Decimals, Formula                    string
+	EntityID                             string
+	ShowColumns, ViewColumns, Columns    string
+	Options                              []optionForm
+	Tooltip, AdvDescription, Placeholder string
+	Min, Max, MinLength, MaxLength       string
+	AdvDecimals, Sort                    string
+	Currency, Locale, DateFormat         string
+	HiddenFrom                           string
+	IsHidden, LeftFreeze, RightFreeze    bool
+	HasCustomColor, IsMultiple           bool
 }
 
 // optionForm is one option item: value, label and colour.
@@ -159,7 +159,7 @@ func paramToForm(p wps.Parameter) paramForm {
 	raw, _ := json.Marshal(p)
 	f := paramForm{ID: p.ID, Raw: string(raw), Name: p.Name, Label: p.Label, Type: p.Type, Description: p.Description,
 		IsRequired: p.IsRequired, IsUnique: p.IsUnique, IsPermanent: p.IsPermanent, Decimals: intText(p.Decimals),
-		Formula: strings.Join(p.ComputedFormula, " "), EntityID: p.EntityID, EntityOperation: strings.Join(p.EntityOperation, ", "),
+		Formula: strings.Join(p.ComputedFormula, " "), EntityID: p.EntityID,
 		ShowColumns: strings.Join(p.ShowColumns, ", "), ViewColumns: strings.Join(p.ViewColumns, ", ")}
 	for _, o := range p.OptionItems {
 		f.Options = append(f.Options, optionForm{ID: o.ID, Value: o.Value, Label: o.Label, Color: o.Color})
@@ -180,7 +180,7 @@ func paramToForm(p wps.Parameter) paramForm {
 		f.Currency, f.Locale, f.DateFormat = a.Currency, a.Locale, a.DateFormat
 		f.HiddenFrom = strings.Join(a.HiddenFrom, ", ")
 		f.IsHidden, f.LeftFreeze, f.RightFreeze = a.IsHidden, a.LeftFreeze, a.RightFreeze
-		f.HasCustomColor, f.IsMultiple, f.HasMetada = a.HasCustomColor, a.IsMultiple, a.HasMetadata
+		f.HasCustomColor, f.IsMultiple = a.HasCustomColor, a.IsMultiple
 	}
 	return f
 }
@@ -204,13 +204,13 @@ func formParams(f url.Values) []paramForm {
 		}
 		p := paramForm{Row: strconv.Itoa(n), ID: v("id"), Raw: f.Get(k("raw")), Name: v("name"), Label: v("label"), Type: v("type"), Description: f.Get(k("description")),
 			IsRequired: on("isRequired"), IsUnique: on("isUnique"), IsPermanent: on("isPermanent"), Decimals: v("decimals"),
-			Formula: v("computedFormula"), EntityID: v("entityId"), EntityOperation: v("entityOperation"),
+			Formula: v("computedFormula"), EntityID: v("entityId"),
 			ShowColumns: v("showColumns"), ViewColumns: v("viewColumns"), Columns: f.Get(k("columns")),
 			Tooltip: v("tooltip"), AdvDescription: v("advDescription"), Placeholder: v("placeholder"),
 			Min: v("min"), Max: v("max"), MinLength: v("minLength"), MaxLength: v("maxLength"),
 			AdvDecimals: v("advDecimals"), Sort: v("sort"), Currency: v("currency"), Locale: v("locale"), DateFormat: v("dateFormat"),
 			HiddenFrom: v("hiddenFrom"), IsHidden: on("isHidden"), LeftFreeze: on("leftFreeze"), RightFreeze: on("rightFreeze"),
-			HasCustomColor: on("hasCustomColor"), IsMultiple: on("isMultiple"), HasMetada: on("hasMetadata")}
+			HasCustomColor: on("hasCustomColor"), IsMultiple: on("isMultiple")}
 		vals, labels, colors, ids := f[k("opt.value")], f[k("opt.label")], f[k("opt.color")], f[k("opt.id")]
 		for j := range vals {
 			o := optionForm{Value: strings.TrimSpace(vals[j]), Label: strings.TrimSpace(at(labels, j)), Color: strings.TrimSpace(at(colors, j)), ID: at(ids, j)}
@@ -270,7 +270,7 @@ func (f paramForm) param(q *req, errs *[]fieldErr) wps.Parameter {
 	if f.Type == wps.TypeEntity {
 		p.EntityID = f.EntityID
 	}
-	p.EntityOperation, p.ShowColumns, p.ViewColumns = list(f.EntityOperation), list(f.ShowColumns), list(f.ViewColumns)
+	p.ShowColumns, p.ViewColumns = list(f.ShowColumns), list(f.ViewColumns) // entityOperation: as saved (it acts in steps only)
 	old := map[string]wps.OptionItem{}
 	for _, o := range p.OptionItems {
 		old[o.ID] = o
@@ -320,7 +320,8 @@ func (f paramForm) param(q *req, errs *[]fieldErr) wps.Parameter {
 	a.Decimals, a.Sort = integer("advancedOptions.decimals", f.AdvDecimals), integer("advancedOptions.sort", f.Sort)
 	a.Currency, a.Locale, a.DateFormat, a.HiddenFrom = f.Currency, f.Locale, f.DateFormat, list(f.HiddenFrom)
 	a.IsHidden, a.LeftFreeze, a.RightFreeze = f.IsHidden, f.LeftFreeze, f.RightFreeze
-	a.HasCustomColor, a.IsMultiple, a.HasMetadata = f.HasCustomColor, f.IsMultiple, f.HasMetada
+	a.HasCustomColor, a.IsMultiple = f.HasCustomColor, f.IsMultiple
+	a.HasMetadata = false // option metadata is written by steps: data has no use for it (refused)
 	if !reflect.DeepEqual(a, wps.AdvancedOptions{}) || p.AdvancedOptions != nil {
 		p.AdvancedOptions = &a
 	}
@@ -391,7 +392,7 @@ func (c *Console) saveEntity(q *req) error {
 	if !isFormError(err) {
 		return err
 	}
-	d.Errors, d.Error = placeErrors(err, d.known()), q.t("error.attention")
+	d.Errors, d.Error = q.placeErrors(err, d.known()), q.t("error.attention")
 	if msg, ok := d.Errors[""]; ok {
 		d.Error = msg
 	}
@@ -419,12 +420,12 @@ func (d entityDesign) known() map[string]bool {
 	for _, p := range d.Params {
 		k[p.Path] = true
 		for _, n := range []string{"name", "label", "type", "description", "isRequired", "isUnique", "isPermanent", "decimals",
-			"computedFormula", "entityId", "entityOperation", "showColumns", "viewColumns", "optionItems", "parameters",
+			"computedFormula", "entityId", "showColumns", "viewColumns", "optionItems", "parameters",
 			"advancedOptions.tooltip", "advancedOptions.description", "advancedOptions.placeholder", "advancedOptions.min",
 			"advancedOptions.max", "advancedOptions.minLength", "advancedOptions.maxLength", "advancedOptions.decimals",
 			"advancedOptions.sort", "advancedOptions.currency", "advancedOptions.locale", "advancedOptions.dateFormat",
 			"advancedOptions.hiddenFrom", "advancedOptions.isHidden", "advancedOptions.leftFreeze", "advancedOptions.rightFreeze",
-			"advancedOptions.hasCustomColor", "advancedOptions.isMultiple", "advancedOptions.hasMetadata"} {
+			"advancedOptions.hasCustomColor", "advancedOptions.isMultiple"} {
 			k[p.Path+"."+n] = true
 		}
 		for j := range p.Options {
@@ -442,7 +443,7 @@ var lastSegment = regexp.MustCompile(`(\[\d+\]|\.[^.\[\]]+)$`)
 // form has: parameters[0].optionItems[1].meta goes to the option's row,
 // parameters[0].sheetData to the parameter; "" holds what has no place
 // (a message not about a field, e.g. a name taken).
-func placeErrors(err error, known map[string]bool) map[string]string {
+func (q *req) placeErrors(err error, known map[string]bool) map[string]string {
 	out := map[string]string{}
 	var e *wps.Error
 	if !errors.As(err, &e) {
@@ -462,14 +463,14 @@ func placeErrors(err error, known map[string]bool) map[string]string {
 			}
 			name = next
 		}
-		msg := f.Message
+		msg := q.say(f)
 		if name == "" && f.Field != "" {
 			msg = f.Field + ": " + msg
 		}
 		put(name, msg)
 	}
 	if len(e.Fields) == 0 {
-		put("", e.Message)
+		put("", q.message(e))
 	}
 	return out
 }
@@ -515,7 +516,7 @@ type dField struct {
 }
 
 // hinted are the designer's fields whose input needs a word of help.
-var hinted = []string{"computedFormula", "columns", "entityOperation", "showColumns", "viewColumns", "hiddenFrom", "dateFormat", "name", "min", "max"}
+var hinted = []string{"computedFormula", "columns", "showColumns", "viewColumns", "hiddenFrom", "dateFormat", "name", "min", "max"}
 
 // Key is the parameter's row in the form's names (__P__ in the page's
 // template for a new one); Num is its number for people (__N__).
@@ -564,7 +565,6 @@ func (p paramForm) Typed(errs map[string]string) []dField {
 	return []dField{
 		p.field("decimals", "number", p.Decimals, false, "NUMBER FORMULA", "decimals", errs),
 		p.field("computedFormula", "text", p.Formula, false, "FORMULA", "computedFormula", errs),
-		p.field("entityOperation", "text", p.EntityOperation, false, "ENTITY", "entityOperation", errs),
 		p.field("showColumns", "text", p.ShowColumns, false, "ENTITY", "showColumns", errs),
 		p.field("viewColumns", "text", p.ViewColumns, false, "ENTITY", "viewColumns", errs),
 		p.field("columns", "textarea", p.Columns, false, "TABLE", "parameters", errs),
@@ -596,7 +596,6 @@ func (p paramForm) Advanced(errs map[string]string) []dField {
 		p.field("leftFreeze", "check", "", p.LeftFreeze, "", a+"leftFreeze", errs),
 		p.field("rightFreeze", "check", "", p.RightFreeze, "", a+"rightFreeze", errs),
 		p.field("isMultiple", "check", "", p.IsMultiple, "", a+"isMultiple", errs),
-		p.field("hasMetadata", "check", "", p.HasMetada, "", a+"hasMetadata", errs),
 	}
 }
 

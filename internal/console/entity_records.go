@@ -178,7 +178,7 @@ func (c *Console) saveRecord(q *req) error {
 		if !isFormError(err) {
 			return err
 		}
-		formErrs = fieldErrors(err, "values.")
+		formErrs = q.fieldErrors(err, "values.")
 	}
 	ed := &recordEdit{ID: rid, Fields: c.recordFields(q, e, nil), Error: q.t("error.attention")}
 	for i := range ed.Fields {
@@ -186,7 +186,7 @@ func (c *Console) saveRecord(q *req) error {
 		ed.Fields[i].Error = formErrs[ed.Fields[i].Name]
 		delete(formErrs, ed.Fields[i].Name)
 	}
-	if len(fieldErrors(err, "values.")) == 0 && err != nil {
+	if len(q.fieldErrors(err, "values.")) == 0 && err != nil {
 		ed.Error = q.message(err)
 	}
 	for k, v := range formErrs {

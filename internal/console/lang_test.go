@@ -46,6 +46,13 @@ func TestConsoleLanguages(t *testing.T) {
 		if got := ines.text("section.form-step"); !strings.Contains(got, "Salvar") || !strings.Contains(got, "Observação") {
 			t.Fatalf("the step's form: %q", got)
 		}
+		// The service's refusal of a value, in Portuguese by the field.
+		ines.fill("Outlet temperature (°C)", "180")
+		ines.fill("Condition", "good")
+		ines.press("button", "Salvar")
+		if got := ines.text("#f-temperature-err"); !strings.Contains(got, "deve ser no máximo 120") {
+			t.Fatalf("the refusal by the field is not in Portuguese: %q", got)
+		}
 		ines.open("/settings")
 		if got := ines.eval(`document.getElementById("set-locale").value + " " + document.getElementById("set-zone").value`); got != "pt-BR America/Sao_Paulo" {
 			t.Fatalf("settings show %q", got)

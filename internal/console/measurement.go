@@ -343,7 +343,7 @@ func (c *Console) act(q *req) error {
 		if !isFormError(err) && wps.ErrorCode(err) != wps.CodeRateLimited {
 			return err
 		}
-		formErrs = fieldErrors(err, "parameters.")
+		formErrs = q.fieldErrors(err, "parameters.")
 	}
 	// Show the form again with what was sent and the errors by its fields.
 	f := stepForm{StepID: stepID, Observation: in.Observation, Fields: fields}
@@ -352,14 +352,14 @@ func (c *Console) act(q *req) error {
 		f.Fields[i].Error = formErrs[f.Fields[i].Name]
 		delete(formErrs, f.Fields[i].Name)
 	}
-	if e, ok := fieldErrors(err, "")["observation"]; ok {
+	if e, ok := q.fieldErrors(err, "")["observation"]; ok {
 		f.ObservationError = e
 	}
-	if e, ok := fieldErrors(err, "")["signature"]; ok {
+	if e, ok := q.fieldErrors(err, "")["signature"]; ok {
 		f.SignatureError = e
 	}
 	f.Error = q.t("error.attention")
-	if err != nil && len(fieldErrors(err, "parameters.")) == 0 && f.ObservationError == "" && f.SignatureError == "" {
+	if err != nil && len(q.fieldErrors(err, "parameters.")) == 0 && f.ObservationError == "" && f.SignatureError == "" {
 		f.Error = q.message(err) // not about a field: a seat taken, a step closed
 	}
 	for k, v := range formErrs { // about a field the form does not show
@@ -388,7 +388,7 @@ func orInvalid(err error) error {
 
 // fieldErrors maps an error's fields to form names: "parameters.temp[0]"
 // names the field "temp" (prefix trimmed, then up to the first [ or .).
-func fieldErrors(err error, prefix string) map[string]string {
+func (q *req) fieldErrors(err error, prefix string) map[string]string {
 	out := map[string]string{}
 	var e *wps.Error
 	if !errors.As(err, &e) {
@@ -400,7 +400,7 @@ func fieldErrors(err error, prefix string) map[string]string {
 			name = name[:i]
 		}
 		if out[name] == "" {
-			out[name] = f.Message
+			out[name] = q.say(f)
 		}
 	}
 	return out
@@ -422,7 +422,7 @@ func (c *Console) reprove(q *req) error {
 		return err
 	}
 	rep := &reproveForm{ActionID: id, Observation: obs, Error: q.message(err)}
-	errs := fieldErrors(err, "")
+	errs := q.fieldErrors(err, "")
 	if e, ok := errs["signature"]; ok {
 		rep.SignatureError, rep.Error = e, ""
 	}

@@ -79,7 +79,7 @@ func (c *Console) acceptInvite(q *req) error {
 		if !wps.IsCode(err, wps.CodeInvalid) {
 			return err
 		}
-		d.Error, d.Fields = q.message(err), fieldErrors(err, "")
+		d.Error, d.Fields = q.message(err), q.fieldErrors(err, "")
 		if d.Fields["password"] != "" || d.Fields["confirm"] != "" {
 			d.Error = q.t("error.attention") // said once, by the field
 		}
@@ -136,7 +136,7 @@ func (c *Console) reset(q *req) error {
 	case err == nil:
 		return q.redirect("/signin", "reset")
 	case wps.IsCode(err, wps.CodeInvalid):
-		d.Error, d.Fields = q.t("error.attention"), fieldErrors(err, "")
+		d.Error, d.Fields = q.t("error.attention"), q.fieldErrors(err, "")
 	case wps.IsCode(err, wps.CodeGone) || wps.IsCode(err, wps.CodeNotFound):
 		d.Error, d.Gone = q.t("reset.gone"), true
 	default:
@@ -187,7 +187,7 @@ func (c *Console) saveSettings(q *req) error {
 		_, err = notify.SetNotificationPrefs(q.ctx(), c.svc, q.p, wps.NotificationPrefs{Email: d.Email})
 	}
 	if wps.IsCode(err, wps.CodeInvalid) {
-		d.Error, d.Fields = q.t("error.attention"), fieldErrors(err, "")
+		d.Error, d.Fields = q.t("error.attention"), q.fieldErrors(err, "")
 		return c.showSettings(q, http.StatusUnprocessableEntity, d)
 	}
 	if err != nil {

@@ -64,7 +64,7 @@ func (c *Console) saveSSO(q *req) error {
 		if !wps.IsCode(err, wps.CodeInvalid) && !wps.IsCode(err, wps.CodeConflict) {
 			return err
 		}
-		d.Error, d.Fields = q.t("error.attention"), fieldErrors(err, "")
+		d.Error, d.Fields = q.t("error.attention"), q.fieldErrors(err, "")
 		if len(d.Fields) == 0 {
 			d.Error = q.message(err)
 		}

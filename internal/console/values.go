@@ -28,7 +28,9 @@ func (q *req) words() words { return words{q.lang, q.loc} }
 // parameter's dateFormat (dd, MM, yyyy, HH, mm, ss), else the language's.
 func (w words) dateLayout(p wps.Parameter) (layout, pattern string) {
 	if a := p.AdvancedOptions; a != nil && a.DateFormat != "" {
-		return strings.NewReplacer("yyyy", "2006", "MM", "01", "dd", "02", "HH", "15", "mm", "04", "ss", "05").Replace(a.DateFormat), a.DateFormat
+		if layout, ok := wps.DateLayout(a.DateFormat, p.Type == wps.TypeDateTime); ok {
+			return layout, a.DateFormat
+		}
 	}
 	return w.DateLayout(), w.DatePattern()
 }
@@ -65,7 +67,7 @@ func valueText(w words, p wps.Parameter, v string) string {
 			return v
 		}
 		if a := p.AdvancedOptions; a != nil && a.DateFormat != "" {
-			layout, _ := w.dateLayout(p)
+			layout, _ := w.dateLayout(p) // a dateFormat that says no date: the language's
 			return t.In(w.loc).Format(layout)
 		}
 		return w.When(t, w.loc)

@@ -254,10 +254,11 @@ func TestConformance(t *testing.T) {
 		for _, name := range []string{"c-1", "ct-1"} {
 			env.Call(post, "/v1/contract-templates", env.AdminKey, map[string]any{"name": name, "body": "# Asset {{entity tag}}\n\nAmount: {{param amount}}", "templateEntityId": "Asset"}, 201)
 		}
-		every := map[string]any{"tooltip": "t", "description": "d", "placeholder": "p", "max": 1000, "maxLength": 10, "min": 0, "minLength": 0, "decimals": 2,
-			"sort": 1, "currency": "USD", "locale": "pt-BR", "dateFormat": "dd/MM/yyyy", "isHidden": true, "rightFreeze": true, "leftFreeze": true,
+		// Every advanced option, each on a parameter of a type it acts on.
+		every := map[string]any{"tooltip": "t", "description": "d", "placeholder": "p", "maxLength": 10, "minLength": 0, "decimals": 2,
+			"sort": 1, "locale": "pt-BR", "isHidden": true, "rightFreeze": true, "leftFreeze": true,
 			"hasCustomColor": true, "hasMetadata": true, "isMultiple": false, "hiddenFrom": []string{"Auditor"}, "insertOnEntity": "Log",
-			"insertOnEntityMetadata": []string{"measurementId"}, "entityOperation": []string{"WRITE"}, "entityParameterId": "x"}
+			"insertOnEntityMetadata": []string{"measurementId"}, "entityParameterId": "x"}
 		p := env.Call(post, "/v1/process", env.AdminKey, map[string]any{"name": "Inspection", "iconName": "wrench", "steps": []map[string]any{
 			{"label": "Inspect", "description": "look", "prompt": "go", "policyNames": []string{"Inspector"}, "orderedPolicies": []string{"Inspector"},
 				"roles": []map[string]any{{"p": "Inspector", "r": []string{"INSPECTOR"}}}, "viewPolicyNames": []string{"Inspector"},
@@ -265,7 +266,9 @@ func TestConformance(t *testing.T) {
 				"frequency": "WEEKLY", "frequencyDate": "2026-01-05T08:00:00Z",
 				"routing": map[string]any{"entityParamName": "site", "entityId": "Asset", "rules": []map[string]any{{"value": "north", "stepId": "Close"}, {"value": "*", "stepId": "Close"}}},
 				"parameters": []map[string]any{
-					{"name": "asset", "type": "ENTITY", "entityId": "Asset", "description": "which", "entityOperation": []string{"READ"}, "showColumns": []string{"tag"}, "viewColumns": []string{"tag"}},
+					{"name": "asset", "type": "ENTITY", "entityId": "Asset", "description": "which", "showColumns": []string{"tag"}, "viewColumns": []string{"tag"}},
+					{"name": "logged", "type": "ENTITY", "entityId": "Log", "entityOperation": []string{"WRITE"}, "advancedOptions": map[string]any{"entityOperation": []string{"WRITE"}}},
+					{"name": "due", "type": "DATE", "advancedOptions": map[string]any{"dateFormat": "dd/MM/yyyy"}},
 					{"name": "contract", "type": "TEXT", "contractTemplateId": "ct-1", "contractTemplate": map[string]any{"templateEntityId": "Asset", "templateEntityName": "Asset"}},
 					{"name": "site", "type": "SELECT", "autoFillEntityRelation": "asset", "optionItems": []map[string]any{{"value": "north", "color": "#00AA00", "meta": map[string]any{"r": 1}}}},
 					{"name": "tagText", "type": "TEXT", "readFromEntity": map[string]any{"entityId": "Asset", "readParameterId": "tag", "targetParameterIds": []string{"rating"}},
@@ -276,7 +279,7 @@ func TestConformance(t *testing.T) {
 					{"name": "bank", "type": "TEXT"},
 					{"name": "note", "type": "TEXT", "advancedOptions": every},
 					{"name": "currency", "type": "SELECT", "optionItems": []map[string]any{{"value": "USD"}}},
-					{"name": "amount", "type": "NUMBER", "decimals": 2, "isRequired": true},
+					{"name": "amount", "type": "NUMBER", "decimals": 2, "isRequired": true, "advancedOptions": map[string]any{"min": 0, "max": 1000, "currency": "USD"}},
 					{"name": "rate", "type": "NUMBER", "apiCalls": []map[string]any{{"apiCall": map[string]any{"url": rs.URL + "/rate", "resultPath": "data.rate",
 						"description": "FX", "sort": []string{"1"}, "parameters": []string{"currency"}}}}},
 					{"name": "total", "type": "FORMULA", "computedFormula": []string{"amount", "*", "2"}},

@@ -448,3 +448,52 @@ func TestEntityFormulas(t *testing.T) {
 		tu.Problem(t, env.Do(tu.Request{Method: post, Path: path, Key: env.AdminKey, Body: map[string]any{"values": map[string]any{"total": 5}}}), 422, "values.total")
 	})
 }
+
+// A data field takes only what acts on a record: what fills a step's
+// values or acts at its consensus is refused, naming it, and nothing is
+// stored; an option's deletedAt is the service's; EMAIL and URL values keep
+// to their length options.
+func TestEntityFieldsTakeWhatActs(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := tu.NewEnv(t, engine)
+		for field, extra := range map[string]map[string]any{
+			"readFromEntity":                  {"readFromEntity": map[string]any{"entityId": "x", "readParameterId": "a"}},
+			"readFromOtherMeasurementData":    {"readFromOtherMeasurementData": map[string]any{"processId": "x"}},
+			"autoFillEntityRelation":          {"autoFillEntityRelation": "other"},
+			"contractTemplateId":              {"contractTemplateId": "nope"},
+			"advancedOptions.insertOnEntity":  {"advancedOptions": map[string]any{"insertOnEntity": "nowhere"}},
+			"advancedOptions.entityOperation": {"advancedOptions": map[string]any{"entityOperation": []string{"WRITE"}}},
+			"advancedOptions.hasMetadata":     {"advancedOptions": map[string]any{"hasMetadata": true}},
+			"advancedOptions.maxLength":       {"type": "BOOLEAN", "advancedOptions": map[string]any{"maxLength": 3}},
+		} {
+			p := map[string]any{"name": "code", "type": "TEXT"}
+			for k, v := range extra {
+				p[k] = v
+			}
+			res := env.Do(tu.Request{Method: post, Path: "/v1/entities", Key: env.AdminKey, Body: map[string]any{"name": "supplier", "parameters": []map[string]any{p}}})
+			if res.Status != 422 || !strings.Contains(string(res.Body), `"field":"parameters[0].`+field+`"`) {
+				t.Fatalf("%s: %d %s", field, res.Status, res.Body)
+			}
+		}
+		if n := env.Call(get, "/v1/entities", env.AdminKey, nil, 200).JSON()["meta"].(map[string]any)["total"]; n != 0.0 {
+			t.Fatalf("refused entities were stored: %v", n)
+		}
+		e := env.Call(post, "/v1/entities", env.AdminKey, map[string]any{"name": "supplier", "parameters": []map[string]any{
+			{"name": "contact", "type": "EMAIL", "advancedOptions": map[string]any{"maxLength": 12}},
+			{"name": "rating", "type": "SELECT", "optionItems": []map[string]any{{"value": "A", "deletedAt": "2026-01-01T00:00:00Z"}},
+				"advancedOptions": map[string]any{"deletedAt": "2026-01-01T00:00:00Z"}}}}, 201).JSON()
+		rating := e["parameters"].([]any)[1].(map[string]any)
+		if d := rating["optionItems"].([]any)[0].(map[string]any)["deletedAt"]; d != nil {
+			t.Fatalf("a listed option is deleted: %v", d)
+		}
+		if d := rating["advancedOptions"].(map[string]any)["deletedAt"]; d != nil {
+			t.Fatalf("the options are deleted: %v", d)
+		}
+		res := env.Do(tu.Request{Method: post, Path: "/v1/entities/" + e["id"].(string) + "/records", Key: env.AdminKey,
+			Body: map[string]any{"values": map[string]any{"contact": "someone@example.com", "rating": "A"}}})
+		if res.Status != 422 || !strings.Contains(string(res.Body), "at most 12 characters") {
+			t.Fatalf("an email past its maxLength: %d %s", res.Status, res.Body)
+		}
+		env.Call(post, "/v1/entities/"+e["id"].(string)+"/records", env.AdminKey, map[string]any{"values": map[string]any{"contact": "a@b.example", "rating": "A"}}, 201)
+	})
+}

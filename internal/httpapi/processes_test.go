@@ -45,6 +45,13 @@ func sampleProcess() map[string]any {
 	}
 }
 
+// param puts parameter at position i of a sample process's first step.
+func param(i int, parameter map[string]any) func(p map[string]any) {
+	return func(p map[string]any) {
+		p["steps"].([]map[string]any)[0]["parameters"].([]map[string]any)[i] = parameter
+	}
+}
+
 func steps(p map[string]any) []map[string]any {
 	var out []map[string]any
 	for _, s := range p["steps"].([]any) {
@@ -152,6 +159,19 @@ func TestProcessValidation(t *testing.T) {
 			{"bad code", func(p map[string]any) { p["code"] = "lower" }, "code"},
 			{"unknown icon", func(p map[string]any) { p["iconName"] = "rocket" }, "iconName"},
 			{"no steps", func(p map[string]any) { p["steps"] = []map[string]any{} }, "steps"},
+			// Options that would be kept and shown back doing nothing (api.md).
+			{"date format without the year", param(1, map[string]any{"name": "on", "type": "DATE", "advancedOptions": map[string]any{"dateFormat": "dd/MM"}}), "steps[0].parameters[1].advancedOptions.dateFormat"},
+			{"date format of other letters", param(1, map[string]any{"name": "on", "type": "DATE", "advancedOptions": map[string]any{"dateFormat": "d/M/yyyy"}}), "steps[0].parameters[1].advancedOptions.dateFormat"},
+			{"date format with a time on a DATE", param(1, map[string]any{"name": "on", "type": "DATE", "advancedOptions": map[string]any{"dateFormat": "dd/MM/yyyy HH:mm"}}), "steps[0].parameters[1].advancedOptions.dateFormat"},
+			{"date format on a NUMBER", param(1, map[string]any{"name": "hours", "type": "NUMBER", "advancedOptions": map[string]any{"dateFormat": "dd/MM/yyyy"}}), "steps[0].parameters[1].advancedOptions.dateFormat"},
+			{"unknown locale", param(1, map[string]any{"name": "hours", "type": "NUMBER", "advancedOptions": map[string]any{"locale": "tlh"}}), "steps[0].parameters[1].advancedOptions.locale"},
+			{"bounds on a TEXT", param(1, map[string]any{"name": "hours", "type": "TEXT", "advancedOptions": map[string]any{"min": 5}}), "steps[0].parameters[1].advancedOptions.min"},
+			{"a length on a NUMBER", param(1, map[string]any{"name": "hours", "type": "NUMBER", "advancedOptions": map[string]any{"maxLength": 5}}), "steps[0].parameters[1].advancedOptions.maxLength"},
+			{"a currency on a TEXT", param(1, map[string]any{"name": "hours", "type": "TEXT", "advancedOptions": map[string]any{"currency": "EUR"}}), "steps[0].parameters[1].advancedOptions.currency"},
+			{"options on a TEXT", param(1, map[string]any{"name": "hours", "type": "TEXT", "optionItems": []map[string]any{{"value": "only"}}}), "steps[0].parameters[1].optionItems"},
+			{"an entity operation but WRITE", param(1, map[string]any{"name": "hours", "type": "ENTITY", "entityId": "Plant", "entityOperation": []string{"DELETE"}}), "steps[0].parameters[1].entityOperation"},
+			{"writing from a TEXT", param(1, map[string]any{"name": "hours", "type": "TEXT", "advancedOptions": map[string]any{"entityOperation": []string{"WRITE"}}}), "steps[0].parameters[1].advancedOptions.entityOperation"},
+			{"a unique TABLE column", param(1, map[string]any{"name": "rows", "type": "TABLE", "parameters": []map[string]any{{"name": "serial", "type": "TEXT", "isUnique": true}}}), "steps[0].parameters[1].parameters[0].isUnique"},
 		}
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {

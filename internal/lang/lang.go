@@ -23,6 +23,14 @@ import (
 //go:embed messages/*.json
 var files embed.FS
 
+// The service's messages (its refusals: "must be a number", "no such step
+// in process %q") are English fmt formats; service/LOCALE.json gives each
+// its words in another language, the same verbs in the same order (or
+// numbered, %[2]q). Format finds them.
+//
+//go:embed service/*.json
+var serviceFiles embed.FS
+
 // Default is the language when nothing else is known.
 const Default = "en"
 
@@ -108,8 +116,33 @@ func Pick(locale, acceptLanguage string) string {
 
 // Printer words messages in one language.
 type Printer struct {
-	Locale string // one of Supported: <html lang>
-	loc    *i18n.Localizer
+	Locale  string // one of Supported: <html lang>
+	loc     *i18n.Localizer
+	service map[string]string // the service's formats in this language
+}
+
+// ServiceCatalogue reads a language's words for the service's messages:
+// English format → its format in locale (none for English).
+func ServiceCatalogue(locale string) (map[string]string, error) {
+	out := map[string]string{}
+	b, err := serviceFiles.ReadFile(path.Join("service", locale+".json"))
+	if err != nil {
+		return out, nil
+	}
+	return out, json.Unmarshal(b, &out)
+}
+
+// Format is the service's message format in p's language (wps.Error.Say
+// words a refusal with it); a format the catalogue lacks comes back as it
+// is, in English.
+func (p *Printer) Format(format string) string {
+	if p == nil {
+		return format
+	}
+	if f, ok := p.service[format]; ok {
+		return f
+	}
+	return format
 }
 
 // For is the Printer of locale (English for an unsupported one).
@@ -120,7 +153,11 @@ func For(locale string) *Printer {
 	if p, ok := cache.Load(locale); ok {
 		return p.(*Printer)
 	}
-	p, _ := cache.LoadOrStore(locale, &Printer{Locale: locale, loc: i18n.NewLocalizer(bundle, locale, Default)})
+	svc, err := ServiceCatalogue(locale)
+	if err != nil {
+		panic(fmt.Sprintf("lang: service catalogue %s: %v", locale, err))
+	}
+	p, _ := cache.LoadOrStore(locale, &Printer{Locale: locale, loc: i18n.NewLocalizer(bundle, locale, Default), service: svc})
 	return p.(*Printer)
 }
 

@@ -1,6 +1,7 @@
 package wps
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -88,7 +89,10 @@ func DisplayValue(p Parameter, value string) string {
 				return value
 			}
 		}
-		layout := strings.NewReplacer("yyyy", "2006", "MM", "01", "dd", "02", "HH", "15", "mm", "04", "ss", "05").Replace(a.DateFormat)
+		layout, ok := DateLayout(a.DateFormat, p.Type == TypeDateTime)
+		if !ok {
+			return value
+		}
 		return t.Format(layout)
 	case TypeBoolean:
 		if !known {
@@ -126,5 +130,56 @@ func groupNumber(d decimal.Decimal, places int32, dec, group string) string {
 	if neg {
 		out = "-" + out
 	}
+	return out
+}
+
+// dateTokens are what a dateFormat is written with, and their Go layouts.
+var dateTokens = []struct{ token, layout string }{
+	{"yyyy", "2006"}, {"MM", "01"}, {"dd", "02"}, {"HH", "15"}, {"mm", "04"}, {"ss", "05"},
+}
+
+// dateSeparators may stand between a dateFormat's tokens.
+const dateSeparators = " /-.,:"
+
+// DateLayout is the Go time layout of a parameter's dateFormat. A format
+// is yyyy, MM and dd, each once, in any order, between separators (space,
+// / - . , :); a DATETIME's (withTime) may add HH, mm and ss. ok is false
+// for anything else: a date written without its year, or with letters Go
+// would read as a layout of its own, could not be read back from a form
+// as the date it showed.
+func DateLayout(format string, withTime bool) (layout string, ok bool) {
+	var b strings.Builder
+	seen := map[string]bool{}
+	for rest := format; rest != ""; {
+		i := slices.IndexFunc(dateTokens, func(t struct{ token, layout string }) bool { return strings.HasPrefix(rest, t.token) })
+		switch {
+		case i >= 0:
+			t := dateTokens[i]
+			if seen[t.token] || i >= 3 && !withTime {
+				return "", false
+			}
+			seen[t.token] = true
+			b.WriteString(t.layout)
+			rest = rest[len(t.token):]
+		case strings.ContainsRune(dateSeparators, rune(rest[0])):
+			b.WriteByte(rest[0])
+			rest = rest[1:]
+		default:
+			return "", false
+		}
+	}
+	if !seen["yyyy"] || !seen["MM"] || !seen["dd"] {
+		return "", false
+	}
+	return b.String(), true
+}
+
+// DisplayLocales are the values advancedOptions.locale may take.
+func DisplayLocales() []string {
+	out := make([]string, 0, len(locales))
+	for l := range locales {
+		out = append(out, l)
+	}
+	slices.Sort(out)
 	return out
 }

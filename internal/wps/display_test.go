@@ -32,3 +32,31 @@ func TestDisplayValue(t *testing.T) {
 		}
 	}
 }
+
+// A dateFormat is yyyy, MM and dd once each between separators (a
+// DATETIME's may add HH, mm, ss); anything else has no layout, so that a
+// date shown in it can always be read back as the same date.
+func TestDateLayout(t *testing.T) {
+	for _, c := range []struct {
+		format   string
+		withTime bool
+		layout   string
+	}{
+		{"dd/MM/yyyy", false, "02/01/2006"},
+		{"yyyy-MM-dd", false, "2006-01-02"},
+		{"dd.MM.yyyy", false, "02.01.2006"},
+		{"MM/dd/yyyy HH:mm", true, "01/02/2006 15:04"},
+		{"yyyy-MM-dd HH:mm:ss", true, "2006-01-02 15:04:05"},
+		{"dd/MM/yyyy HH:mm", false, ""}, // a DATE has no time
+		{"dd/MM", false, ""},            // no year: not read back
+		{"d/M/yyyy", false, ""},         // letters Go reads as its own
+		{"Day dd.MM.yyyy", false, ""},
+		{"dd/MM/yyyy/yyyy", false, ""},
+		{"", false, ""},
+	} {
+		layout, ok := DateLayout(c.format, c.withTime)
+		if layout != c.layout || ok != (c.layout != "") {
+			t.Errorf("%q (time %v): %q %v, want %q", c.format, c.withTime, layout, ok, c.layout)
+		}
+	}
+}

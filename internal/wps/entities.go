@@ -137,7 +137,19 @@ func (s *Service) checkEntityInput(tx Tx, orgID, selfID string, in *EntityInput,
 	checkSheetOwner(&v, "parameters", in.Parameters, selfID)
 	stamp(in.Parameters, prev, "", true, s.Now())
 	for j, p := range in.Parameters {
-		v.Check(len(p.APICalls) == 0, fieldIndex("parameters", j)+".apiCalls", "API calls fill step parameters only")
+		f := fieldIndex("parameters", j)
+		v.Check(len(p.APICalls) == 0, f+".apiCalls", "API calls fill step parameters only")
+		// What fills a step's values or acts at its consensus has nothing to
+		// act on in a record: refused rather than kept and shown doing nothing.
+		v.Check(p.ReadFromEntity == nil, f+".readFromEntity", "reading from data fills step parameters only")
+		v.Check(p.ReadFromOtherMeasurementData == nil, f+".readFromOtherMeasurementData", "reading another measurement fills step parameters only")
+		v.Check(p.AutoFillEntityRelation == "", f+".autoFillEntityRelation", "filling from a linked record is for step parameters only")
+		v.Check(p.ContractTemplateID == "", f+".contractTemplateId", "generated documents are step parameters only")
+		if a := p.AdvancedOptions; a != nil {
+			v.Check(a.InsertOnEntity == "" && len(a.InsertOnEntityMetadata) == 0, f+".advancedOptions.insertOnEntity", "writing to data happens at a step's consensus: step parameters only")
+			v.Check(len(a.EntityOperation) == 0, f+".advancedOptions.entityOperation", "writing to a linked record happens at a step's consensus: step parameters only")
+			v.Check(!a.HasMetadata, f+".advancedOptions.hasMetadata", "option metadata is written to data at a step's consensus: step parameters only")
+		}
 	}
 	if err := v.Err(); err != nil {
 		return err
@@ -330,7 +342,7 @@ func (s *Service) RestoreEntity(ctx context.Context, p *Principal, id string) (E
 		}
 		if _, err := tx.FindEntityByName(p.OrgID, e.Name); err == nil {
 			return &Error{Code: CodeConflict, Message: fmt.Sprintf("name: a live entity is named %q", e.Name),
-				Fields: []FieldError{{Field: "name", Message: fmt.Sprintf("%q is the name of a live entity: rename or delete that one first", e.Name)}}}
+				Fields: []FieldError{fieldError("name", "%q is the name of a live entity: rename or delete that one first", e.Name)}}
 		} else if !IsCode(err, CodeNotFound) {
 			return err
 		}
@@ -611,7 +623,7 @@ func (s *Service) saveRecord(tx Tx, e Entity, r Record, create bool) error {
 			row := IndexRow{OrgID: e.OrgID, EntityID: e.ID, RecordID: r.ID, ParamID: p.ID, Value: indexKey(item), Unique: p.IsUnique}
 			if err := tx.InsertRecordIndex(row); IsCode(err, CodeConflict) {
 				return &Error{Code: CodeConflict, Message: fmt.Sprintf("%s: %q is already used by another record", p.Name, item),
-					Fields: []FieldError{{Field: "values." + p.Name, Message: "must be unique"}}, Err: err}
+					Fields: []FieldError{fieldError("values."+p.Name, "must be unique")}, Err: err}
 			} else if err != nil {
 				return err
 			}
@@ -870,7 +882,8 @@ func (s *Service) importRecords(ctx context.Context, p *Principal, entityID stri
 func prefixFields(prefix string, fields []FieldError) []FieldError {
 	out := make([]FieldError, len(fields))
 	for i, f := range fields {
-		out[i] = FieldError{Field: prefix + "." + f.Field, Message: f.Message}
+		f.Field = prefix + "." + f.Field
+		out[i] = f
 	}
 	return out
 }

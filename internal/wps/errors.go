@@ -28,6 +28,26 @@ const (
 type FieldError struct {
 	Field   string `json:"field"`
 	Message string `json:"message"`
+	// format and args made Message: Say words it in a reader's language.
+	format string
+	args   []any
+}
+
+// fieldError is a FieldError whose message Say can word in a reader's
+// language.
+func fieldError(field, format string, args ...any) FieldError {
+	return FieldError{Field: field, Message: fmt.Sprintf(format, args...), format: format, args: args}
+}
+
+// Say is the message in the words tr gives its format: tr is a language's
+// catalogue of the service's messages (lang.Printer.Format), which returns
+// a format it does not know as it is. Messages built without a format
+// (a cause's text) are said as they are.
+func (f FieldError) Say(tr func(format string) string) string {
+	if f.format == "" || tr == nil {
+		return f.Message
+	}
+	return fmt.Sprintf(tr(f.format), f.args...)
 }
 
 // Error is the one error type of the domain. Message is safe to show to a
@@ -39,6 +59,27 @@ type Error struct {
 	Err     error
 	// RetryAfter says when to try again (CodeRateLimited).
 	RetryAfter time.Duration
+	// format and args made Message (Errorf); byFields when Message is the
+	// first field's (Invalid, Validator): Say words either.
+	format   string
+	args     []any
+	byFields bool
+}
+
+// Say is Message in the words tr gives (see FieldError.Say).
+func (e *Error) Say(tr func(format string) string) string {
+	switch {
+	case tr == nil:
+	case e.byFields && len(e.Fields) > 0:
+		msg := e.Fields[0].Field + ": " + e.Fields[0].Say(tr)
+		if n := len(e.Fields) - 1; n > 0 {
+			msg += fmt.Sprintf(tr(" (and %d more)"), n)
+		}
+		return msg
+	case e.format != "":
+		return fmt.Sprintf(tr(e.format), e.args...)
+	}
+	return e.Message
 }
 
 func (e *Error) Error() string {
@@ -52,13 +93,13 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // Errorf builds an Error with a formatted message.
 func Errorf(code Code, format string, args ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...), format: format, args: args}
 }
 
 // Invalid reports one invalid field (422).
 func Invalid(field, format string, args ...any) *Error {
-	msg := fmt.Sprintf(format, args...)
-	return &Error{Code: CodeInvalid, Message: field + ": " + msg, Fields: []FieldError{{Field: field, Message: msg}}}
+	f := fieldError(field, format, args...)
+	return &Error{Code: CodeInvalid, Message: field + ": " + f.Message, Fields: []FieldError{f}, byFields: true}
 }
 
 // NotFound reports an unknown resource (404).
@@ -86,7 +127,7 @@ type Validator struct{ fields []FieldError }
 
 // Add records a field error.
 func (v *Validator) Add(field, format string, args ...any) {
-	v.fields = append(v.fields, FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
+	v.fields = append(v.fields, fieldError(field, format, args...))
 }
 
 // Check records a field error when ok is false.
@@ -105,7 +146,7 @@ func (v *Validator) Err() error {
 	if len(v.fields) > 1 {
 		msg += fmt.Sprintf(" (and %d more)", len(v.fields)-1)
 	}
-	return &Error{Code: CodeInvalid, Message: msg, Fields: v.fields}
+	return &Error{Code: CodeInvalid, Message: msg, Fields: v.fields, byFields: true}
 }
 
 // Conflict returns a 409 Error listing every recorded field, or nil: the

@@ -199,7 +199,7 @@ func engineError(err error, steps []Step) error {
 		for _, id := range e.Missing {
 			if _, p := paramByID(st.Parameters, id); p.ID != "" {
 				names = append(names, p.Name)
-				out.Fields = append(out.Fields, FieldError{Field: "parameters." + p.Name, Message: "is required"})
+				out.Fields = append(out.Fields, fieldError("parameters."+p.Name, "is required"))
 			}
 		}
 		out.Message = fmt.Sprintf("%s: %s", msg, strings.Join(names, ", "))
@@ -895,7 +895,7 @@ func (r *run) claimUnique(st Step, data map[string]any) error {
 		err := r.tx.ClaimUniqueValue(r.m.OrgID, r.m.ProcessID, p.ID, indexKey(item), r.m.ID)
 		if IsCode(err, CodeConflict) {
 			return &Error{Code: CodeConflict, Message: fmt.Sprintf("%s: %q is already used by another measurement of this process", p.Name, item),
-				Fields: []FieldError{{Field: "parameters." + p.Name, Message: "must be unique"}}, Err: err}
+				Fields: []FieldError{fieldError("parameters."+p.Name, "must be unique")}, Err: err}
 		}
 		if err != nil {
 			return err

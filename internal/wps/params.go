@@ -399,9 +399,15 @@ func normalizeParams(v *Validator, field string, params []Parameter, ids *paramI
 		}
 		ids.assign(p, places)
 		p.Index = i
+		v.Check(!slices.ContainsFunc(p.EntityOperation, func(o string) bool { return o != "WRITE" }), f+".entityOperation", "the one entity operation is WRITE")
+		v.Check(len(p.EntityOperation) == 0 || p.Type == TypeEntity, f+".entityOperation", "only an ENTITY parameter writes to its linked record")
+		v.Check(len(p.OptionItems) == 0 || p.Type == TypeSelect || p.Type == TypeMultiSelect, f+".optionItems", "a %s parameter has no options: only SELECT and MULTI_SELECT do", p.Type)
 		if p.AdvancedOptions != nil {
 			a := p.AdvancedOptions
 			setID(&a.ID)
+			a.DeletedAt = nil // the service's, like the times: an option set is not deleted
+			v.Check(!slices.ContainsFunc(a.EntityOperation, func(o string) bool { return o != "WRITE" }), f+".advancedOptions.entityOperation", "the one entity operation is WRITE")
+			v.Check(len(a.EntityOperation) == 0 || p.Type == TypeEntity, f+".advancedOptions.entityOperation", "only an ENTITY parameter writes to its linked record")
 			if a.Min != nil && a.Max != nil && *a.Min > *a.Max {
 				v.Add(f+".advancedOptions.min", "must not be greater than max")
 			}
@@ -417,6 +423,7 @@ func normalizeParams(v *Validator, field string, params []Parameter, ids *paramI
 			if a.IsMultiple && (a.Min != nil && *a.Min < 0 || a.Max != nil && *a.Max < 0) {
 				v.Add(f+".advancedOptions.min", "counts of values cannot be negative")
 			}
+			checkOptionsApply(v, f+".advancedOptions", p)
 		}
 		if p.SheetData != nil {
 			setID(&p.SheetData.ID)
@@ -437,6 +444,7 @@ func normalizeParams(v *Validator, field string, params []Parameter, ids *paramI
 			v.Check(p.AutoFillEntityRelation == "", f+".autoFillEntityRelation", "a TABLE column cannot be filled from a linked record")
 			v.Check(p.SheetData == nil || p.SheetData.SheetAPIID == "", f+".sheetData", "a TABLE column cannot be linked to a sheet cell")
 			v.Check(p.ContractTemplateID == "", f+".contractTemplateId", "a TABLE column cannot be a generated document")
+			v.Check(!p.IsUnique, f+".isUnique", "a TABLE column cannot be unique: uniqueness is of a whole value")
 		}
 		switch p.Type {
 		case TypeSelect, TypeMultiSelect:
@@ -447,6 +455,7 @@ func normalizeParams(v *Validator, field string, params []Parameter, ids *paramI
 			for j := range p.OptionItems {
 				o := &p.OptionItems[j]
 				setID(&o.ID)
+				o.DeletedAt = nil // the service's: a listed option is live
 				if o.Value == "" {
 					v.Add(fieldIndex(f+".optionItems", j)+".value", "must not be empty")
 				} else if values[o.Value] {
@@ -690,4 +699,38 @@ func cmpBool(a, b bool) int {
 		return -1
 	}
 	return 1
+}
+
+// Types that each advanced option acts on; set on another type, an option
+// would be kept and shown back while doing nothing, so it is refused.
+var (
+	lengthTypes = []string{TypeText, TypeLongText, TypeEmail, TypeURL}
+	rangeTypes  = []string{TypeInt, TypeNumber, TypeFormula, TypeDate, TypeDateTime}
+	dateTypes   = []string{TypeDate, TypeDateTime}
+	numberTypes = []string{TypeInt, TypeNumber, TypeFormula}
+)
+
+// checkOptionsApply refuses the advanced options p's type has no use for,
+// and a dateFormat or locale the display cannot follow.
+func checkOptionsApply(v *Validator, field string, p *Parameter) {
+	a := p.AdvancedOptions
+	if (a.MinLength != nil || a.MaxLength != nil) && !slices.Contains(lengthTypes, p.Type) {
+		v.Add(field+".maxLength", "a %s parameter has no length: only %s do", p.Type, strings.Join(lengthTypes, ", "))
+	}
+	if (a.Min != nil || a.Max != nil) && !slices.Contains(rangeTypes, p.Type) && !p.Multiple() {
+		v.Add(field+".min", "a %s parameter has no minimum or maximum: only %s do, and a field of several values (a count)", p.Type, strings.Join(rangeTypes, ", "))
+	}
+	if a.DateFormat != "" {
+		if !slices.Contains(dateTypes, p.Type) {
+			v.Add(field+".dateFormat", "a %s parameter has no date format: only DATE and DATETIME do", p.Type)
+		} else if _, ok := DateLayout(a.DateFormat, p.Type == TypeDateTime); !ok {
+			v.Add(field+".dateFormat", "must be yyyy, MM and dd, each once, between spaces or / - . , : (a DATETIME may add HH, mm and ss), such as dd/MM/yyyy")
+		}
+	}
+	if a.Locale != "" && !slices.Contains(DisplayLocales(), a.Locale) {
+		v.Add(field+".locale", "must be one of %s", strings.Join(DisplayLocales(), ", "))
+	}
+	if a.Currency != "" && !slices.Contains(numberTypes, p.Type) {
+		v.Add(field+".currency", "a %s parameter has no currency: only %s do", p.Type, strings.Join(numberTypes, ", "))
+	}
 }

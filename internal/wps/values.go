@@ -197,6 +197,17 @@ func (c *valueCheck) str(p Parameter, s, field string) (any, bool) {
 		if !validHTTPURL(s) {
 			return fail("must be an absolute http or https URL")
 		}
+	}
+	if a != nil && (p.Type == TypeEmail || p.Type == TypeURL) { // their length options, as a TEXT's
+		n := utf8.RuneCountInString(s)
+		if a.MaxLength != nil && n > *a.MaxLength {
+			return fail("must be at most %d characters", *a.MaxLength)
+		}
+		if a.MinLength != nil && n < *a.MinLength {
+			return fail("must be at least %d characters", *a.MinLength)
+		}
+	}
+	switch p.Type {
 	case TypeSelect:
 		if !hasOption(p, s) {
 			return fail("%q is not an option", s)
