@@ -173,5 +173,29 @@ func TestEntityDesignerSaveKeepsEverySetting(t *testing.T) {
 		if a, b := settings(before["parameters"]), settings(after["parameters"]); a != b {
 			t.Fatalf("saved unchanged, the fields changed:\nbefore %s\n after %s", a, b)
 		}
+
+		// The first field linked to a cell through its controls: a cell that
+		// is none is refused at its control, with nothing stored.
+		_, page = c.do(get, "/entities/"+id+"/design", nil)
+		form := console.DrawnForm([]byte(page), "designer")
+		form.Set("p0.sheetId", sheet)
+		form.Set("p0.sheetCell", "not a cell")
+		form.Set("p0.sheetIO", "INPUT")
+		res, page = c.do(post, "/entities/"+id+"/design", form)
+		if res.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(page, `id="p0-sheetCell-err" class="error">`) ||
+			strings.Contains(page, `id="p0-sheetCell-err" class="error"></p>`) {
+			t.Fatalf("a bad cell: %d, not refused at its control", res.StatusCode)
+		}
+		if got := env.Call(get, "/v1/entities/"+id, env.AdminKey, nil, 200).JSON()["parameters"].([]any)[0].(map[string]any)["sheetData"]; got != nil {
+			t.Fatalf("a refused cell was stored: %v", got)
+		}
+		form.Set("p0.sheetCell", "A1")
+		if res, page = c.do(post, "/entities/"+id+"/design", form); res.StatusCode != http.StatusSeeOther {
+			t.Fatalf("link a cell: %d %s", res.StatusCode, page)
+		}
+		sd := env.Call(get, "/v1/entities/"+id, env.AdminKey, nil, 200).JSON()["parameters"].([]any)[0].(map[string]any)["sheetData"].(map[string]any)
+		if sd["sheetApiId"] != sheet || sd["cell"] != "A1" || sd["inputType"] != "INPUT" {
+			t.Fatalf("the linked cell: %v", sd)
+		}
 	})
 }

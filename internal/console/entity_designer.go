@@ -44,6 +44,7 @@ type entityDesign struct {
 	Blank     paramForm // the template a new parameter starts from
 	Types     []string
 	Entities  []option // what an ENTITY parameter may link to
+	Sheets    []option // the org's workbooks, for a field's spreadsheet cell
 	Errors    map[string]string
 	Error     string
 	Dirty     bool   // the form is not what is saved (a field moved)
@@ -52,7 +53,7 @@ type entityDesign struct {
 
 // paramForm is one parameter in the designer. Path is its API field name
 // (parameters[2]); Raw keeps the saved parameter, so that what the form
-// does not show (sheet links, read-from links, contract templates) stays.
+// does not show stays.
 type paramForm struct {
 	Index                                int
 	Row                                  string // its row in the form as posted (pN)
@@ -72,6 +73,9 @@ type paramForm struct {
 	HiddenFrom                           string
 	IsHidden, LeftFreeze, RightFreeze    bool
 	HasCustomColor, IsMultiple           bool
+	// Its spreadsheet cell (sheetData): workbook, page, cell, INPUT or
+	// OUTPUT, and a formula in place of the cell's.
+	SheetID, SheetPage, SheetCell, SheetIO, SheetFormula string
 }
 
 // optionForm is one option item: value, label and colour.
@@ -118,6 +122,11 @@ func (c *Console) showEntityDesigner(q *req, status int, d entityDesign, views .
 	if list, _, err := c.svc.ListEntities(q.ctx(), q.p, wps.Page{Page: 1, PerPage: 200}, ""); err == nil {
 		for _, e := range list {
 			d.Entities = append(d.Entities, option{Value: e.ID, Label: or(e.Label, e.Name)})
+		}
+	}
+	if sheets, _, err := c.svc.ListSheets(q.ctx(), q.p, wps.Page{Page: 1, PerPage: 100}); err == nil {
+		for _, sh := range sheets {
+			d.Sheets = append(d.Sheets, option{Value: sh.ID, Label: sh.Name})
 		}
 	}
 	d.Types = wps.ParamTypes
@@ -182,6 +191,9 @@ func paramToForm(p wps.Parameter) paramForm {
 		f.IsHidden, f.LeftFreeze, f.RightFreeze = a.IsHidden, a.LeftFreeze, a.RightFreeze
 		f.HasCustomColor, f.IsMultiple = a.HasCustomColor, a.IsMultiple
 	}
+	if sd := p.SheetData; sd != nil {
+		f.SheetID, f.SheetPage, f.SheetCell, f.SheetIO, f.SheetFormula = sd.SheetAPIID, sd.Page, sd.Cell, strings.ToUpper(sd.InputType), sd.Formula
+	}
 	return f
 }
 
@@ -210,7 +222,8 @@ func formParams(f url.Values) []paramForm {
 			Min: v("min"), Max: v("max"), MinLength: v("minLength"), MaxLength: v("maxLength"),
 			AdvDecimals: v("advDecimals"), Sort: v("sort"), Currency: v("currency"), Locale: v("locale"), DateFormat: v("dateFormat"),
 			HiddenFrom: v("hiddenFrom"), IsHidden: on("isHidden"), LeftFreeze: on("leftFreeze"), RightFreeze: on("rightFreeze"),
-			HasCustomColor: on("hasCustomColor"), IsMultiple: on("isMultiple")}
+			HasCustomColor: on("hasCustomColor"), IsMultiple: on("isMultiple"),
+			SheetID: v("sheetId"), SheetPage: v("sheetPage"), SheetCell: v("sheetCell"), SheetIO: v("sheetIO"), SheetFormula: v("sheetFormula")}
 		vals, labels, colors, ids := f[k("opt.value")], f[k("opt.label")], f[k("opt.color")], f[k("opt.id")]
 		for j := range vals {
 			o := optionForm{Value: strings.TrimSpace(vals[j]), Label: strings.TrimSpace(at(labels, j)), Color: strings.TrimSpace(at(colors, j)), ID: at(ids, j)}
@@ -325,6 +338,10 @@ func (f paramForm) param(q *req, errs *[]fieldErr) wps.Parameter {
 	if !reflect.DeepEqual(a, wps.AdvancedOptions{}) || p.AdvancedOptions != nil {
 		p.AdvancedOptions = &a
 	}
+	p.SheetData = nil
+	if sd := (wps.SheetData{SheetAPIID: f.SheetID, Page: f.SheetPage, Cell: f.SheetCell, InputType: f.SheetIO, Formula: f.SheetFormula}); sd != (wps.SheetData{}) {
+		p.SheetData = &sd
+	}
 	return p
 }
 
@@ -425,7 +442,8 @@ func (d entityDesign) known() map[string]bool {
 			"advancedOptions.max", "advancedOptions.minLength", "advancedOptions.maxLength", "advancedOptions.decimals",
 			"advancedOptions.sort", "advancedOptions.currency", "advancedOptions.locale", "advancedOptions.dateFormat",
 			"advancedOptions.hiddenFrom", "advancedOptions.isHidden", "advancedOptions.leftFreeze", "advancedOptions.rightFreeze",
-			"advancedOptions.hasCustomColor", "advancedOptions.isMultiple"} {
+			"advancedOptions.hasCustomColor", "advancedOptions.isMultiple",
+			"sheetData", "sheetData.sheetApiId", "sheetData.page", "sheetData.cell", "sheetData.inputType", "sheetData.formula"} {
 			k[p.Path+"."+n] = true
 		}
 		for j := range p.Options {
@@ -574,6 +592,39 @@ func (p paramForm) Typed(errs map[string]string) []dField {
 // Colours is the option items' "use these colours" box (hasCustomColor).
 func (p paramForm) Colours(errs map[string]string) dField {
 	return p.field("hasCustomColor", "check", "", p.HasCustomColor, "", "advancedOptions.hasCustomColor", errs)
+}
+
+// Sheet are the text controls of the field's spreadsheet cell (the
+// workbook and the direction are lists, drawn by the page).
+func (p paramForm) Sheet(errs map[string]string) []dField {
+	cell := func(name, value, errKey string) dField {
+		f := p.field(name, "text", value, false, "", "sheetData."+errKey, errs)
+		f.Label, f.Hint = "d."+name, "d."+name+"Hint"
+		return f
+	}
+	return []dField{cell("sheetPage", p.SheetPage, "page"), cell("sheetCell", p.SheetCell, "cell"), cell("sheetFormula", p.SheetFormula, "formula")}
+}
+
+// SheetOpen is whether the spreadsheet cell's box starts open: a cell
+// is linked, or the service refused something of it.
+func (p paramForm) SheetOpen(errs map[string]string) bool {
+	if p.SheetID != "" || p.SheetCell != "" {
+		return true
+	}
+	for k := range errs {
+		if strings.HasPrefix(k, p.Path+".sheetData") {
+			return true
+		}
+	}
+	return false
+}
+
+// SheetOpts are the workbooks, the field's selected (kept when not listed).
+func (p paramForm) SheetOpts(all []option) []option { return withCurrent(all, p.SheetID) }
+
+// IOOpts are a cell's directions, the field's selected.
+func (p paramForm) IOOpts() []option {
+	return []option{{Value: "INPUT", Label: "d.sheetIO.INPUT", Selected: p.SheetIO == "INPUT"}, {Value: "OUTPUT", Label: "d.sheetIO.OUTPUT", Selected: p.SheetIO == "OUTPUT"}}
 }
 
 func (p paramForm) Advanced(errs map[string]string) []dField {
