@@ -3,6 +3,7 @@ package console_test
 import (
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -83,16 +84,7 @@ func TestDesignerSaveKeepsEverySetting(t *testing.T) {
 
 		c := newClient(t, env.Server.URL)
 		c.signIn("root@example.com")
-		res, page := c.do(get, "/processes/"+id+"/edit", nil)
-		if res.StatusCode != http.StatusOK {
-			t.Fatalf("designer: %d %s", res.StatusCode, page)
-		}
-		form := console.DrawnForm([]byte(page), "designer")
-		form.Set("op", "save")
-		res, page = c.do(post, "/processes/design", form)
-		if res.StatusCode != http.StatusSeeOther || !strings.Contains(res.Header.Get("Location"), "saved") {
-			t.Fatalf("save: %d %s %s", res.StatusCode, res.Header.Get("Location"), page)
-		}
+		saveAsDrawn(t, c, "/processes/"+id+"/edit", "/processes/design", url.Values{"op": {"save"}})
 		after := env.Call(get, "/v1/process/"+id, env.AdminKey, nil, 200).JSON()
 		for _, k := range []string{"name", "label", "code", "iconName"} {
 			if before[k] != after[k] {
@@ -104,6 +96,24 @@ func TestDesignerSaveKeepsEverySetting(t *testing.T) {
 			t.Fatalf("saved unchanged, the steps changed:\nbefore %s\n after %s", a, b)
 		}
 	})
+}
+
+// saveAsDrawn posts a designer's form (page) back as drawn, with set's
+// values over it (a button pressed), and expects it saved.
+func saveAsDrawn(t *testing.T, c *client, page, action string, set url.Values) {
+	t.Helper()
+	res, body := c.do(get, page, nil)
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("designer: %d %s", res.StatusCode, body)
+	}
+	form := console.DrawnForm([]byte(body), "designer")
+	for k, v := range set {
+		form[k] = v
+	}
+	res, body = c.do(post, action, form)
+	if res.StatusCode != http.StatusSeeOther || !strings.Contains(res.Header.Get("Location"), "saved") {
+		t.Fatalf("save: %d %s %s", res.StatusCode, res.Header.Get("Location"), body)
+	}
 }
 
 // settings is steps as JSON without the times of their last change.
@@ -156,14 +166,7 @@ func TestEntityDesignerSaveKeepsEverySetting(t *testing.T) {
 
 		c := newClient(t, env.Server.URL)
 		c.signIn("root@example.com")
-		res, page := c.do(get, "/entities/"+id+"/design", nil)
-		if res.StatusCode != http.StatusOK {
-			t.Fatalf("designer: %d %s", res.StatusCode, page)
-		}
-		res, page = c.do(post, "/entities/"+id+"/design", console.DrawnForm([]byte(page), "designer"))
-		if res.StatusCode != http.StatusSeeOther || !strings.Contains(res.Header.Get("Location"), "saved") {
-			t.Fatalf("save: %d %s %s", res.StatusCode, res.Header.Get("Location"), page)
-		}
+		saveAsDrawn(t, c, "/entities/"+id+"/design", "/entities/"+id+"/design", nil)
 		after := env.Call(get, "/v1/entities/"+id, env.AdminKey, nil, 200).JSON()
 		for _, k := range []string{"name", "label", "viewPolicyNames"} {
 			if settings(before[k]) != settings(after[k]) {
@@ -176,12 +179,12 @@ func TestEntityDesignerSaveKeepsEverySetting(t *testing.T) {
 
 		// The first field linked to a cell through its controls: a cell that
 		// is none is refused at its control, with nothing stored.
-		_, page = c.do(get, "/entities/"+id+"/design", nil)
+		_, page := c.do(get, "/entities/"+id+"/design", nil)
 		form := console.DrawnForm([]byte(page), "designer")
 		form.Set("p0.sheetId", sheet)
 		form.Set("p0.sheetCell", "not a cell")
 		form.Set("p0.sheetIO", "INPUT")
-		res, page = c.do(post, "/entities/"+id+"/design", form)
+		res, page := c.do(post, "/entities/"+id+"/design", form)
 		if res.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(page, `id="p0-sheetCell-err" class="error">`) ||
 			strings.Contains(page, `id="p0-sheetCell-err" class="error"></p>`) {
 			t.Fatalf("a bad cell: %d, not refused at its control", res.StatusCode)
