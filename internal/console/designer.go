@@ -768,6 +768,7 @@ func parseParam(f url.Values, s string, bad map[string]badText) wps.Parameter {
 	}
 	p.ContractTemplateID = strings.TrimSpace(f.Get(s + "contractTemplateId"))
 	parseLinks(f, s, &p, had.Calls)
+	wps.ForType(&p) // what the form hid for this type is not sent
 	return p
 }
 

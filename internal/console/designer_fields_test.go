@@ -57,6 +57,7 @@ func TestDesignerKeepsWhatLinesHide(t *testing.T) {
 		"s0.p0.options": {"ok | Good\nbad\nnew | New"}, "s0.p0.columns": {"qty | Quantity | INT"},
 		// the call's URL changed in its row
 		"s0.p0.calls": {"1"}, "s0.p0.c0.url": {"https://fx.example.com/b"}, "s0.p0.c0.method": {"GET"}, "s0.p0.c0.params": {"qty, note"}}
+	f.Set("s0.p0.type", wps.TypeSelect) // options are a SELECT's: the form sends a TABLE none
 	got := parseParam(f, "s0.p0.", map[string]badText{})
 	if o := got.OptionItems; len(o) != 3 || o[0].ID != "o1" || o[0].Label != "Good" || o[0].Meta["code"] != "A1" || o[2].Value != "new" || o[2].Meta != nil {
 		t.Errorf("options: %+v", o)
@@ -64,6 +65,11 @@ func TestDesignerKeepsWhatLinesHide(t *testing.T) {
 	if l := got.APICalls; len(l) != 1 || l[0].ID != "l1" || l[0].APICall.ID != "a1" || l[0].APICall.URL != "https://fx.example.com/b" || l[0].APICall.Type != "GET" ||
 		len(l[0].APICall.Sort) != 1 || len(l[0].APICall.Parameters) != 2 {
 		t.Errorf("calls: %+v %+v", l, l[0].APICall)
+	}
+	f.Set("s0.p0.type", wps.TypeTable)
+	got = parseParam(f, "s0.p0.", map[string]badText{})
+	if got.OptionItems != nil {
+		t.Errorf("a TABLE sent options: %+v", got.OptionItems)
 	}
 	if c := got.Parameters; len(c) != 1 || c[0].Label != "Quantity" || c[0].Type != wps.TypeInt || !c[0].IsRequired || c[0].Decimals == nil || *c[0].Decimals != 2 {
 		t.Errorf("columns: %+v", c)

@@ -342,6 +342,7 @@ func (f paramForm) param(q *req, errs *[]fieldErr) wps.Parameter {
 	if sd := (wps.SheetData{SheetAPIID: f.SheetID, Page: f.SheetPage, Cell: f.SheetCell, InputType: f.SheetIO, Formula: f.SheetFormula}); sd != (wps.SheetData{}) {
 		p.SheetData = &sd
 	}
+	wps.ForType(&p) // what the form hid for this type is not sent
 	return p
 }
 

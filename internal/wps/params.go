@@ -710,6 +710,42 @@ var (
 	numberTypes = []string{TypeInt, TypeNumber, TypeFormula}
 )
 
+// ForType clears the settings p's type has no use for, those that
+// checkOptionsApply refuses and a linked entity outside ENTITY, in p and
+// its TABLE columns. The console's designers call it: their forms keep a
+// hidden control's value while its field changes type, and the person
+// changing the type means to drop what no longer shows.
+func ForType(p *Parameter) {
+	if p.Type != TypeSelect && p.Type != TypeMultiSelect {
+		p.OptionItems = nil
+	}
+	if p.Type != TypeEntity {
+		p.EntityID, p.ShowColumns, p.ViewColumns, p.EntityOperation = "", nil, nil, nil
+	}
+	for i := range p.Parameters {
+		ForType(&p.Parameters[i])
+	}
+	a := p.AdvancedOptions
+	if a == nil {
+		return
+	}
+	if !slices.Contains(lengthTypes, p.Type) {
+		a.MinLength, a.MaxLength = nil, nil
+	}
+	if !slices.Contains(rangeTypes, p.Type) && !p.Multiple() {
+		a.Min, a.Max = nil, nil
+	}
+	if !slices.Contains(numberTypes, p.Type) {
+		a.Currency = ""
+	}
+	if !slices.Contains(dateTypes, p.Type) {
+		a.DateFormat = ""
+	}
+	if p.Type != TypeEntity {
+		a.EntityOperation = nil
+	}
+}
+
 // checkOptionsApply refuses the advanced options p's type has no use for,
 // and a dateFormat or locale the display cannot follow.
 func checkOptionsApply(v *Validator, field string, p *Parameter) {
