@@ -280,3 +280,110 @@ func xlsxText(t *testing.T, b []byte) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// A value hidden from a reader in data stays hidden wherever it could
+// travel: a TABLE column of a record (answers, export, its files), a
+// step field filled from it (readFromEntity, autoFillEntityRelation), and
+// a lookup by it, which must not say whether a guess matched.
+func TestHiddenDataStaysHidden(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := tu.NewEnv(t, engine)
+		work := []string{"measurement:read", "measurement:create", "action:write", "action:approve", "entity:read", "process:read"}
+		for _, name := range []string{"Staff", "Restricted"} {
+			env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": name, "roles": []string{strings.ToUpper(name)}, "functions": work}, 201)
+		}
+		_, eve := member(t, env, "eve@example.com", "STAFF", "RESTRICTED")
+		_, sam := member(t, env, "sam@example.com", "STAFF")
+		hide := map[string]any{"hiddenFrom": []string{"Restricted"}}
+		emp := env.Call(post, "/v1/entities", env.AdminKey, map[string]any{"name": "employee", "parameters": []map[string]any{
+			{"name": "name", "type": "TEXT", "isUnique": true},
+			{"name": "salary", "type": "NUMBER", "advancedOptions": hide},
+			{"name": "items", "type": "TABLE", "parameters": []map[string]any{
+				{"name": "item", "type": "TEXT"}, {"name": "cost", "type": "NUMBER", "advancedOptions": hide}, {"name": "receipt", "type": "ATTACHMENT", "advancedOptions": hide}}},
+		}}, 201).JSON()
+		records := "/v1/entities/" + emp["id"].(string) + "/records"
+		receipt := upload(t, env, env.AdminKey, "file", "receipt.pdf", []byte("%PDF-1.4 1999")).JSON()["id"].(string)
+		env.Call(post, records, env.AdminKey, map[string]any{"values": map[string]any{"name": "bob", "salary": 5000,
+			"items": []map[string]any{{"item": "laptop", "cost": 1999, "receipt": receipt}}}}, 201)
+
+		t.Run("a TABLE column of a record", func(t *testing.T) {
+			got := env.Call(get, records, eve, nil, 200).JSON()["data"].([]any)[0].(map[string]any)["values"].(map[string]any)
+			if row := got["items"].([]any)[0].(map[string]any); row["cost"] != nil || row["receipt"] != nil || row["item"] != "laptop" || got["salary"] != nil {
+				t.Fatalf("eve reads %v", got)
+			}
+			if csv := env.Call(get, "/v1/entities/"+emp["id"].(string)+"/records:export", eve, nil, 200); bytes.Contains(csv.Body, []byte("1999")) {
+				t.Fatalf("eve's export: %s", csv.Body)
+			}
+			tu.Problem(t, env.Do(tu.Request{Method: get, Path: "/v1/attachments/" + receipt, Key: eve}), 404, "")
+			row := env.Call(get, records, sam, nil, 200).JSON()["data"].([]any)[0].(map[string]any)["values"].(map[string]any)["items"].([]any)[0].(map[string]any)
+			if row["cost"] != 1999.0 {
+				t.Fatalf("sam reads %v", row)
+			}
+		})
+
+		t.Run("step fields filled from it, and lookups by it", func(t *testing.T) {
+			env.Call(post, "/v1/process", env.AdminKey, map[string]any{"name": "Lookup", "steps": []map[string]any{{"label": "Look", "policyNames": []string{"Staff"}, "parameters": []map[string]any{
+				{"name": "who", "type": "TEXT", "readFromEntity": map[string]any{"entityId": "employee", "originParameterId": "who", "readParameterId": "name", "targetParameterIds": []string{"salary"}}},
+				{"name": "salary", "type": "NUMBER"},
+				{"name": "bonus", "type": "FORMULA", "computedFormula": []string{"salary", "*", "2"}},
+				{"name": "emp", "type": "ENTITY", "entityId": "employee"},
+				{"name": "pay", "type": "NUMBER", "autoFillEntityRelation": "emp", "advancedOptions": map[string]any{"entityParameterId": "salary"}},
+				{"name": "guess", "type": "NUMBER", "readFromEntity": map[string]any{"entityId": "employee", "originParameterId": "guess", "readParameterId": "salary", "targetParameterIds": []string{"name"}}},
+				{"name": "name", "type": "TEXT"},
+			}}}}, 201)
+			bob := env.Call(get, records, sam, nil, 200).JSON()["data"].([]any)[0].(map[string]any)["id"]
+			m := env.Call(post, "/v1/measurements/simplified", eve, map[string]any{"processLabel": "Lookup", "parameters": map[string]any{"who": "bob", "emp": bob}}, 201).JSON()
+			if got := seenValues(t, env, eve, m["id"].(string)); got["salary"] != "" || got["bonus"] != "" || got["pay"] != "" || got["who"] != "bob" {
+				t.Fatalf("eve sees %v", got)
+			}
+			if got := seenValues(t, env, sam, m["id"].(string)); got["salary"] != "5000" || got["pay"] != "5000" {
+				t.Fatalf("sam sees %v", got)
+			}
+			// A guess of bob's salary: right or wrong, eve is answered alike.
+			for _, guess := range []int{4000, 5000} {
+				m := env.Call(post, "/v1/measurements/simplified", eve, map[string]any{"processLabel": "Lookup", "parameters": map[string]any{"guess": guess}}, 201).JSON()
+				if got := seenValues(t, env, eve, m["id"].(string)); got["name"] != "" {
+					t.Fatalf("eve's guess %d tells her %v", guess, got)
+				}
+			}
+		})
+
+		t.Run("a document printing a TABLE's hidden column", func(t *testing.T) {
+			tpl := env.Call(post, "/v1/contract-templates", env.AdminKey, map[string]any{"name": "Deal", "body": "# Deal\n\n{{param lines}}"}, 201).JSON()
+			env.Call(post, "/v1/process", env.AdminKey, map[string]any{"name": "Deal", "steps": []map[string]any{{"label": "Sign", "policyNames": []string{"Staff"}, "parameters": []map[string]any{
+				{"name": "lines", "type": "TABLE", "parameters": []map[string]any{{"name": "item", "type": "TEXT"}, {"name": "cost", "type": "NUMBER", "advancedOptions": hide}}},
+				{"name": "doc", "type": "TEXT", "contractTemplateId": tpl["id"]}}}}}, 201)
+			m := env.Call(post, "/v1/measurements/simplified", sam, map[string]any{"processLabel": "Deal", "parameters": map[string]any{
+				"lines": []map[string]any{{"item": "car", "cost": 31337}}}}, 201).JSON()
+			docs := env.Call(get, "/v1/measurements/"+m["id"].(string)+"/documents", sam, nil, 200).JSON()["data"].([]any)
+			if len(docs) != 1 {
+				t.Fatalf("sam's documents: %v", docs)
+			}
+			id := docs[0].(map[string]any)["id"].(string)
+			if d := env.Call(get, "/v1/documents/"+id, sam, nil, 200); !bytes.Contains(d.Body, []byte("31")) {
+				t.Fatalf("the signatory's document lacks the cost: %s", d.Body)
+			}
+			if docs := env.Call(get, "/v1/measurements/"+m["id"].(string)+"/documents", eve, nil, 200).JSON()["data"].([]any); len(docs) != 0 {
+				t.Fatalf("eve is listed a document printing a value hidden from her: %v", docs)
+			}
+			tu.Problem(t, env.Do(tu.Request{Method: get, Path: "/v1/documents/" + id, Key: eve}), 404, "")
+		})
+
+		t.Run("a lookup of another measurement by a hidden field", func(t *testing.T) {
+			env.Call(post, "/v1/process", env.AdminKey, map[string]any{"name": "Source", "steps": []map[string]any{{"label": "Record", "policyNames": []string{"Staff"}, "parameters": []map[string]any{
+				{"name": "code", "type": "TEXT"}, {"name": "secret", "type": "NUMBER", "advancedOptions": hide}}}}}, 201)
+			env.Call(post, "/v1/measurements/simplified", sam, map[string]any{"processLabel": "Source", "parameters": map[string]any{"code": "alpha", "secret": 42}}, 201)
+			env.Call(post, "/v1/process", env.AdminKey, map[string]any{"name": "Target", "steps": []map[string]any{{"label": "Find", "policyNames": []string{"Staff"}, "parameters": []map[string]any{
+				{"name": "guess", "type": "NUMBER", "readFromOtherMeasurementData": map[string]any{"processId": "Source", "searchFieldId": "secret",
+					"selectedFields": []map[string]any{{"readParameterId": "code", "writeParameterId": "code"}}}},
+				{"name": "code", "type": "TEXT"}}}}}, 201)
+			m := env.Call(post, "/v1/measurements/simplified", eve, map[string]any{"processLabel": "Target", "parameters": map[string]any{"guess": 42}}, 201).JSON()
+			if got := seenValues(t, env, eve, m["id"].(string)); got["code"] != "" {
+				t.Fatalf("eve's right guess tells her %v", got)
+			}
+			if got := seenValues(t, env, sam, m["id"].(string)); got["code"] != "alpha" {
+				t.Fatalf("sam sees %v", got)
+			}
+		})
+	})
+}

@@ -212,8 +212,9 @@ func (s *Service) auditChange(tx Tx, p *Principal, typ, kind, id, name string, b
 // policy, or derived from one) is recorded as changed, never shown.
 func (s *Service) auditRecord(tx Tx, p *Principal, typ string, e Entity, id string, before, after map[string]any) error {
 	restricted := map[string]bool{}
-	for _, prm := range e.Parameters {
-		if prm.AdvancedOptions != nil && len(prm.AdvancedOptions.HiddenFrom) > 0 {
+	hideParams(e.Parameters, func(prm Parameter) bool { return prm.AdvancedOptions != nil && len(prm.AdvancedOptions.HiddenFrom) > 0 }, restricted)
+	for _, prm := range e.Parameters { // a TABLE holding a restricted column is said changed, never shown
+		if slices.ContainsFunc(prm.Parameters, func(c Parameter) bool { return restricted[c.ID] }) {
 			restricted[prm.ID] = true
 		}
 	}

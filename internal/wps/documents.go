@@ -505,8 +505,13 @@ func (r *run) contractInputs(st Step, tp Template, docID string, cur map[string]
 			case cur[p.ID] == nil:
 				in.Values[key] = docNoValue
 			default:
-				in.Values[key] = valueText(p, cur[p.ID])
+				in.Values[key] = valueText(p, cur[p.ID], hidden)
 				shown.Params = appendOnce(shown.Params, p.ID)
+				for _, col := range p.Parameters { // the columns printed: a reader must see them too
+					if !hidden[col.ID] {
+						shown.Params = appendOnce(shown.Params, col.ID)
+					}
+				}
 			}
 		case contract.KindEntity:
 			if record == nil {
@@ -518,9 +523,13 @@ func (r *run) contractInputs(st Step, tp Template, docID string, cur map[string]
 				in.Values[key] = fmt.Sprintf("[%s has no field %s]", entity.Name, ph.Name)
 				continue
 			}
-			visible := true
+			visible, inRecords := true, map[string]bool{}
 			for _, s := range signers {
-				visible = visible && canReadRecords(s.reader, *entity) && !hiddenInRecords(s.reader, *entity)[ep.ID]
+				h := hiddenInRecords(s.reader, *entity)
+				visible = visible && canReadRecords(s.reader, *entity) && !h[ep.ID]
+				for id := range h {
+					inRecords[id] = true
+				}
 			}
 			switch {
 			case !visible:
@@ -528,9 +537,14 @@ func (r *run) contractInputs(st Step, tp Template, docID string, cur map[string]
 			case record.Values[ep.ID] == nil:
 				in.Values[key] = docNoValue
 			default:
-				in.Values[key] = valueText(ep, record.Values[ep.ID])
+				in.Values[key] = valueText(ep, record.Values[ep.ID], inRecords)
 				shown.Entities = appendOnce(shown.Entities, entity.ID)
 				shown.Fields = appendOnce(shown.Fields, ep.ID)
+				for _, col := range ep.Parameters {
+					if !inRecords[col.ID] {
+						shown.Fields = appendOnce(shown.Fields, col.ID)
+					}
+				}
 			}
 		}
 	}
@@ -566,15 +580,16 @@ func (r *run) linkedRecord(pos int, entityID string, cur map[string]any) (*Entit
 }
 
 // valueText is a value as a document shows it: display values joined by
-// commas, a TABLE's rows one per line.
-func valueText(p Parameter, v any) string {
+// commas, a TABLE's rows one per line without the columns hidden from a
+// signatory.
+func valueText(p Parameter, v any, hidden map[string]bool) string {
 	if p.Type == TypeTable {
 		var lines []string
 		for _, row := range tableRows(v) {
 			var cells []string
 			for _, col := range p.Parameters {
-				if cv, ok := row[col.ID]; ok && cv != nil {
-					cells = append(cells, col.Label+": "+valueText(col, cv))
+				if cv, ok := row[col.ID]; ok && cv != nil && !hidden[col.ID] {
+					cells = append(cells, col.Label+": "+valueText(col, cv, hidden))
 				}
 			}
 			lines = append(lines, strings.Join(cells, ", "))

@@ -735,8 +735,8 @@ func (r *run) readFromEntities(st Step, data map[string]any) error {
 		if err != nil {
 			return err
 		}
-		if rec == nil && !canReadRecords(r.p, e) {
-			continue // a reader who may not read the records learns nothing of them, not even that none matches
+		if rec == nil && (!canReadRecords(r.p, e) || hiddenInRecords(r.p, e)[rp.ID]) {
+			continue // a reader who may not read the records, or the field they are found by, learns nothing of them, not even that none matches
 		}
 		if rec == nil {
 			_, op := paramByID(st.Parameters, rf.OriginParameterID)

@@ -132,38 +132,70 @@ func hideDerived(groups [][]Parameter, hidden map[string]bool) {
 }
 
 // hiddenInRecords lists the parameters of e whose values the reader may
-// not see in its records: hiddenFrom, and formulas reading them.
+// not see in its records: hiddenFrom (a TABLE's columns with it, or a
+// column alone), and formulas reading them.
 func hiddenInRecords(p *Principal, e Entity) map[string]bool {
 	hidden := map[string]bool{}
 	if p.IsAdmin() {
 		return hidden
 	}
-	for _, prm := range e.Parameters {
-		if hiddenFrom(p, prm) {
-			hidden[prm.ID] = true
-		}
-	}
+	hideParams(e.Parameters, func(prm Parameter) bool { return hiddenFrom(p, prm) }, hidden)
 	if len(hidden) > 0 {
 		hideDerived([][]Parameter{e.Parameters}, hidden)
 	}
 	return hidden
 }
 
+// hideParams adds to hidden the parameters hide says, with all the columns
+// of a TABLE it says, and the columns it says of the others.
+func hideParams(params []Parameter, hide func(Parameter) bool, hidden map[string]bool) {
+	for _, prm := range params {
+		if hide(prm) {
+			hidden[prm.ID] = true
+			for _, col := range prm.Parameters {
+				hidden[col.ID] = true
+			}
+			continue
+		}
+		for _, col := range prm.Parameters {
+			if hide(col) {
+				hidden[col.ID] = true
+			}
+		}
+	}
+}
+
 // presentFor shows a record to the reader: values by name, without those
-// hidden from them.
+// hidden from them (nor the hidden cells of a TABLE's rows).
 func presentFor(p *Principal, e Entity, r Record) Record {
 	hidden := hiddenInRecords(p, e)
 	if len(hidden) == 0 {
 		return present(e, r)
 	}
-	vals := make(map[string]any, len(r.Values))
-	for id, v := range r.Values {
-		if !hidden[id] {
-			vals[id] = v
-		}
-	}
-	r.Values = vals
+	r.Values = withoutHidden(e.Parameters, r.Values, hidden)
 	return present(e, r)
+}
+
+// withoutHidden is vals (by parameter id) without the hidden ones, and
+// without the hidden columns of TABLE rows.
+func withoutHidden(params []Parameter, vals map[string]any, hidden map[string]bool) map[string]any {
+	out := make(map[string]any, len(vals))
+	for _, prm := range params {
+		v, ok := vals[prm.ID]
+		if !ok || hidden[prm.ID] {
+			continue
+		}
+		if prm.Type == TypeTable && v != nil && slices.ContainsFunc(prm.Parameters, func(c Parameter) bool { return hidden[c.ID] }) {
+			rows := tableRows(v)
+			kept := make([]map[string]any, 0, len(rows))
+			for _, row := range rows {
+				kept = append(kept, withoutHidden(prm.Parameters, row, hidden))
+			}
+			v = kept
+		}
+		out[prm.ID] = v
+	}
+	return out
 }
 
 // sight works out, for one reader, which parameters of process versions
@@ -212,39 +244,42 @@ func (s *sight) hidden(steps []Step) map[string]bool {
 	for i, st := range steps {
 		groups[i] = st.Parameters
 		see := canSee(p, st)
-		for _, prm := range st.Parameters {
-			if !see || hiddenFrom(p, prm) {
-				hidden[prm.ID] = true
-				for _, col := range prm.Parameters {
-					hidden[col.ID] = true
-				}
-				continue
-			}
-			for _, col := range prm.Parameters {
-				if hiddenFrom(p, col) {
-					hidden[col.ID] = true
-				}
-			}
-		}
+		hideParams(st.Parameters, func(prm Parameter) bool { return !see || hiddenFrom(p, prm) }, hidden)
 	}
 	for _, st := range steps {
 		for _, prm := range st.Parameters {
 			if rf := prm.ReadFromEntity; rf != nil {
-				if e := s.entity(rf.EntityID); e == nil || !canReadRecords(p, *e) {
-					for _, id := range rf.TargetParameterIDs {
+				e := s.entity(rf.EntityID)
+				var inRecords map[string]bool
+				if e != nil && canReadRecords(p, *e) {
+					inRecords = hiddenInRecords(p, *e)
+				}
+				rp, _ := entityParam(e, rf.ReadParameterID, "")
+				for _, id := range rf.TargetParameterIDs {
+					_, tp := paramByID(st.Parameters, id)
+					// Filled from the record's field of the target's name; all of
+					// them hidden when the record is found by a field the reader
+					// may not see (finding one would tell its value).
+					if ep, ok := entityParam(e, "", tp.Name); inRecords == nil || inRecords[rp.ID] || ok && inRecords[ep.ID] {
 						hidden[id] = true
 					}
 				}
 			}
 			if prm.AutoFillEntityRelation != "" {
 				_, link := paramByID(st.Parameters, prm.AutoFillEntityRelation)
-				if e := s.entity(link.EntityID); e == nil || !canReadRecords(p, *e) {
+				e := s.entity(link.EntityID)
+				from, name := "", prm.Name
+				if a := prm.AdvancedOptions; a != nil && a.EntityParameterID != "" {
+					from, name = a.EntityParameterID, ""
+				}
+				if ep, ok := entityParam(e, from, name); e == nil || !canReadRecords(p, *e) || ok && hiddenInRecords(p, *e)[ep.ID] {
 					hidden[prm.ID] = true
 				}
 			}
 			if rf := prm.ReadFromOtherMeasurementData; rf != nil {
+				searched := s.sees(rf.ProcessID, rf.SearchFieldID) // else a match would tell the searched value
 				for _, sf := range rf.SelectedFields {
-					if !s.sees(rf.ProcessID, sf.ReadParameterID) {
+					if !searched || !s.sees(rf.ProcessID, sf.ReadParameterID) {
 						hidden[sf.WriteParameterID] = true
 					}
 				}
@@ -253,6 +288,18 @@ func (s *sight) hidden(steps []Step) map[string]bool {
 	}
 	hideDerived(groups, hidden)
 	return hidden
+}
+
+// entityParam is e's parameter of id, else of name (false when e is nil
+// or has none).
+func entityParam(e *Entity, id, name string) (Parameter, bool) {
+	if e == nil {
+		return Parameter{}, false
+	}
+	if id != "" {
+		return e.Param(id)
+	}
+	return e.ParamByName(name)
 }
 
 // sees reports whether the reader could see parameter paramID of process
