@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -298,6 +300,21 @@ func TestLedgerProofs(t *testing.T) {
 		proof := env.Call(get, "/v1/actions/"+id+"/proof", env.AdminKey, nil, 200).JSON()
 		if proof["leafHash"] != a["leafHash"] || proof["treeSize"].(float64) <= float64(c.Size) {
 			t.Fatalf("proof %v", proof)
+		}
+
+		// The values' hash in a leaf is salted per action: the same values
+		// hash apart, so a proof cannot be tested against guesses.
+		twin := s.act(t, s.ian, s.create(t), s.inspect, "WRITE_DATA", map[string]any{"Kind": "scrap"}, "IN_CONSENSUS")["id"].(string)
+		env.Clock.Advance(time.Second)
+		integrate(t, env)
+		dataHash := func(id string) string {
+			leaf, _ := base64.StdEncoding.DecodeString(env.Call(get, "/v1/actions/"+id+"/proof", env.AdminKey, nil, 200).JSON()["leaf"].(string))
+			var l map[string]any
+			_ = json.Unmarshal(leaf, &l)
+			return fmt.Sprint(l["dataHash"])
+		}
+		if a, b := dataHash(id), dataHash(twin); a == b || len(a) != 64 {
+			t.Fatalf("two actions of the same values have dataHash %s and %s", a, b)
 		}
 
 		// Against the earlier checkpoint an old action's proof still

@@ -45,10 +45,10 @@ func (t *tx) InsertActions(actions []wps.Action) error {
 			q.WriteString(", ")
 		}
 		seq := t.nextSeq("actions", i+1)
-		q.WriteString(`(?, ?, ?, ?, ?, ` + seq + `, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		q.WriteString(`(?, ?, ?, ?, ?, ` + seq + `, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 		args = append(args, a.ID, a.OrgID, a.MeasurementID, a.StepID, a.Opening, a.Type, a.UserID, a.Username, jsonText(a.UserRoles), a.Role, a.PolicyName, a.TokenID, a.Observation,
 			a.TransactionHash, jsonText(a.Data), a.ReprovesActionID, a.Reproved, a.Superseded, a.PrevHash, a.LedgerHash,
-			a.CreatedAt.Millis(), a.LeafHash, a.Route, signatureText(a.Signature), a.OnBehalfOf.UserID, a.OnBehalfOf.Name)
+			a.CreatedAt.Millis(), a.LeafHash, a.Route, signatureText(a.Signature), a.OnBehalfOf.UserID, a.OnBehalfOf.Name, a.DataSalt)
 	}
 	return t.err(t.later(q.String(), args...), "action", "action exists")
 }

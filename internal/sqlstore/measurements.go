@@ -676,30 +676,32 @@ func upsertOpenSteps(orgID, measurementID string, steps []wps.OpenStep) (string,
 		WHERE measurement_open_steps.opening <> excluded.opening`, args
 }
 
-const actionCols = legacyActionCols + `, signature, on_behalf_of_id, on_behalf_of_name`
+const actionCols = reportActionCols + `, data_salt`
 
 // legacyActionCols are the columns of actions as migration 23 (Go) reads
 // them, before later migrations added the others.
 const legacyActionCols = `id, org_id, measurement_id, step_id, opening, seq, type, user_id, username, user_roles, role, policy_name, token_id,
 	observation, transaction_hash, data, reproves_action_id, reproved, superseded, prev_hash, ledger_hash, created_at, leaf_hash, route`
 
-// scanLegacyAction scans legacyActionCols.
-func scanLegacyAction(s interface{ Scan(...any) error }) (wps.Action, error) {
-	var a wps.Action
-	dest, finish := actionFields(&a)
-	if err := s.Scan(dest[:strings.Count(legacyActionCols, ",")+1]...); err != nil {
-		return a, err
-	}
-	return a, finish()
-}
+// reportActionCols are the columns of actions as migration 44 (Go) reads
+// them, before migration 51 added data_salt (a report needs no salt).
+const reportActionCols = legacyActionCols + `, signature, on_behalf_of_id, on_behalf_of_name`
 
-func scanAction(s interface{ Scan(...any) error }) (wps.Action, error) {
-	var a wps.Action
-	dest, finish := actionFields(&a)
-	if err := s.Scan(dest...); err != nil {
-		return a, err
+// scanAction scans actionCols; scanReportAction reportActionCols and
+// scanLegacyAction legacyActionCols, the first of them.
+var scanAction, scanReportAction, scanLegacyAction = scanFirst(actionCols), scanFirst(reportActionCols), scanFirst(legacyActionCols)
+
+// scanFirst scans cols, the first columns of actionCols, into an action.
+func scanFirst(cols string) func(s interface{ Scan(...any) error }) (wps.Action, error) {
+	n := strings.Count(cols, ",") + 1
+	return func(s interface{ Scan(...any) error }) (wps.Action, error) {
+		var a wps.Action
+		dest, finish := actionFields(&a)
+		if err := s.Scan(dest[:n]...); err != nil {
+			return a, err
+		}
+		return a, finish()
 	}
-	return a, finish()
 }
 
 // actionFields are the scan destinations of actionCols into a, and what
@@ -709,7 +711,7 @@ func actionFields(a *wps.Action) ([]any, func() error) {
 	var created int64
 	return []any{&a.ID, &a.OrgID, &a.MeasurementID, &a.StepID, &a.Opening, &a.Seq, &a.Type, &a.UserID, &a.Username, &roles, &a.Role,
 			&a.PolicyName, &a.TokenID, &a.Observation, &a.TransactionHash, &data, &a.ReprovesActionID, &a.Reproved, &a.Superseded,
-			&a.PrevHash, &a.LedgerHash, &created, &a.LeafHash, &a.Route, &signature, &a.OnBehalfOf.UserID, &a.OnBehalfOf.Name}, func() error {
+			&a.PrevHash, &a.LedgerHash, &created, &a.LeafHash, &a.Route, &signature, &a.OnBehalfOf.UserID, &a.OnBehalfOf.Name, &a.DataSalt}, func() error {
 			fromJSON(roles, &a.UserRoles)
 			a.CreatedAt = wps.FromMillis(created)
 			if signature != "" {

@@ -323,11 +323,11 @@ func (db *DB) backfillReports(ctx context.Context, tx *sql.Tx) error {
 		for i, m := range batch {
 			ids[i] = m.ID
 		}
-		rows, err = q(`SELECT `+actionCols+` FROM actions WHERE measurement_id IN (?`+strings.Repeat(", ?", len(ids)-1)+`) ORDER BY measurement_id, seq`, ids...)
+		rows, err = q(`SELECT `+reportActionCols+` FROM actions WHERE measurement_id IN (?`+strings.Repeat(", ?", len(ids)-1)+`) ORDER BY measurement_id, seq`, ids...)
 		if err != nil {
 			return err
 		}
-		acts, err := collect(rows, scanAction)
+		acts, err := collect(rows, scanReportAction)
 		if err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package wps
 
 import (
 	"bytes"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -136,7 +137,7 @@ type actionLeaf struct {
 	TransactionHash  string   `json:"transactionHash"` // the client's, "" when it sent none
 	ReprovesActionID string   `json:"reprovesActionId"`
 	Route            string   `json:"route"`    // the routing value its consensus used
-	DataHash         string   `json:"dataHash"` // SHA-256 (hex) of the values' canonical JSON
+	DataHash         string   `json:"dataHash"` // SHA-256 (hex) of the action's salt and its values' canonical JSON
 	CreatedAt        Time     `json:"createdAt"`
 	// The electronic signature of a signed action; absent otherwise, so
 	// the leaves of unsigned actions are as they always were.
@@ -167,7 +168,7 @@ func ActionLeaf(a Action, kind string, creation []byte) []byte {
 	if err != nil {
 		panic(err) // plain values only
 	}
-	sum := sha256.Sum256(values)
+	sum := sha256.Sum256(append([]byte(a.DataSalt), values...)) // no salt: as leaves were before it
 	l := actionLeaf{Kind: kind, OrgID: a.OrgID, ID: a.ID, MeasurementID: a.MeasurementID, StepID: a.StepID, Opening: a.Opening,
 		Type: a.Type, UserID: a.UserID, Username: a.Username, UserRoles: roles, Role: a.Role, PolicyName: a.PolicyName,
 		TokenID: a.TokenID, Observation: a.Observation, TransactionHash: clientHash(a), ReprovesActionID: a.ReprovesActionID,
@@ -199,6 +200,9 @@ func clientHash(a Action) string {
 // its measurement's creation too (LeafCreation).
 func sealAction(a *Action, client string, creation []byte) LedgerEntry {
 	a.TransactionHash, a.LedgerHash, a.PrevHash = client, "", "" // clientHash(*a) is client
+	if a.DataSalt == "" {
+		a.DataSalt = newSalt()
+	}
 	kind := LeafAction
 	if creation != nil {
 		kind = LeafCreation
@@ -368,4 +372,13 @@ func ParseCheckpoint(text string) (Checkpoint, error) {
 		return Checkpoint{}, fmt.Errorf("checkpoint: bad root hash %q", lines[2])
 	}
 	return Checkpoint{Origin: string(lines[0]), Size: size, Root: root}, nil
+}
+
+// newSalt is a new action's DataSalt: 16 random bytes, in hex.
+func newSalt() string {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand does not fail on the systems Go supports
+	}
+	return hex.EncodeToString(b)
 }

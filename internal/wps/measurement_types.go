@@ -55,6 +55,10 @@ type Action struct {
 	LedgerHash string
 	LeafHash   string
 	CreatedAt  Time
+	// DataSalt is the random value its leaf's dataHash is taken with, so
+	// that a proof's hash cannot be tested against guessed values; kept
+	// by the store, never shown. "" for actions recorded before it.
+	DataSalt string
 }
 
 // OpenStep is an open step of a measurement, for filters and deadlines,
