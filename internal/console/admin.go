@@ -291,6 +291,7 @@ type orgData struct {
 	Error    string
 	Fields   map[string]string
 	Contrast string
+	Logo     bool // the user may upload a logo (wps.Principal.CanUpload)
 	// The values the form shows: the org's, or what was sent and refused.
 	ThemeColor, PinnedURL string
 	Operations            []string
@@ -304,7 +305,7 @@ func (c *Console) orgSettings(q *req) error {
 }
 
 func (c *Console) showOrg(q *req, status int, d orgData) error {
-	d.Sections = sections
+	d.Sections, d.Logo = sections, q.p.CanUpload()
 	if col, ok := parseHex(q.org.ThemeColor); ok {
 		d.Contrast = strconv.FormatFloat(contrast(col, onColor(col)), 'f', 1, 64)
 	}
@@ -332,7 +333,11 @@ func (c *Console) saveOrg(q *req) error {
 			a, err := c.svc.Upload(q.ctx(), q.p, c.opt.Blobs, fhs[0].Filename, fhs[0].Header.Get("Content-Type"), file)
 			file.Close()
 			if err != nil {
-				return err
+				if !wps.IsCode(err, wps.CodeForbidden) && !wps.IsCode(err, wps.CodeInvalid) && !wps.IsCode(err, wps.CodeTooLarge) {
+					return err
+				}
+				// Refused (no right to upload, too large): the form again, as typed.
+				return c.showOrg(q, statusOf(err), orgData{Error: q.message(err), ThemeColor: color, PinnedURL: pinned, Operations: ops})
 			}
 			if !strings.HasPrefix(a.ContentType, "image/") || a.ContentType == "image/svg+xml" {
 				return c.showOrg(q, http.StatusUnprocessableEntity, orgData{Error: q.t("error.attention"), Fields: map[string]string{"logo": q.t("org.logoType")},

@@ -33,3 +33,32 @@ func TestLandingIsAnAllowedSection(t *testing.T) {
 		}
 	})
 }
+
+// TestOrgLogoOnlyForUploaders: Org settings offers the logo control only
+// to a user who may upload (action:write or entity:write); one who may
+// not and sends a logo anyway gets the form back with what was typed.
+func TestOrgLogoOnlyForUploaders(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := tu.NewEnv(t, engine, tu.Options{Console: true})
+		env.Clock.Advance(time.Since(env.Clock.Now())) // sessions end at real dates, which the cookie jar checks
+		env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": "Brand", "roles": []string{"BRAND"}, "functions": []string{"org:update"}}, 201)
+		env.Call(post, "/v1/users/policies", env.AdminKey, map[string]any{"name": "Brand2", "roles": []string{"BRAND2"}, "functions": []string{"org:update", "entity:write"}}, 201)
+		person(t, env, "bea@example.com", "BRAND")
+		person(t, env, "bob@example.com", "BRAND2")
+		bob := newClient(t, env.Server.URL)
+		bob.signIn("bob@example.com")
+		if res, page := bob.do(get, "/admin/org", nil); res.StatusCode != 200 || !strings.Contains(page, `name="logo" type="file"`) {
+			t.Fatalf("an uploader is not offered the logo: %d %s", res.StatusCode, page)
+		}
+		bea := newClient(t, env.Server.URL)
+		bea.signIn("bea@example.com")
+		res, page := bea.do(get, "/admin/org", nil)
+		if res.StatusCode != 200 || strings.Contains(page, `name="logo"`) {
+			t.Fatalf("the logo is offered to one who may not upload: %d %s", res.StatusCode, page)
+		}
+		res, page = bea.postMultipart("/admin/org", url.Values{"csrf": {csrf(page)}, "themeColor": {"#123456"}}, map[string][][2]string{"logo": {{"logo.png", string(pngBytes)}}})
+		if res.StatusCode != http.StatusForbidden || !strings.Contains(page, `name="themeColor" value="#123456"`) {
+			t.Fatalf("a logo sent anyway: %d %s", res.StatusCode, page)
+		}
+	})
+}
