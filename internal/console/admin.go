@@ -54,9 +54,12 @@ type usersData struct {
 	Error     string
 	Fields    map[string]string
 	Form      url.Values
-	CanManage bool
-	CanInvite bool
-	CanRoles  bool
+	// The refused invitation's roles: those of the pickers ticked, the rest typed.
+	InviteRoles []string
+	OtherRoles  string
+	CanManage   bool
+	CanInvite   bool
+	CanRoles    bool
 	// SSO is each user's last sign-in through single sign-on, by user id.
 	SSO   map[string]wps.SSOSignInRecord
 	Mail  bool               // messages are mailed (WPS_SMTP_URL is set)
@@ -94,6 +97,15 @@ func (c *Console) showUsers(q *req, status int, d usersData) error {
 			}
 		}
 	}
+	var other []string
+	for _, r := range splitRoles(d.Form["roles"]) {
+		if slices.Contains(d.Roles, r) {
+			d.InviteRoles = append(d.InviteRoles, r)
+		} else {
+			other = append(other, r)
+		}
+	}
+	d.OtherRoles = strings.Join(other, ", ")
 	c.render(q, status, "users", q.t("title.users"), d)
 	return nil
 }
@@ -165,7 +177,7 @@ type policiesData struct {
 	Items     []wps.Policy
 	Functions []wps.Function
 	Error     string
-	Form      url.Values
+	New       url.Values // the refused new policy, to fill its form again
 	CanManage bool
 }
 
@@ -199,7 +211,11 @@ func (c *Console) savePolicy(q *req) error {
 	}
 	if err != nil {
 		if wps.IsCode(err, wps.CodeInvalid) || wps.IsCode(err, wps.CodeConflict) {
-			return c.showPolicies(q, statusOf(err), policiesData{Error: q.message(err), Form: f})
+			d := policiesData{Error: q.message(err)}
+			if f.Get("id") == "" {
+				d.New = f
+			}
+			return c.showPolicies(q, statusOf(err), d)
 		}
 		return err
 	}
@@ -275,6 +291,7 @@ type orgData struct {
 	Error    string
 	Fields   map[string]string
 	Contrast string
+	Logo     bool // the user may upload a logo (wps.Principal.CanUpload)
 	// The values the form shows: the org's, or what was sent and refused.
 	ThemeColor, PinnedURL string
 	Operations            []string
@@ -288,7 +305,7 @@ func (c *Console) orgSettings(q *req) error {
 }
 
 func (c *Console) showOrg(q *req, status int, d orgData) error {
-	d.Sections = sections
+	d.Sections, d.Logo = sections, q.p.CanUpload()
 	if col, ok := parseHex(q.org.ThemeColor); ok {
 		d.Contrast = strconv.FormatFloat(contrast(col, onColor(col)), 'f', 1, 64)
 	}
@@ -316,7 +333,11 @@ func (c *Console) saveOrg(q *req) error {
 			a, err := c.svc.Upload(q.ctx(), q.p, c.opt.Blobs, fhs[0].Filename, fhs[0].Header.Get("Content-Type"), file)
 			file.Close()
 			if err != nil {
-				return err
+				if !wps.IsCode(err, wps.CodeForbidden) && !wps.IsCode(err, wps.CodeInvalid) && !wps.IsCode(err, wps.CodeTooLarge) {
+					return err
+				}
+				// Refused (no right to upload, too large): the form again, as typed.
+				return c.showOrg(q, statusOf(err), orgData{Error: q.message(err), ThemeColor: color, PinnedURL: pinned, Operations: ops})
 			}
 			if !strings.HasPrefix(a.ContentType, "image/") || a.ContentType == "image/svg+xml" {
 				return c.showOrg(q, http.StatusUnprocessableEntity, orgData{Error: q.t("error.attention"), Fields: map[string]string{"logo": q.t("org.logoType")},

@@ -289,11 +289,41 @@ type navItem struct {
 // shown to non-admins, and each shows only to a user who holds the
 // function its pages need.
 var sections = []navItem{
-	{Name: "inbox", Label: "nav.inbox", Href: "/inbox"},
+	{Name: "inbox", Label: "nav.inbox", Href: "/inbox", Needs: wps.FnMeasurementRead},
 	{Name: "measurements", Label: "nav.measurements", Href: "/measurements", Needs: wps.FnMeasurementRead},
 	{Name: "processes", Label: "nav.processes", Href: "/processes", Needs: wps.FnProcessRead},
 	{Name: "entities", Label: "nav.entities", Href: "/entities", Needs: wps.FnEntityRead},
 	{Name: "reports", Label: "nav.reports", Href: "/reports", Needs: wps.FnProcessRead, AlsoNeeds: wps.FnMeasurementRead},
+}
+
+// nav is the menu of a signed-in user: the sections they may use (and
+// their org shows), then Admin if they may use a page of it.
+func nav(q *req) []navItem {
+	var out []navItem
+	for _, s := range sections {
+		if s.Needs != "" && !q.p.Can(s.Needs) || s.AlsoNeeds != "" && !q.p.Can(s.AlsoNeeds) {
+			continue
+		}
+		if q.p.IsAdmin() || len(q.org.Operations) == 0 || slices.Contains(q.org.Operations, s.Name) {
+			s.Current = strings.HasPrefix(q.r.URL.Path, s.Href)
+			s.Label = q.t(s.Label)
+			out = append(out, s)
+		}
+	}
+	if len(adminLinks(q.p)) > 0 {
+		out = append(out, navItem{Name: "admin", Label: q.t("nav.admin"), Href: "/admin", Current: strings.HasPrefix(q.r.URL.Path, "/admin")})
+	}
+	return out
+}
+
+// home (/) sends a user to the first section of their menu (the Inbox,
+// for those who may read measurements), or to their settings when the
+// menu is empty.
+func (c *Console) home(q *req) error {
+	if n := nav(q); len(n) > 0 {
+		return q.redirect(n[0].Href, "")
+	}
+	return q.redirect("/settings", "")
 }
 
 // notices are the messages a redirect after a change may show (by code,
@@ -318,19 +348,7 @@ func (c *Console) render(q *req, status int, name, title string, data any) {
 	if q.p != nil {
 		u := q.p.User
 		pg.User, pg.Org, pg.CSRF = &u, q.org, wps.CSRFToken(q.token)
-		for _, s := range sections {
-			if s.Needs != "" && !q.p.Can(s.Needs) || s.AlsoNeeds != "" && !q.p.Can(s.AlsoNeeds) {
-				continue
-			}
-			if q.p.IsAdmin() || len(q.org.Operations) == 0 || slices.Contains(q.org.Operations, s.Name) {
-				s.Current = strings.HasPrefix(q.r.URL.Path, s.Href)
-				s.Label = q.t(s.Label)
-				pg.Nav = append(pg.Nav, s)
-			}
-		}
-		if len(adminLinks(q.p)) > 0 {
-			pg.Nav = append(pg.Nav, navItem{Name: "admin", Label: q.t("nav.admin"), Href: "/admin", Current: strings.HasPrefix(q.r.URL.Path, "/admin")})
-		}
+		pg.Nav = nav(q)
 		if col, ok := parseHex(q.org.ThemeColor); ok {
 			// v: the theme's rules follow console.css (its backgrounds, its dark mode), so a
 			// new stylesheet is a new theme URL; the colour's stylesheet is cached for good.
@@ -377,13 +395,13 @@ func pageURL(path string, v url.Values, n int) string {
 }
 
 // localPath keeps a ?next= target on this site: a path, never a URL of
-// another host (an open redirect).
+// another host (an open redirect); else home (/, the user's first section).
 func localPath(next string) string {
 	if next == "" || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
-		return "/inbox"
+		return "/"
 	}
 	if u, err := url.Parse(next); err != nil || u.Host != "" || u.Scheme != "" {
-		return "/inbox"
+		return "/"
 	}
 	return next
 }

@@ -19,10 +19,11 @@ import (
 type signInData struct {
 	Email, Next, Error string
 	Org                string // ?org=: "Sign in with SSO" names the org
+	Mail               bool   // the service mails: "Forgot your password?" is offered
 }
 
 func (c *Console) signInPage(q *req) error {
-	c.render(q, http.StatusOK, "signin", q.t("title.signin"), signInData{Next: localPath(q.r.URL.Query().Get("next")), Org: q.r.URL.Query().Get("org")})
+	c.render(q, http.StatusOK, "signin", q.t("title.signin"), signInData{Next: localPath(q.r.URL.Query().Get("next")), Org: q.r.URL.Query().Get("org"), Mail: c.svc.MailEnabled()})
 	return nil
 }
 
@@ -33,7 +34,7 @@ func (c *Console) signIn(q *req) error {
 	out, err := c.svc.SignIn(q.ctx(), wps.SignInInput{Email: email, Password: q.r.PostFormValue("password"), Address: clientAddr(q.r)})
 	if err != nil {
 		if wps.IsCode(err, wps.CodeInvalid) || wps.IsCode(err, wps.CodeUnauthorized) || wps.IsCode(err, wps.CodeForbidden) || wps.IsCode(err, wps.CodeRateLimited) {
-			c.render(q, statusOf(err), "signin", q.t("title.signin"), signInData{Email: email, Next: next, Error: q.message(err)})
+			c.render(q, statusOf(err), "signin", q.t("title.signin"), signInData{Email: email, Next: next, Error: q.message(err), Mail: c.svc.MailEnabled()})
 			return nil
 		}
 		return err
@@ -91,10 +92,13 @@ func (c *Console) acceptInvite(q *req) error {
 
 // Password reset by mail.
 
-type forgotData struct{ Email, Error string }
+type forgotData struct {
+	Email, Error string
+	Mail         bool // without mail no link can be sent: the page says to ask an administrator
+}
 
 func (c *Console) forgotPage(q *req) error {
-	c.render(q, http.StatusOK, "forgot", q.t("title.forgot"), forgotData{})
+	c.render(q, http.StatusOK, "forgot", q.t("title.forgot"), forgotData{Mail: c.svc.MailEnabled()})
 	return nil
 }
 
@@ -102,9 +106,12 @@ func (c *Console) forgotPage(q *req) error {
 // the email is known.
 func (c *Console) forgot(q *req) error {
 	email := q.r.PostFormValue("email")
+	if !c.svc.MailEnabled() {
+		return c.forgotPage(q)
+	}
 	if err := c.svc.RequestPasswordReset(q.ctx(), email, clientAddr(q.r)); err != nil {
 		if wps.IsCode(err, wps.CodeInvalid) || wps.IsCode(err, wps.CodeRateLimited) {
-			c.render(q, statusOf(err), "forgot", q.t("title.forgot"), forgotData{Email: email, Error: q.message(err)})
+			c.render(q, statusOf(err), "forgot", q.t("title.forgot"), forgotData{Email: email, Error: q.message(err), Mail: true})
 			return nil
 		}
 		return err

@@ -25,7 +25,6 @@ type reportData struct {
 	Throughput columnChart
 	Waits      barChart
 	Fills      barChart
-	Query      string
 }
 
 // reportRange reads ?from=&to= (a bad one is the page's 422, naming it).
@@ -66,7 +65,6 @@ func (c *Console) processReport(q *req) (reportData, error) {
 		d.R, err = c.reports.Process(tx, procs[0], rg)
 		return err
 	})
-	d.Query = "from=" + d.R.From + "&to=" + d.R.To
 	return d, err
 }
 

@@ -64,3 +64,23 @@ func TestConsoleReports(t *testing.T) {
 		}
 	})
 }
+
+// TestReportCSVLinkKeepsRange: a process's report for chosen dates links
+// its CSV with those dates, and the CSV followed is of that range.
+func TestReportCSVLinkKeepsRange(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		o := newOrg(t, engine)
+		c := newClient(t, o.env.Server.URL)
+		c.signIn("ines@example.com")
+		res, page := c.do(get, "/reports/"+o.process+"?from=2026-01-02&to=2026-01-20", nil)
+		if res.StatusCode != 200 {
+			t.Fatalf("report: %d %s", res.StatusCode, page)
+		}
+		_, rest, _ := strings.Cut(page, `<a href="/reports/`+o.process+`/csv`)
+		link, _, _ := strings.Cut(rest, `"`)
+		res, _ = c.do(get, "/reports/"+o.process+"/csv"+strings.ReplaceAll(link, "&amp;", "&"), nil)
+		if res.StatusCode != 200 || !strings.Contains(res.Header.Get("Content-Disposition"), `"report-2026-01-02-2026-01-20.csv"`) {
+			t.Fatalf("csv link %q: %d %v", link, res.StatusCode, res.Header)
+		}
+	})
+}

@@ -146,3 +146,22 @@ func TestConsoleLinksByMail(t *testing.T) {
 		}
 	})
 }
+
+// TestForgotWithoutMail: a service that sends no mail does not offer
+// "Forgot your password?", and /forgot says to ask an administrator
+// rather than that a link is on its way.
+func TestForgotWithoutMail(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := tu.NewEnv(t, engine, tu.Options{Console: true})
+		c := newClient(t, env.Server.URL)
+		if _, page := c.do(get, "/signin", nil); strings.Contains(page, `href="/forgot"`) {
+			t.Fatalf("the sign-in page offers a link no mail will bring: %s", page)
+		}
+		for _, method := range []string{get, post} {
+			res, page := c.do(method, "/forgot", url.Values{"email": {"admin@example.com"}})
+			if res.StatusCode != http.StatusOK || !strings.Contains(page, "Ask an administrator") || strings.Contains(page, `action="/forgot"`) {
+				t.Fatalf("%s /forgot without mail: %d %s", method, res.StatusCode, page)
+			}
+		}
+	})
+}

@@ -17,7 +17,7 @@ import (
 // routes lists every page of the console, in one place.
 func (c *Console) routes() {
 	m := c.mux
-	m.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/inbox", http.StatusSeeOther) })
+	m.HandleFunc("GET /{$}", c.signedIn(c.home))
 	m.HandleFunc("GET /assets/{name}", c.asset)
 	m.HandleFunc("GET /theme.css", c.theme)
 

@@ -47,8 +47,8 @@ func TestThemeContrast(t *testing.T) {
 }
 
 func TestLocalPath(t *testing.T) {
-	for in, want := range map[string]string{"": "/inbox", "/measurements?status=OPEN": "/measurements?status=OPEN", "//evil.example": "/inbox",
-		"https://evil.example": "/inbox", "/\\evil": "/inbox", "inbox": "/inbox"} {
+	for in, want := range map[string]string{"": "/", "/measurements?status=OPEN": "/measurements?status=OPEN", "//evil.example": "/",
+		"https://evil.example": "/", "/\\evil": "/", "inbox": "/"} {
 		if got := localPath(in); got != want {
 			t.Errorf("localPath(%q) = %q, want %q", in, got, want)
 		}

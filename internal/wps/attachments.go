@@ -64,11 +64,15 @@ func attachmentRefs(params []Parameter, vals map[string]any, ref AttachmentRef) 
 	return out
 }
 
+// CanUpload says whether p may upload a file (Upload's rule): with
+// action:write, for a step's file fields, or entity:write, for records'.
+func (p *Principal) CanUpload() bool { return p.Can(FnActionWrite) || p.Can(FnEntityWrite) }
+
 // Upload stores a file for the caller's org. Only writers (action:write or
 // entity:write) upload. Errors: CodeForbidden, CodeInvalid (empty name),
 // CodeTooLarge (over MaxAttachmentBytes).
 func (s *Service) Upload(ctx context.Context, p *Principal, blobs BlobStore, filename, contentType string, r io.Reader) (Attachment, error) {
-	if !p.Can(FnActionWrite) && !p.Can(FnEntityWrite) {
+	if !p.CanUpload() {
 		return Attachment{}, Errorf(CodeForbidden, "uploading needs a policy with function %q or %q", FnActionWrite, FnEntityWrite)
 	}
 	if filename == "" || len(filename) > 255 || !utf8.ValidString(filename) || strings.ContainsRune(filename, 0) {
