@@ -75,7 +75,7 @@ func (c *Console) audit(q *req) error {
 	}
 	d.Total = total
 	for _, e := range events {
-		d.Events = append(d.Events, auditRow{AuditEvent: e, Changes: changeLines(e.Changes)})
+		d.Events = append(d.Events, auditRow{AuditEvent: e, Changes: changeLines(q, e.Changes)})
 	}
 	if d.Page > 1 {
 		d.Prev = pageURL(q.r.URL.Path, v, d.Page-1)
@@ -87,20 +87,20 @@ func (c *Console) audit(q *req) error {
 	return nil
 }
 
-// changeLines are an event's changes as text, by field.
-func changeLines(changes map[string]wps.AuditChange) []auditLine {
+// changeLines are an event's changes as text, by field, in the page's words.
+func changeLines(q *req, changes map[string]wps.AuditChange) []auditLine {
 	out := make([]auditLine, 0, len(changes))
 	for f, ch := range changes {
 		l := auditLine{Field: f, Before: changeText(ch.Before), After: changeText(ch.After)}
 		switch {
 		case ch.Changed:
-			l.After = "changed (not shown)"
+			l.After = q.t("audit.secret")
 		case ch.Added != nil || ch.Removed != nil || ch.Updated != nil:
 			l.Before, l.After = "", ""
 			for _, p := range []struct {
 				verb  string
 				names []string
-			}{{"added: ", ch.Added}, {"removed: ", ch.Removed}, {"changed: ", ch.Updated}} {
+			}{{q.t("audit.added") + " ", ch.Added}, {q.t("audit.removed") + " ", ch.Removed}, {q.t("audit.updated") + " ", ch.Updated}} {
 				if len(p.names) > 0 {
 					b, _ := json.Marshal(p.names)
 					if l.After != "" {

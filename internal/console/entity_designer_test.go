@@ -3,6 +3,7 @@ package console_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -281,6 +282,16 @@ func TestConsoleEntityDesignerRights(t *testing.T) {
 		if n := env.Call(get, "/v1/entities", env.AdminKey, nil, 200).JSON()["data"].([]any); len(n) != 1 {
 			t.Fatalf("a refused entity was stored: %d", len(n))
 		}
+
+		// An entity a live process links to is not deleted: the page says why
+		// and offers no deletion.
+		linker := env.Call(post, "/v1/process", env.AdminKey, map[string]any{"name": "Uses part", "steps": []map[string]any{{"label": "Pick",
+			"parameters": []map[string]any{{"name": "p", "type": "ENTITY", "entityId": id}}}}}, 201).JSON()["id"].(string)
+		_, page = root.do(get, "/entities/"+id+"/delete", nil)
+		if res, page := root.do(post, "/entities/"+id+"/delete", url.Values{"csrf": {csrf(page)}}); res.StatusCode != 409 || strings.Contains(page, "Yes, delete part") {
+			t.Fatalf("delete an entity a process links to: %d, still offered: %v", res.StatusCode, strings.Contains(page, "Yes, delete part"))
+		}
+		env.Call(http.MethodDelete, "/v1/process/"+linker, env.AdminKey, nil, 204)
 
 		// Deleting asks first; the entity then waits on the entities page to be restored.
 		_, page = root.do(get, "/entities/"+id+"/delete", nil)
