@@ -121,11 +121,15 @@ func (c *Console) invite(q *req) error {
 		}
 		return c.showUsers(q, statusOf(err), usersData{Error: q.message(err), Fields: q.fieldErrors(err, ""), Form: q.r.PostForm})
 	}
-	u := url.URL{Scheme: "http", Host: q.r.Host, Path: "/invite/" + inv.Token}
-	if q.r.TLS != nil || c.opt.SecureCookies {
-		u.Scheme = "https"
+	link := c.svc.Link("/invite/" + inv.Token) // the invitation mail's link, when the server knows its address
+	if !strings.HasPrefix(link, "http") {
+		u := url.URL{Scheme: "http", Host: q.r.Host, Path: "/invite/" + inv.Token}
+		if q.r.TLS != nil || c.opt.SecureCookies {
+			u.Scheme = "https"
+		}
+		link = u.String()
 	}
-	return c.showUsers(q, http.StatusCreated, usersData{NewInvite: &inv, InviteURL: u.String()})
+	return c.showUsers(q, http.StatusCreated, usersData{NewInvite: &inv, InviteURL: link})
 }
 
 // splitRoles reads roles from checkboxes and a free text box (comma separated).

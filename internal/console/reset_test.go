@@ -139,6 +139,9 @@ func TestConsoleLinksByMail(t *testing.T) {
 		if res.StatusCode != http.StatusCreated || !strings.Contains(page, "created and mailed to them") {
 			t.Fatalf("invite in the console: %d %s", res.StatusCode, page)
 		}
+		if !strings.Contains(page, public+"/invite/wpsinv_") { // the link the mail carries, not the request's host
+			t.Fatalf("the invitation link shown is not at the server's public address:\n%s", page)
+		}
 		deliver()
 		_, page = admin.do(get, "/admin/users", nil)
 		if !strings.Contains(page, "<h2>Mail</h2>") || !strings.Contains(page, "ana@example.com") || !strings.Contains(page, "Sent") {
