@@ -122,43 +122,8 @@ func TestUntickedFileIsRemoved(t *testing.T) {
 		})
 
 		t.Run("a step's rework: one of two files unticked", func(t *testing.T) {
-			proc := env.Call(post, "/v1/process", env.AdminKey, map[string]any{"name": "Valve check", "steps": []map[string]any{
-				{"label": "Photograph", "policyNames": []string{"Inspector"}, "parameters": []map[string]any{
-					{"name": "photos", "label": "Photos", "type": "ATTACHMENT", "advancedOptions": map[string]any{"isMultiple": true}},
-					{"name": "cert", "label": "Certificate", "type": "ATTACHMENT", "isRequired": true},
-				}},
-				{"label": "Review", "policyNames": []string{"Supervisor"}},
-			}}, 201).JSON()
-			steps := proc["steps"].([]any)
-			first, review := steps[0].(map[string]any)["id"].(string), steps[1].(map[string]any)["id"].(string)
-			names := map[string]string{} // parameter id → name
-			for _, p := range steps[0].(map[string]any)["parameters"].([]any) {
-				names[p.(map[string]any)["id"].(string)] = p.(map[string]any)["name"].(string)
-			}
-			m := env.Call(post, "/v1/measurements", o.inspector, map[string]any{"processId": proc["id"]}, 201).JSON()["id"].(string)
-			front, back, cert := upload(t, env, "front.png", pngBytes), upload(t, env, "back.txt", []byte("back")), upload(t, env, "cert.txt", []byte("ok"))
-			env.Call(post, "/v1/measurements/"+m+"/actions", o.inspector, map[string]any{"stepId": first, "type": "WRITE_DATA",
-				"parameters": map[string]any{"photos": []string{front, back}, "cert": cert}}, 201)
-			rita := person(t, env, "rita@example.com", "SUPERVISOR")
-			env.Call(post, "/v1/measurements/"+m+"/actions", rita, map[string]any{"stepId": review, "type": "REJECTION", "observation": "Blurred."}, 201)
-
-			files := func() map[string][]string { // the step's values that count, by parameter
-				out := map[string][]string{}
-				for _, a := range env.Call(get, "/v1/measurements/"+m, env.AdminKey, nil, 200).JSON()["process"].(map[string]any)["actions"].([]any) {
-					a := a.(map[string]any)
-					if a["superseded"] == true || a["reproved"] == true || a["stepId"] != first {
-						continue
-					}
-					for _, d := range a["data"].([]any) {
-						var ids []string
-						for _, it := range d.(map[string]any)["dataItems"].([]any) {
-							ids = append(ids, it.(map[string]any)["value"].(string))
-						}
-						out[names[d.(map[string]any)["parameterId"].(string)]] = ids
-					}
-				}
-				return out
-			}
+			r := sentBack(t, o)
+			m, cert, front, back, files := r.measure, r.cert, r.front, r.back, r.files
 			ines := newClient(t, base)
 			ines.signIn("ines@example.com")
 			action := "/measurements/" + m + "/actions"
@@ -187,5 +152,82 @@ func TestUntickedFileIsRemoved(t *testing.T) {
 				t.Fatalf("after unticking one photo the step holds %v", got)
 			}
 		})
+	})
+}
+
+// rework is a measurement whose step Photograph was sent back to the
+// inspector with two photos (front, back) and a required certificate.
+type rework struct {
+	measure, cert, front, back string
+	files                      func() map[string][]string // the step's values that count, by parameter
+}
+
+func sentBack(t *testing.T, o *org) rework {
+	t.Helper()
+	env := o.env
+	proc := env.Call(post, "/v1/process", env.AdminKey, map[string]any{"name": "Valve check", "steps": []map[string]any{
+		{"label": "Photograph", "policyNames": []string{"Inspector"}, "parameters": []map[string]any{
+			{"name": "photos", "label": "Photos", "type": "ATTACHMENT", "advancedOptions": map[string]any{"isMultiple": true}},
+			{"name": "cert", "label": "Certificate", "type": "ATTACHMENT", "isRequired": true},
+		}},
+		{"label": "Review", "policyNames": []string{"Supervisor"}},
+	}}, 201).JSON()
+	steps := proc["steps"].([]any)
+	first, review := steps[0].(map[string]any)["id"].(string), steps[1].(map[string]any)["id"].(string)
+	names := map[string]string{} // parameter id → name
+	for _, p := range steps[0].(map[string]any)["parameters"].([]any) {
+		names[p.(map[string]any)["id"].(string)] = p.(map[string]any)["name"].(string)
+	}
+	m := env.Call(post, "/v1/measurements", o.inspector, map[string]any{"processId": proc["id"]}, 201).JSON()["id"].(string)
+	front, back, cert := uploadAs(t, env, o.inspector, "front.png", pngBytes), uploadAs(t, env, o.inspector, "back.txt", []byte("back")), uploadAs(t, env, o.inspector, "cert.txt", []byte("ok"))
+	env.Call(post, "/v1/measurements/"+m+"/actions", o.inspector, map[string]any{"stepId": first, "type": "WRITE_DATA",
+		"parameters": map[string]any{"photos": []string{front, back}, "cert": cert}}, 201)
+	rita := person(t, env, "rita@example.com", "SUPERVISOR")
+	env.Call(post, "/v1/measurements/"+m+"/actions", rita, map[string]any{"stepId": review, "type": "REJECTION", "observation": "Blurred."}, 201)
+
+	files := func() map[string][]string { // the step's values that count, by parameter
+		out := map[string][]string{}
+		for _, a := range env.Call(get, "/v1/measurements/"+m, env.AdminKey, nil, 200).JSON()["process"].(map[string]any)["actions"].([]any) {
+			a := a.(map[string]any)
+			if a["superseded"] == true || a["reproved"] == true || a["stepId"] != first {
+				continue
+			}
+			for _, d := range a["data"].([]any) {
+				var ids []string
+				for _, it := range d.(map[string]any)["dataItems"].([]any) {
+					ids = append(ids, it.(map[string]any)["value"].(string))
+				}
+				out[names[d.(map[string]any)["parameterId"].(string)]] = ids
+			}
+		}
+		return out
+	}
+	return rework{measure: m, cert: cert, front: front, back: back, files: files}
+}
+
+// TestKeepBoxInBrowser: in the browser, one of two photos unticked on a
+// rework is removed and the other kept; a draft brings the box back
+// unticked, and only that one.
+func TestKeepBoxInBrowser(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		o := newOrg(t, engine)
+		r := sentBack(t, o)
+		ines := newBrowser(t).person(o.env.Server.URL)
+		signIn(ines, "ines@example.com")
+		page := "/measurements/" + r.measure
+		ines.open(page)
+		ticked := func(name string) string {
+			return ines.call("checkbox", "Keep "+name, `function(){ return String(this.checked) }`)
+		}
+		ines.call("checkbox", "Keep front.png", `function(){ this.click() }`)
+		ines.open(page) // a reload: the draft unticks front.png again, and nothing else
+		if f, b, c := ticked("front.png"), ticked("back.txt"), ticked("cert.txt"); f != "false" || b != "true" || c != "true" {
+			t.Fatalf("after a reload Keep is front %s, back %s, certificate %s", f, b, c)
+		}
+		ines.press("button", "Save")
+		ines.sees("Saved.")
+		if got := r.files(); strings.Join(got["photos"], ",") != r.back || strings.Join(got["cert"], ",") != r.cert {
+			t.Fatalf("after unticking one photo the step holds %v", got)
+		}
 	})
 }
