@@ -155,7 +155,7 @@ func (c *Console) saveRecord(q *req) error {
 	}
 	params := recordParams(e)
 	values, formErrs := c.readForm(q, params)
-	if rid != "" { // a value emptied is removed (a patch merges)
+	if rid != "" { // a value emptied is removed (a patch merges); files unticked are readForm's
 		for _, sp := range params {
 			p := sp.Parameter
 			if _, ok := values[p.Name]; ok || readOnly(p) || hiddenInUI(p) || p.Type == wps.TypeAttachment {
@@ -181,11 +181,14 @@ func (c *Console) saveRecord(q *req) error {
 		formErrs = q.fieldErrors(err, "values.")
 	}
 	ed := &recordEdit{ID: rid, Fields: c.recordFields(q, e, nil), Error: q.t("error.attention")}
+	var files [][]fileLink
 	for i := range ed.Fields {
 		keep(&ed.Fields[i], q.r, values)
 		ed.Fields[i].Error = formErrs[ed.Fields[i].Name]
 		delete(formErrs, ed.Fields[i].Name)
+		files = append(files, ed.Fields[i].Files)
 	}
+	c.nameFiles(q, files...)
 	if len(q.fieldErrors(err, "values.")) == 0 && err != nil {
 		ed.Error = q.message(err)
 	}

@@ -79,7 +79,12 @@ type shownValue struct {
 	Source              string
 }
 
-type fileLink struct{ ID, Name, Size string }
+// fileLink is a file a page links to; in a form, Dropped is a file shown
+// unticked (its Keep was unticked when the form was sent and refused).
+type fileLink struct {
+	ID, Name, Size string
+	Dropped        bool
+}
 
 // stepForm is the form of an open step the user holds a policy of.
 type stepForm struct {
@@ -481,6 +486,11 @@ func keep(f *field, r *http.Request, sent map[string]json.RawMessage) {
 		for _, id := range ids {
 			f.Files = append(f.Files, fileLink{ID: id, Name: id})
 		}
+		for _, id := range r.PostForm["f."+f.Name] { // shown, not kept: shown again unticked
+			if id != "" && !slices.Contains(ids, id) && !slices.ContainsFunc(f.Files, func(l fileLink) bool { return l.ID == id }) {
+				f.Files = append(f.Files, fileLink{ID: id, Name: id, Dropped: true})
+			}
+		}
 	default:
 		f.Value = r.PostFormValue("p." + f.Name)
 		for i := range f.Options {
@@ -508,7 +518,10 @@ func (c *Console) readForm(q *req, params []wps.StepParameter) (map[string]json.
 		case wps.TypeAttachment:
 			// The files shown as kept stay (a rework form starts from the
 			// values sent back), then the new ones; one file replaces the
-			// kept one of a single-file parameter.
+			// kept one of a single-file parameter. The form marks each file
+			// it showed (f.NAME): none kept nor added then clears the value
+			// (null, the service's "no value"; a required one is refused).
+			// Without the mark (nothing shown) the value stays as it is.
 			ids := slices.DeleteFunc(slices.Clone(r.PostForm["k."+p.Name]), func(s string) bool { return s == "" })
 			var added []string
 			if r.MultipartForm != nil {
@@ -533,7 +546,10 @@ func (c *Console) readForm(q *req, params []wps.StepParameter) (map[string]json.
 				ids = append(ids, added...)
 			}
 			if len(ids) == 0 {
-				continue // no file: the value stays as it is
+				if shownFiles(r, p.Name) && errs[p.Name] == "" {
+					out[p.Name] = json.RawMessage("null") // every file shown unticked
+				}
+				continue
 			}
 			if multiple {
 				out[p.Name] = mustJSON(ids)
@@ -619,6 +635,12 @@ func scalarJSON(w words, p wps.Parameter, v string) json.RawMessage {
 
 // attachmentIDs are the ids of an ATTACHMENT value as the form sent it:
 // one id, or a list of them.
+// shownFiles reports that the form sent showed files for the parameter
+// name (each with its Keep box), so that none kept means none wanted.
+func shownFiles(r *http.Request, name string) bool {
+	return slices.ContainsFunc(r.PostForm["f."+name], func(s string) bool { return s != "" })
+}
+
 func attachmentIDs(raw json.RawMessage) []string {
 	var ids []string
 	if json.Unmarshal(raw, &ids) == nil {

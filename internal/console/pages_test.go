@@ -232,12 +232,18 @@ func TestConsolePages(t *testing.T) {
 // upload stores a file through the API as the admin and returns its id.
 func upload(t *testing.T, env *tu.Env, name string, content []byte) string {
 	t.Helper()
+	return uploadAs(t, env, env.AdminKey, name, content)
+}
+
+// uploadAs stores a file through the API as the holder of key.
+func uploadAs(t *testing.T, env *tu.Env, key, name string, content []byte) string {
+	t.Helper()
 	var body bytes.Buffer
 	w := multipart.NewWriter(&body)
 	part, _ := w.CreateFormFile("file", name)
 	_, _ = part.Write(content)
 	_ = w.Close()
-	r := env.Do(tu.Request{Method: post, Path: "/v1/attachments", Key: env.AdminKey, Body: body.Bytes(), Header: map[string]string{"Content-Type": w.FormDataContentType()}})
+	r := env.Do(tu.Request{Method: post, Path: "/v1/attachments", Key: key, Body: body.Bytes(), Header: map[string]string{"Content-Type": w.FormDataContentType()}})
 	if r.Status != 201 {
 		t.Fatalf("upload: %d %s", r.Status, r.Body)
 	}

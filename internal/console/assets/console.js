@@ -103,12 +103,17 @@ const store = {
 const notKept = ["file", "hidden", "submit", "button", "reset", "password"];
 
 // draftValues are a form's values a draft keeps: every named control but
-// notKept; checkboxes and multiple selects as lists.
+// notKept; checkboxes and multiple selects as lists. A file's Keep box
+// (k.NAME) is kept by the files unticked ("-k.NAME"): a file the draft
+// never saw stays kept, as unticking one now removes it.
 function draftValues(form) {
   const v = {};
   for (const el of form.elements) {
     if (!el.name || notKept.includes(el.type)) continue;
-    if (el.type === "checkbox" || el.type === "radio") {
+    if (el.type === "checkbox" && el.name.startsWith("k.")) {
+      v["-" + el.name] ||= [];
+      if (!el.checked) v["-" + el.name].push(el.value);
+    } else if (el.type === "checkbox" || el.type === "radio") {
       v[el.name] ||= [];
       if (el.checked) v[el.name].push(el.value);
     } else if (el.tagName === "SELECT" && el.multiple) {
@@ -152,6 +157,11 @@ function drafts() {
       restoreRows(form, saved.values);
       let changed = false;
       for (const el of form.elements) {
+        if (el.type === "checkbox" && el.name.startsWith("k.")) {
+          const on = !(saved.values["-" + el.name] || []).includes(el.value);
+          if (el.checked !== on) { el.checked = on; changed = true; }
+          continue;
+        }
         if (!(el.name in saved.values) || notKept.includes(el.type)) continue;
         const want = saved.values[el.name];
         if (el.type === "checkbox" || el.type === "radio") {
