@@ -202,3 +202,25 @@ func TestEntityDesignerSaveKeepsEverySetting(t *testing.T) {
 		}
 	})
 }
+
+// A process shown at an older version offers its latest, where starting
+// and editing act, rather than buttons that would act on another version.
+func TestOlderVersionOffersTheLatest(t *testing.T) {
+	tu.ForEachEngine(t, func(t *testing.T, engine sqlstore.Engine) {
+		env := tu.NewEnv(t, engine, tu.Options{Console: true})
+		env.Clock.Advance(time.Since(env.Clock.Now()))
+		person(t, env, "root@example.com", "ADMIN")
+		id := env.Call(post, "/v1/process", env.AdminKey, map[string]any{"name": "Audit", "steps": []map[string]any{{"label": "Check"}}}, 201).JSON()["id"].(string)
+		env.Call(post, "/v1/measurements", env.AdminKey, map[string]any{"processId": id}, 201) // version 1 is in use: a change makes version 2
+		env.Call(http.MethodPatch, "/v1/process/"+id, env.AdminKey, map[string]any{"steps": []map[string]any{{"label": "Check"}, {"label": "Sign"}}}, 200)
+		c := newClient(t, env.Server.URL)
+		c.signIn("root@example.com")
+		if _, page := c.do(get, "/processes/"+id+"?version=1", nil); strings.Contains(page, `action="/measurements"`) ||
+			strings.Contains(page, "/edit\"") || !strings.Contains(page, "Go to the latest version (2)") {
+			t.Fatalf("version 1's page:\n%s", page)
+		}
+		if _, page := c.do(get, "/processes/"+id, nil); !strings.Contains(page, `action="/measurements"`) || strings.Contains(page, "Go to the latest version") {
+			t.Fatalf("the latest version's page:\n%s", page)
+		}
+	})
+}

@@ -48,6 +48,10 @@ type processData struct {
 	Labels   map[string]string
 	CanStart bool
 	CanEdit  bool // may open the designer
+	// Latest is the latest version's number when the page shows an older
+	// one (0 otherwise): starting and editing act on the latest, so the
+	// page offers them there.
+	Latest int
 	// Older are the versions whose measurements may move to the latest
 	// (to a user who may move them).
 	Older []int
@@ -66,6 +70,11 @@ func (c *Console) process(q *req) error {
 	d := processData{P: p, Versions: versions, Diagram: layout(p.Steps), Labels: map[string]string{}, CanStart: q.p.Can(wps.FnMeasurementCreate)}
 	for _, st := range p.Steps {
 		d.Labels[st.ID] = st.Label
+	}
+	for _, v := range versions {
+		if v.Version > p.Version {
+			d.Latest = max(d.Latest, v.Version)
+		}
 	}
 	if q.p.Can(wps.FnProcessWrite) {
 		d.CanEdit = true

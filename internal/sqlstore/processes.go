@@ -162,6 +162,7 @@ func (t *tx) oneProcess(query string, args []any, extra ...any) (wps.Process, er
 		}
 		t.revs[versionRef{p.ID, version}] = rev
 	}
+	p.Version = version // the version whose steps it holds (the latest, unless one was asked for)
 	p.Steps, err = t.versionSteps(p.ID, version, rev)
 	return p, err
 }
