@@ -22,9 +22,12 @@ import (
 // the page draws again, its flow diagram from what is being edited. Only
 // saving writes anything, through the same service calls as the API
 // (CreateProcess, UpdateProcess); the service's 422 answers are shown at
-// the fields they name. A save that would make a new version while some
-// running measurements could not move to it says so first (the migration
-// dry run, wps.Service.PreviewProcessUpdate).
+// the fields they name. A save made from a page drawn from a version that
+// is no longer the latest is refused (409, nothing stored: someone else
+// saved since), and one that changes nothing writes nothing. A save that
+// would make a new version while some running measurements could not
+// move to it says so first (the migration dry run,
+// wps.Service.PreviewProcessUpdate).
 
 // draft is the process being designed, as the API's body has it.
 type draft struct {
@@ -57,6 +60,7 @@ type designData struct {
 	Dirty         bool
 	CanUndo       bool
 	Preview       *wps.Migration
+	Newer         int // the latest version, when a save was refused as made from an older one
 }
 
 type designStep struct {
@@ -220,7 +224,7 @@ func (c *Console) saveDesign(q *req, id string, version int, d draft, undo []dra
 	if id == "" {
 		p, err = c.svc.CreateProcess(q.ctx(), q.p, wps.ProcessInput{Name: d.Name, Label: d.Label, IconName: d.IconName, Code: d.Code, Steps: d.Steps})
 	} else {
-		u := wps.ProcessUpdate{Name: &d.Name, Label: &d.Label, IconName: &d.IconName, Code: &d.Code, Steps: &d.Steps}
+		u := wps.ProcessUpdate{Name: &d.Name, Label: &d.Label, IconName: &d.IconName, Code: &d.Code, Steps: &d.Steps, FromVersion: version}
 		if !anyway {
 			var m wps.Migration
 			if m, err = c.svc.PreviewProcessUpdate(q.ctx(), q.p, id, u); err == nil && m.Blocked > 0 {
@@ -234,8 +238,10 @@ func (c *Console) saveDesign(q *req, id string, version int, d draft, undo []dra
 	if err == nil {
 		return q.redirect("/processes/"+url.PathEscape(p.ID), "saved")
 	}
-	switch wps.ErrorCode(err) {
-	case wps.CodeInvalid, wps.CodeConflict:
+	switch {
+	case wps.IsNewerVersion(err): // drawn from a version someone else's save has replaced
+		return c.showDesigner(q, http.StatusConflict, id, version, d, undo, err, nil, nil)
+	case wps.IsCode(err, wps.CodeInvalid), wps.IsCode(err, wps.CodeConflict):
 		return c.showDesigner(q, http.StatusUnprocessableEntity, id, version, d, undo, err, nil, nil)
 	}
 	return err
@@ -311,7 +317,13 @@ func (c *Console) showDesigner(q *req, status int, id string, version int, d dra
 	}
 	data.MetaFields = wps.MetadataFields
 	data.Steps = designSteps(d, data.Entities, refs)
-	if err != nil {
+	switch {
+	case wps.IsNewerVersion(err):
+		data.Newer = version + 1
+		if latest, gerr := c.svc.GetProcess(q.ctx(), q.p, id, 0); gerr == nil {
+			data.Newer = latest.Version
+		}
+	case err != nil:
 		data.Errs, data.General = q.designErrors(err)
 	}
 	for i := range data.Steps {
@@ -646,7 +658,7 @@ func parseDraft(f url.Values) (d draft, bad map[string]badText) {
 		var st wps.Step
 		extra(f, s+"extra", &st, bad)
 		st.ID, st.Label, st.Description, st.Prompt = f.Get(s+"id"), strings.TrimSpace(f.Get(s+"label")), f.Get(s+"description"), f.Get(s+"prompt")
-		st.PolicyNames, st.ViewPolicyNames = f[s+"policyNames"], f[s+"viewPolicyNames"]
+		st.PolicyNames, st.ViewPolicyNames = ticked(f, s+"policyNames"), ticked(f, s+"viewPolicyNames")
 		st.OrderedPolicies = splitList(f.Get(s + "orderedPolicies"))
 		st.Roles = parseRoles(f.Get(s + "roles"))
 		st.StepIDsDependencies, st.StepIDsReprovalDependencies = f[s+"deps"], f[s+"reproval"]
@@ -681,6 +693,27 @@ func parseDraft(f url.Values) (d draft, bad map[string]badText) {
 	return d, bad
 }
 
+// ticked is the policies ticked in the boxes of name, in the order they
+// were drawn with (name.was): the boxes stand in the org's order of
+// policies, so a list saved in another order would come back reordered
+// (a change, and a new version, for nothing). Those still ticked keep
+// their order, new ticks follow in the boxes' order.
+func ticked(f url.Values, name string) []string {
+	on := f[name]
+	var out []string
+	for _, p := range f[name+".was"] {
+		if slices.Contains(on, p) && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	for _, p := range on {
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // badText is an "Other settings" box that is not JSON: as typed, and why.
 type badText struct{ Text, Why string }
 
@@ -709,7 +742,7 @@ func parseParam(f url.Values, s string, bad map[string]badText) wps.Parameter {
 	a.Min, a.Max = floatOf(f.Get(s+"min")), floatOf(f.Get(s+"max"))
 	a.MinLength, a.MaxLength = intOf(f.Get(s+"minLength")), intOf(f.Get(s+"maxLength"))
 	a.Placeholder, a.Tooltip, a.IsMultiple = f.Get(s+"placeholder"), f.Get(s+"tooltip"), f.Get(s+"isMultiple") != ""
-	a.IsHidden, a.HasCustomColor, a.HiddenFrom = f.Get(s+"isHidden") != "", f.Get(s+"hasCustomColor") != "", f[s+"hiddenFrom"]
+	a.IsHidden, a.HasCustomColor, a.HiddenFrom = f.Get(s+"isHidden") != "", f.Get(s+"hasCustomColor") != "", ticked(f, s+"hiddenFrom")
 	if extraText(jsonMap(a)) != "" {
 		p.AdvancedOptions = a
 	} else {

@@ -1125,6 +1125,28 @@ type ProcessUpdate struct {
 	IconName *string
 	Code     *string
 	Steps    *[]Step
+	// FromVersion, when set, is the version the change was made from:
+	// while another version is the latest the change is refused
+	// (CodeConflict, IsNewerVersion) and nothing is stored.
+	FromVersion int
+}
+
+// errNewerVersion marks the refusal of a change made from a version that
+// is no longer the latest.
+var errNewerVersion = errors.New("a newer version was saved")
+
+// IsNewerVersion reports whether err refused a change made from a version
+// that is no longer the latest (ProcessUpdate.FromVersion).
+func IsNewerVersion(err error) bool { return errors.Is(err, errNewerVersion) }
+
+// checkFrom refuses u when it was made from a version other than cur's.
+func (u ProcessUpdate) checkFrom(cur Process) error {
+	if u.FromVersion == 0 || u.FromVersion == cur.Version {
+		return nil
+	}
+	e := Errorf(CodeConflict, "version %d was saved after version %d, which this change was made from", cur.Version, u.FromVersion)
+	e.Err = errNewerVersion
+	return e
 }
 
 // apply sets what u changes on in.
@@ -1138,15 +1160,23 @@ func (u ProcessUpdate) apply(in *ProcessInput) error {
 }
 
 // UpdateProcess edits a process. Steps are changed in place while no
-// measurement uses the current version, else saved as a new version.
-// Errors: as CreateProcess, plus CodeNotFound.
+// measurement uses the current version, else saved as a new version; a
+// change that changes nothing writes nothing (no version, no time of
+// change) and answers the process as it is. Errors: as CreateProcess,
+// plus CodeNotFound, and CodeConflict for a stale FromVersion.
 func (s *Service) UpdateProcess(ctx context.Context, p *Principal, id string, u ProcessUpdate) (Process, error) {
 	if err := p.Require(FnProcessWrite); err != nil {
 		return Process{}, err
 	}
 	var proc Process
 	err := s.store.Write(ctx, func(tx Tx) error {
-		var err error
+		cur, err := tx.GetProcess(p.OrgID, id, 0)
+		if err != nil {
+			return err
+		}
+		if err := u.checkFrom(cur); err != nil {
+			return err
+		}
 		proc, err = s.editProcess(tx, p, id, u.apply)
 		return err
 	})
@@ -1183,8 +1213,11 @@ func (s *Service) editProcess(tx Tx, p *Principal, id string, change func(in *Pr
 	}
 	next := cur
 	next.Name, next.Label, next.IconName, next.Code, next.Steps = in.Name, in.Label, in.IconName, in.Code, steps
-	next.UpdatedAt = s.Now()
 	stepsChanged := !sameSteps(cur.Steps, steps)
+	if !stepsChanged && next.Name == cur.Name && next.Label == cur.Label && next.IconName == cur.IconName && next.Code == cur.Code {
+		return cur, nil // nothing changed: nothing written
+	}
+	next.UpdatedAt = s.Now()
 	if stepsChanged && cur.Locked {
 		next.Version, next.Locked = cur.Version+1, false
 		if err := tx.CreateProcessVersion(versionOf(next, p.UserID)); err != nil {
