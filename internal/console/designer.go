@@ -60,7 +60,8 @@ type designData struct {
 	Dirty         bool
 	CanUndo       bool
 	Preview       *wps.Migration
-	Newer         int // the latest version, when a save was refused as made from an older one
+	Newer         int    // the latest version, when a save was refused as made from an older one
+	Stamp         string // the process's updatedAt (Unix ms) when the page was first drawn
 }
 
 type designStep struct {
@@ -225,6 +226,9 @@ func (c *Console) saveDesign(q *req, id string, version int, d draft, undo []dra
 		p, err = c.svc.CreateProcess(q.ctx(), q.p, wps.ProcessInput{Name: d.Name, Label: d.Label, IconName: d.IconName, Code: d.Code, Steps: d.Steps})
 	} else {
 		u := wps.ProcessUpdate{Name: &d.Name, Label: &d.Label, IconName: &d.IconName, Code: &d.Code, Steps: &d.Steps, FromVersion: version}
+		if ms, err := strconv.ParseInt(q.r.PostFormValue("stamp"), 10, 64); err == nil && ms > 0 {
+			u.FromUpdatedAt = wps.FromMillis(ms) // an edit in place since keeps the version: this tells it
+		}
 		if !anyway {
 			var m wps.Migration
 			if m, err = c.svc.PreviewProcessUpdate(q.ctx(), q.p, id, u); err == nil && m.Blocked > 0 {
@@ -282,6 +286,12 @@ func (c *Console) showDesigner(q *req, status int, id string, version int, d dra
 		Undo: mustJSONText(undo), CanUndo: len(undo) > 0, Dirty: len(undo) > 0 || err != nil || preview != nil}
 	if version > 0 {
 		data.Version = strconv.Itoa(version)
+	}
+	data.Stamp = q.r.PostFormValue("stamp") // as the page was first drawn, through every redraw
+	if q.r.Method == http.MethodGet && id != "" {
+		if p, err := c.svc.GetProcess(q.ctx(), q.p, id, 0); err == nil {
+			data.Stamp = strconv.FormatInt(p.UpdatedAt.Millis(), 10)
+		}
 	}
 	if undo == nil {
 		data.Undo = "[]"

@@ -106,5 +106,21 @@ func TestDesignerRefusesAStalePage(t *testing.T) {
 		if now["version"] != 2.0 || versions(env, id) != 2 || settings(now["steps"]) != settings(theirs["steps"]) {
 			t.Fatalf("after the refusal: version %v, %d versions, steps %s", now["version"], versions(env, id), settings(now["steps"]))
 		}
+
+		// A process no measurement uses is edited in place, its version
+		// kept: a page drawn before such a save is refused all the same.
+		fresh := env.Call(post, "/v1/process", env.AdminKey, map[string]any{"name": "Fresh", "steps": []map[string]any{{"label": "One"}}}, 201).JSON()["id"].(string)
+		_, page = c.do(get, "/processes/"+fresh+"/edit", nil)
+		form = console.DrawnForm([]byte(page), "designer")
+		env.Clock.Advance(time.Second) // their save is later than the page
+		env.Call(http.MethodPatch, "/v1/process/"+fresh, env.AdminKey, map[string]any{"label": "Theirs"}, 200)
+		form.Set("s0.label", "Mine")
+		form.Set("op", "save")
+		if res, body := c.do(post, "/processes/design", form); res.StatusCode != http.StatusConflict || !strings.Contains(body, "Someone else saved") {
+			t.Fatalf("a stale page of a process edited in place saved: %d", res.StatusCode)
+		}
+		if got := env.Call(get, "/v1/process/"+fresh, env.AdminKey, nil, 200).JSON(); got["label"] != "Theirs" || got["steps"].([]any)[0].(map[string]any)["label"] != "One" {
+			t.Fatalf("after the refusal: %v", got)
+		}
 	})
 }

@@ -1127,8 +1127,11 @@ type ProcessUpdate struct {
 	Steps    *[]Step
 	// FromVersion, when set, is the version the change was made from:
 	// while another version is the latest the change is refused
-	// (CodeConflict, IsNewerVersion) and nothing is stored.
-	FromVersion int
+	// (CodeConflict, IsNewerVersion) and nothing is stored. FromUpdatedAt,
+	// when set, is the process's updatedAt then: a process saved since is
+	// refused likewise (an edit in place keeps the version's number).
+	FromVersion   int
+	FromUpdatedAt Time
 }
 
 // errNewerVersion marks the refusal of a change made from a version that
@@ -1141,10 +1144,15 @@ func IsNewerVersion(err error) bool { return errors.Is(err, errNewerVersion) }
 
 // checkFrom refuses u when it was made from a version other than cur's.
 func (u ProcessUpdate) checkFrom(cur Process) error {
-	if u.FromVersion == 0 || u.FromVersion == cur.Version {
+	var e *Error
+	switch {
+	case u.FromVersion != 0 && u.FromVersion != cur.Version:
+		e = Errorf(CodeConflict, "version %d was saved after version %d, which this change was made from", cur.Version, u.FromVersion)
+	case !u.FromUpdatedAt.IsZero() && u.FromUpdatedAt.Millis() != cur.UpdatedAt.Millis():
+		e = Errorf(CodeConflict, "the process was saved again after this change was made from it")
+	default:
 		return nil
 	}
-	e := Errorf(CodeConflict, "version %d was saved after version %d, which this change was made from", cur.Version, u.FromVersion)
 	e.Err = errNewerVersion
 	return e
 }
