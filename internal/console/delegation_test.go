@@ -36,8 +36,8 @@ func TestConsoleDelegation(t *testing.T) {
 		sam.fill("Until (included)", day(1))
 		sam.press("button", "Delegate")
 		sam.sees("Saved.")
-		if got := sam.text("#dl-given-h + table"); !strings.Contains(got, "ana") || !strings.Contains(got, "Holidays") {
-			t.Fatalf("the given delegation is not listed: %q", sam.text("main"))
+		if got := sam.text("#dl-given-h + table"); !strings.Contains(got, "ana") || !strings.Contains(got, "Holidays") || !strings.Contains(got, day(1)) {
+			t.Fatalf("the given delegation is not listed with its last day %s: %q", day(1), sam.text("main"))
 		}
 		sam.screenshot("delegations")
 

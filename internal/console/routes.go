@@ -133,6 +133,14 @@ func (c *Console) parsePages(p *lang.Printer, loc *time.Location) map[string]*te
 		"t":     p.T,
 		"th":    p.HTML,
 		"when":  func(t wps.Time) string { return p.When(t.Time, loc) },
+		// until is an end the way it was chosen: a last day, included, for
+		// an end at midnight in the reader's zone; else the instant.
+		"until": func(t wps.Time) string {
+			if l := t.Time.In(loc); l.Hour() == 0 && l.Minute() == 0 && l.Second() == 0 && l.Nanosecond() == 0 {
+				return l.AddDate(0, 0, -1).Format(p.DateLayout())
+			}
+			return p.When(t.Time, loc)
+		},
 		"ago":   func(t wps.Time) string { return p.Ago(c.svc.Now().Time, t.Time) },
 		"due":   func(t wps.Time) string { return p.Due(c.svc.Now().Time, t.Time) },
 		"short": func(s string) string {
