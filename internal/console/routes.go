@@ -141,8 +141,8 @@ func (c *Console) parsePages(p *lang.Printer, loc *time.Location) map[string]*te
 			}
 			return p.When(t.Time, loc)
 		},
-		"ago":   func(t wps.Time) string { return p.Ago(c.svc.Now().Time, t.Time) },
-		"due":   func(t wps.Time) string { return p.Due(c.svc.Now().Time, t.Time) },
+		"ago": func(t wps.Time) string { return p.Ago(c.svc.Now().Time, t.Time) },
+		"due": func(t wps.Time) string { return p.Due(c.svc.Now().Time, t.Time) },
 		"short": func(s string) string {
 			if len(s) > 12 {
 				return s[:12] + "…"
