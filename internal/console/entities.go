@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"wps/internal/wps"
 )
@@ -49,8 +50,9 @@ type recordsData struct {
 	Page    int
 	Prev    string
 	Next    string
-	Filter  map[string]string
+	Filter  map[string]string // the filters as typed, shown back
 	Error   string
+	Refused bool // a filter is refused at its box: no records listed
 	CanEdit bool
 	// Edit is the row edited in place or confirmed before deletion (nil: none).
 	Edit *recordEdit
@@ -62,6 +64,47 @@ type column struct {
 	Name, Label, Type string
 	Left, Right       int // position among the left- (right-) frozen columns, from 1; 0 when not frozen
 	Class             string
+	// Filter is the column's filter box: "text", "select" (Options, an
+	// empty one first: any), "boolean", "date" (typed as the grid writes
+	// it, Pattern) or "" (none); FilterError refuses what was typed.
+	Filter, Pattern, FilterError string
+	Options                      []option
+}
+
+// filterBox sets col's filter box for p: options by label, a boolean in
+// words, a date in the grid's format, the value as typed otherwise.
+func filterBox(w words, col *column, p wps.Parameter, typed string) {
+	switch p.Type {
+	case wps.TypeText, wps.TypeInt, wps.TypeNumber, wps.TypeEmail:
+		col.Filter = "text"
+	case wps.TypeSelect, wps.TypeMultiSelect:
+		col.Filter = "select"
+		for _, o := range p.OptionItems {
+			col.Options = append(col.Options, option{Value: o.Value, Label: or(o.Label, o.Value), Selected: o.Value == typed})
+		}
+	case wps.TypeBoolean:
+		col.Filter = "boolean"
+	case wps.TypeDate:
+		col.Filter = "date"
+		_, col.Pattern = w.dateLayout(p)
+	}
+}
+
+// filterValue is a filter as typed turned into the value the service
+// compares: a DATE typed as the grid writes it (the parameter's
+// dateFormat, else the language's) or as yyyy-mm-dd becomes yyyy-mm-dd;
+// false when it is no date.
+func filterValue(w words, p wps.Parameter, typed string) (string, bool) {
+	if p.Type != wps.TypeDate {
+		return typed, true
+	}
+	layout, _ := w.dateLayout(p)
+	for _, l := range []string{layout, time.DateOnly} {
+		if d, err := time.Parse(l, typed); err == nil {
+			return d.Format(time.DateOnly), true
+		}
+	}
+	return "", false
 }
 
 type gridRow struct {
@@ -103,6 +146,18 @@ func (c *Console) showRecords(q *req, status int, ed *recordEdit) error {
 		}
 	}
 	d := recordsData{E: e, Page: page, Filter: filters, CanEdit: q.p.Can(wps.FnEntityWrite), Edit: ed}
+	sent, refused := map[string]string{}, map[string]string{} // as the service takes them; refusals by name
+	for name, typed := range filters {
+		sent[name] = typed
+		if p, ok := e.ParamByName(name); ok && !hiddenInUI(p) { // a hidden one: the service's refusal
+			if val, ok := filterValue(q.words(), p, typed); ok {
+				sent[name] = val
+			} else {
+				_, pattern := q.words().dateLayout(p)
+				refused[name] = q.t("r.badDate", "Pattern", pattern)
+			}
+		}
+	}
 	if d.Edit == nil {
 		d.Edit = c.recordEditor(q, e)
 	}
@@ -121,7 +176,8 @@ func (c *Console) showRecords(q *req, status int, ed *recordEdit) error {
 	}
 	params := append(append(append([]wps.Parameter{}, left...), middle...), right...)
 	for i, p := range params {
-		col := column{Name: p.Name, Label: labelOf(p), Type: p.Type}
+		col := column{Name: p.Name, Label: labelOf(p), Type: p.Type, FilterError: refused[p.Name]}
+		filterBox(q.words(), &col, p, filters[p.Name])
 		switch {
 		case i < len(left):
 			col.Left, col.Class = i+1, fmt.Sprintf("freeze-l fl-%d", min(i, 7))
@@ -131,7 +187,12 @@ func (c *Console) showRecords(q *req, status int, ed *recordEdit) error {
 		}
 		d.Columns = append(d.Columns, col)
 	}
-	list, total, err := c.svc.ListRecords(q.ctx(), q.p, id, wps.Page{Page: page, PerPage: recordsPerPage}, filters)
+	var list []wps.Record
+	var total int
+	if len(refused) == 0 { // else the refusals at their filters, and no records
+		list, total, err = c.svc.ListRecords(q.ctx(), q.p, id, wps.Page{Page: page, PerPage: recordsPerPage}, sent)
+	}
+	d.Refused = len(refused) > 0
 	if err != nil {
 		if !wps.IsCode(err, wps.CodeInvalid) {
 			return err

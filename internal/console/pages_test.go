@@ -222,7 +222,7 @@ func TestConsolePages(t *testing.T) {
 			}
 			root := newClient(t, base)
 			root.signIn("root@example.com")
-			if res, page := root.do(get, "/entities/"+o.supplier+"?filter.since=yesterday", nil); res.StatusCode != 200 || !strings.Contains(page, "filter[since]") {
+			if res, page := root.do(get, "/entities/"+o.supplier+"?filter.since=yesterday", nil); res.StatusCode != 200 || !strings.Contains(page, `id="filter-since-err"`) {
 				t.Fatalf("bad record filter: %d", res.StatusCode)
 			}
 		})
