@@ -369,6 +369,26 @@ func TestHiddenDataStaysHidden(t *testing.T) {
 			tu.Problem(t, env.Do(tu.Request{Method: get, Path: "/v1/documents/" + id, Key: eve}), 404, "")
 		})
 
+		t.Run("hidden in a later version", func(t *testing.T) {
+			proc := env.Call(post, "/v1/process", env.AdminKey, map[string]any{"name": "Pay", "steps": []map[string]any{{"label": "Pay", "policyNames": []string{"Staff"},
+				"parameters": []map[string]any{{"name": "who", "type": "TEXT"}, {"name": "amount", "type": "NUMBER"}, {"name": "twice", "type": "FORMULA", "computedFormula": []string{"amount", "*", "2"}}}}}}, 201).JSON()
+			m := env.Call(post, "/v1/measurements/simplified", sam, map[string]any{"processLabel": "Pay", "parameters": map[string]any{"who": "bob", "amount": 5000}}, 201).JSON()
+			if got := seenValues(t, env, eve, m["id"].(string)); got["amount"] != "5000" {
+				t.Fatalf("before the change eve sees %v", got)
+			}
+			st := steps(proc)[0]
+			st["parameters"].([]any)[1].(map[string]any)["advancedOptions"] = hide
+			if v := env.Call(patch, "/v1/process/"+proc["id"].(string), env.AdminKey, map[string]any{"steps": []any{st}}, 200).JSON()["version"]; v != 2.0 {
+				t.Fatalf("the change made version %v", v)
+			}
+			if got := seenValues(t, env, eve, m["id"].(string)); got["amount"] != "" || got["twice"] != "" || got["who"] != "bob" {
+				t.Fatalf("a value of version 1 hidden from eve since version 2: she sees %v", got)
+			}
+			if got := seenValues(t, env, sam, m["id"].(string)); got["amount"] != "5000" {
+				t.Fatalf("sam sees %v", got)
+			}
+		})
+
 		t.Run("a lookup of another measurement by a hidden field", func(t *testing.T) {
 			env.Call(post, "/v1/process", env.AdminKey, map[string]any{"name": "Source", "steps": []map[string]any{{"label": "Record", "policyNames": []string{"Staff"}, "parameters": []map[string]any{
 				{"name": "code", "type": "TEXT"}, {"name": "secret", "type": "NUMBER", "advancedOptions": hide}}}}}, 201)

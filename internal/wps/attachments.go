@@ -171,7 +171,7 @@ func mayDownload(tx Tx, p *Principal, a Attachment) (bool, error) {
 			if err != nil {
 				return false, err
 			}
-			if !sight.hidden(proc.Steps)[ref.ParameterID] {
+			if !sight.hiddenAt(m.ProcessID, proc.Steps)[ref.ParameterID] {
 				return true, nil
 			}
 		case ref.RecordID != "":

@@ -469,7 +469,7 @@ func (r *run) contractInputs(st Step, tp Template, docID string, cur map[string]
 	}
 	hidden := map[string]bool{}
 	for _, s := range signers {
-		for id, h := range newSight(r.tx, s.reader).hidden(r.proc.Steps) {
+		for id, h := range newSight(r.tx, s.reader).hiddenFor(r) {
 			hidden[id] = hidden[id] || h
 		}
 	}

@@ -308,34 +308,79 @@ func (s *sight) sees(processID, paramID string) bool {
 	if s.p.IsAdmin() {
 		return true
 	}
-	hidden, seen := s.sources[processID]
-	if !seen {
-		s.sources[processID] = nil // a cycle back here finds nil: hidden
-		src, err := s.tx.GetProcess(s.p.OrgID, processID, 0)
-		if err != nil {
-			return false
-		}
-		hidden = s.hidden(src.Steps)
-		for _, st := range src.Steps {
-			for _, prm := range st.Parameters {
-				if _, ok := hidden[prm.ID]; !ok {
-					hidden[prm.ID] = false // present, shown
-				}
-			}
-		}
-		s.sources[processID] = hidden
-	}
+	hidden := s.latest(processID)
 	shown, present := hidden[paramID]
 	return hidden != nil && present && !shown
 }
 
+// latest is what the reader may not see of processID's latest version:
+// every parameter of it, true when hidden; worked out once. nil when the
+// process cannot be read, or while it is being worked out (a cycle).
+func (s *sight) latest(processID string) map[string]bool {
+	hidden, seen := s.sources[processID]
+	if seen {
+		return hidden
+	}
+	s.sources[processID] = nil // a cycle back here finds nil: hidden
+	src, err := s.tx.GetProcess(s.p.OrgID, processID, 0)
+	if err != nil {
+		return nil
+	}
+	hidden = s.hidden(src.Steps)
+	for _, st := range src.Steps {
+		for _, prm := range st.Parameters {
+			if _, ok := hidden[prm.ID]; !ok {
+				hidden[prm.ID] = false // present, shown
+			}
+		}
+	}
+	s.sources[processID] = hidden
+	return hidden
+}
+
+// hiddenAt is hidden for the steps of an older version of processID with
+// what its latest version hides as well: a policy added to a parameter's
+// hiddenFrom (or a step's view policies) since hides the values recorded
+// before the change too. The stricter of the two: removing one later
+// shows nothing recorded under it.
+func (s *sight) hiddenAt(processID string, steps []Step) map[string]bool {
+	hidden := s.hidden(steps)
+	if s.p.IsAdmin() {
+		return hidden
+	}
+	added := false
+	for id, h := range s.latest(processID) {
+		if h && !hidden[id] {
+			hidden[id], added = true, true
+		}
+	}
+	if added {
+		groups := make([][]Parameter, len(steps))
+		for i, st := range steps {
+			groups[i] = st.Parameters
+		}
+		hideDerived(groups, hidden)
+	}
+	return hidden
+}
+
 // hidden returns the parameters of the run's process version hidden from
-// its reader, worked out once per run.
+// its reader, worked out once per run: with what the process's latest
+// version hides too, for a measurement of an older one (hiddenAt).
 func (r *run) hidden() map[string]bool {
 	if r.hiddenIDs == nil {
-		r.hiddenIDs = newSight(r.tx, r.p).hidden(r.proc.Steps)
+		r.hiddenIDs = newSight(r.tx, r.p).hiddenFor(r)
 	}
 	return r.hiddenIDs
+}
+
+// hiddenFor is hidden for run r's steps: hiddenAt for a measurement of a
+// version older than its process's latest (r.proc.Version, read with it).
+func (s *sight) hiddenFor(r *run) map[string]bool {
+	if r.proc.ID != "" && r.proc.Version != r.m.Version {
+		return s.hiddenAt(r.proc.ID, r.proc.Steps)
+	}
+	return s.hidden(r.proc.Steps)
 }
 
 // sees reports whether the run's reader could see parameter paramID of
