@@ -705,7 +705,7 @@ func cmpBool(a, b bool) int {
 // would be kept and shown back while doing nothing, so it is refused.
 var (
 	lengthTypes = []string{TypeText, TypeLongText, TypeEmail, TypeURL}
-	rangeTypes  = []string{TypeInt, TypeNumber, TypeFormula, TypeDate, TypeDateTime}
+	rangeTypes  = []string{TypeInt, TypeNumber, TypeDate, TypeDateTime} // a FORMULA's result is not checked
 	dateTypes   = []string{TypeDate, TypeDateTime}
 	numberTypes = []string{TypeInt, TypeNumber, TypeFormula}
 )
@@ -751,10 +751,18 @@ func ForType(p *Parameter) {
 func checkOptionsApply(v *Validator, field string, p *Parameter) {
 	a := p.AdvancedOptions
 	if (a.MinLength != nil || a.MaxLength != nil) && !slices.Contains(lengthTypes, p.Type) {
-		v.Add(field+".maxLength", "a %s parameter has no length: only %s do", p.Type, strings.Join(lengthTypes, ", "))
+		name := ".maxLength" // the option set, named
+		if a.MaxLength == nil {
+			name = ".minLength"
+		}
+		v.Add(field+name, "a %s parameter has no length: only %s do", p.Type, strings.Join(lengthTypes, ", "))
 	}
 	if (a.Min != nil || a.Max != nil) && !slices.Contains(rangeTypes, p.Type) && !p.Multiple() {
-		v.Add(field+".min", "a %s parameter has no minimum or maximum: only %s do, and a field of several values (a count)", p.Type, strings.Join(rangeTypes, ", "))
+		name := ".min"
+		if a.Min == nil {
+			name = ".max"
+		}
+		v.Add(field+name, "a %s parameter has no minimum or maximum: only %s do, and a field of several values (a count)", p.Type, strings.Join(rangeTypes, ", "))
 	}
 	if a.DateFormat != "" {
 		if !slices.Contains(dateTypes, p.Type) {
