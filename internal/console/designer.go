@@ -29,6 +29,21 @@ import (
 // move to it says so first (the migration dry run,
 // wps.Service.PreviewProcessUpdate).
 
+// drawnFrom is the process as a page was first drawn from it (hidden
+// fields version and stamp, carried through every redraw): a save checks
+// that no one saved since (wps.ProcessUpdate.FromVersion, FromUpdatedAt).
+type drawnFrom struct {
+	version int
+	stamp   int64 // its updatedAt, Unix ms
+}
+
+// drawnFromForm reads them from a posted designer.
+func drawnFromForm(f url.Values) drawnFrom {
+	v, _ := strconv.Atoi(f.Get("version"))
+	ms, _ := strconv.ParseInt(f.Get("stamp"), 10, 64)
+	return drawnFrom{v, ms}
+}
+
 // draft is the process being designed, as the API's body has it.
 type draft struct {
 	Name     string     `json:"name"`
@@ -150,7 +165,7 @@ func (c *Console) designNew(q *req) error {
 		return err
 	}
 	d := draft{Steps: []wps.Step{{ID: newStepKey()}}}
-	return c.showDesigner(q, http.StatusOK, "", 0, d, nil, nil, nil, nil)
+	return c.showDesigner(q, http.StatusOK, "", drawnFrom{}, d, nil, nil, nil, nil)
 }
 
 // designEdit shows the designer for a process at its latest version.
@@ -162,7 +177,7 @@ func (c *Console) designEdit(q *req) error {
 	if err != nil {
 		return err
 	}
-	return c.showDesigner(q, http.StatusOK, p.ID, p.Version, draft{Name: p.Name, Label: p.Label, IconName: p.IconName, Code: p.Code, Steps: p.Steps}, nil, nil, nil, nil)
+	return c.showDesigner(q, http.StatusOK, p.ID, drawnFrom{p.Version, p.UpdatedAt.Millis()}, draft{Name: p.Name, Label: p.Label, IconName: p.IconName, Code: p.Code, Steps: p.Steps}, nil, nil, nil, nil)
 }
 
 // design applies one of the designer's buttons (op) to the posted draft.
@@ -172,7 +187,7 @@ func (c *Console) design(q *req) error {
 	}
 	f := q.r.PostForm
 	id := f.Get("id")
-	version, _ := strconv.Atoi(f.Get("version"))
+	from := drawnFromForm(f)
 	cur, bad := parseDraft(f)
 	var undo []draft
 	_ = json.Unmarshal([]byte(f.Get("undo")), &undo)
@@ -196,16 +211,16 @@ func (c *Console) design(q *req) error {
 		case len(undo) > 0:
 			cur, undo = undo[len(undo)-1], undo[:len(undo)-1]
 		}
-		return c.showDesigner(q, http.StatusOK, id, version, cur, undo, nil, nil, nil)
+		return c.showDesigner(q, http.StatusOK, id, from, cur, undo, nil, nil, nil)
 	}
 	if edited {
 		push(base)
 	}
 	if op == "save" || op == "saveAnyway" {
 		if len(bad) > 0 { // nothing is sent while a box is not JSON
-			return c.showDesigner(q, http.StatusUnprocessableEntity, id, version, cur, undo, nil, nil, bad)
+			return c.showDesigner(q, http.StatusUnprocessableEntity, id, from, cur, undo, nil, nil, bad)
 		}
-		return c.saveDesign(q, id, version, compact(cur), undo, op == "saveAnyway")
+		return c.saveDesign(q, id, from, compact(cur), undo, op == "saveAnyway")
 	}
 	next := applyOp(cur, op, arg)
 	if mustJSONText(next) != mustJSONText(cur) {
@@ -214,25 +229,25 @@ func (c *Console) design(q *req) error {
 	if op != "redraw" {
 		bad = nil // the boxes may have moved: as the draft has them
 	}
-	return c.showDesigner(q, http.StatusOK, id, version, next, undo, nil, nil, bad)
+	return c.showDesigner(q, http.StatusOK, id, from, next, undo, nil, nil, bad)
 }
 
 // saveDesign saves the draft through the service; on a refusal the
 // designer shows again with the messages at their fields.
-func (c *Console) saveDesign(q *req, id string, version int, d draft, undo []draft, anyway bool) error {
+func (c *Console) saveDesign(q *req, id string, from drawnFrom, d draft, undo []draft, anyway bool) error {
 	var p wps.Process
 	var err error
 	if id == "" {
 		p, err = c.svc.CreateProcess(q.ctx(), q.p, wps.ProcessInput{Name: d.Name, Label: d.Label, IconName: d.IconName, Code: d.Code, Steps: d.Steps})
 	} else {
-		u := wps.ProcessUpdate{Name: &d.Name, Label: &d.Label, IconName: &d.IconName, Code: &d.Code, Steps: &d.Steps, FromVersion: version}
-		if ms, err := strconv.ParseInt(q.r.PostFormValue("stamp"), 10, 64); err == nil && ms > 0 {
-			u.FromUpdatedAt = wps.FromMillis(ms) // an edit in place since keeps the version: this tells it
+		u := wps.ProcessUpdate{Name: &d.Name, Label: &d.Label, IconName: &d.IconName, Code: &d.Code, Steps: &d.Steps, FromVersion: from.version}
+		if from.stamp > 0 {
+			u.FromUpdatedAt = wps.FromMillis(from.stamp) // an edit in place since keeps the version: this tells it
 		}
 		if !anyway {
 			var m wps.Migration
 			if m, err = c.svc.PreviewProcessUpdate(q.ctx(), q.p, id, u); err == nil && m.Blocked > 0 {
-				return c.showDesigner(q, http.StatusOK, id, version, d, undo, nil, &m, nil)
+				return c.showDesigner(q, http.StatusOK, id, from, d, undo, nil, &m, nil)
 			}
 		}
 		if err == nil {
@@ -244,9 +259,9 @@ func (c *Console) saveDesign(q *req, id string, version int, d draft, undo []dra
 	}
 	switch {
 	case wps.IsNewerVersion(err): // drawn from a version someone else's save has replaced
-		return c.showDesigner(q, http.StatusConflict, id, version, d, undo, err, nil, nil)
+		return c.showDesigner(q, http.StatusConflict, id, from, d, undo, err, nil, nil)
 	case wps.IsCode(err, wps.CodeInvalid), wps.IsCode(err, wps.CodeConflict):
-		return c.showDesigner(q, http.StatusUnprocessableEntity, id, version, d, undo, err, nil, nil)
+		return c.showDesigner(q, http.StatusUnprocessableEntity, id, from, d, undo, err, nil, nil)
 	}
 	return err
 }
@@ -280,18 +295,12 @@ func (c *Console) deleteProcess(q *req) error {
 // showDesigner draws the designer for draft d: err's messages at their
 // fields, preview's blocked measurements before a save, and the
 // "Other settings" boxes in bad as they were typed.
-func (c *Console) showDesigner(q *req, status int, id string, version int, d draft, undo []draft, err error, preview *wps.Migration, bad map[string]badText) error {
+func (c *Console) showDesigner(q *req, status int, id string, from drawnFrom, d draft, undo []draft, err error, preview *wps.Migration, bad map[string]badText) error {
 	data := designData{ID: id, D: d, Types: wps.ParamTypes, Icons: wps.IconNames, Errs: map[string]string{}, Preview: preview,
 		DeadlineTypes: []string{"HOURS", "DAYS", "BUSINESS_HOURS", "BUSINESS_DAYS", "DATE"}, Diagram: layout(d.Steps),
 		Undo: mustJSONText(undo), CanUndo: len(undo) > 0, Dirty: len(undo) > 0 || err != nil || preview != nil}
-	if version > 0 {
-		data.Version = strconv.Itoa(version)
-	}
-	data.Stamp = q.r.PostFormValue("stamp") // as the page was first drawn, through every redraw
-	if q.r.Method == http.MethodGet && id != "" {
-		if p, err := c.svc.GetProcess(q.ctx(), q.p, id, 0); err == nil {
-			data.Stamp = strconv.FormatInt(p.UpdatedAt.Millis(), 10)
-		}
+	if from.version > 0 {
+		data.Version, data.Stamp = strconv.Itoa(from.version), strconv.FormatInt(from.stamp, 10)
 	}
 	if undo == nil {
 		data.Undo = "[]"
@@ -329,7 +338,7 @@ func (c *Console) showDesigner(q *req, status int, id string, version int, d dra
 	data.Steps = designSteps(d, data.Entities, refs)
 	switch {
 	case wps.IsNewerVersion(err):
-		data.Newer = version + 1
+		data.Newer = from.version + 1
 		if latest, gerr := c.svc.GetProcess(q.ctx(), q.p, id, 0); gerr == nil {
 			data.Newer = latest.Version
 		}

@@ -175,8 +175,7 @@ func mayDownload(tx Tx, p *Principal, a Attachment) (bool, error) {
 				return true, nil
 			}
 		case ref.RecordID != "":
-			e := sight.entity(ref.EntityID)
-			if e != nil && canReadRecords(p, *e) && !hiddenInRecords(p, *e)[ref.ParameterID] {
+			if h := sight.inRecords(sight.entity(ref.EntityID)); h != nil && !h[ref.ParameterID] {
 				return true, nil
 			}
 		}

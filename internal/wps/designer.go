@@ -26,9 +26,6 @@ func (s *Service) PreviewProcessUpdate(ctx context.Context, p *Principal, id str
 		if err != nil {
 			return err
 		}
-		if err := u.checkFrom(cur); err != nil {
-			return err
-		}
 		out.FromVersion, out.ToVersion = cur.Version, cur.Version
 		to, err := s.editProcess(tx, p, id, u.apply)
 		if err != nil {

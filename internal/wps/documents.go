@@ -486,6 +486,18 @@ func (r *run) contractInputs(st Step, tp Template, docID string, cur map[string]
 			return in, shown, err
 		}
 	}
+	// The record's fields a signatory may not see: readable is whether
+	// every signatory may read its records, inRecords what any of them
+	// may not see in them.
+	readable, inRecords := true, map[string]bool{}
+	if record != nil {
+		for _, s := range signers {
+			readable = readable && canReadRecords(s.reader, *entity)
+			for id := range hiddenInRecords(s.reader, *entity) {
+				inRecords[id] = true
+			}
+		}
+	}
 	for _, ph := range parsed.Placeholders {
 		key := ph.Key()
 		switch ph.Kind {
@@ -523,16 +535,8 @@ func (r *run) contractInputs(st Step, tp Template, docID string, cur map[string]
 				in.Values[key] = fmt.Sprintf("[%s has no field %s]", entity.Name, ph.Name)
 				continue
 			}
-			visible, inRecords := true, map[string]bool{}
-			for _, s := range signers {
-				h := hiddenInRecords(s.reader, *entity)
-				visible = visible && canReadRecords(s.reader, *entity) && !h[ep.ID]
-				for id := range h {
-					inRecords[id] = true
-				}
-			}
 			switch {
-			case !visible:
+			case !readable || inRecords[ep.ID]:
 				in.Values[key] = docHidden
 			case record.Values[ep.ID] == nil:
 				in.Values[key] = docNoValue

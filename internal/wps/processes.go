@@ -1157,8 +1157,12 @@ func (u ProcessUpdate) checkFrom(cur Process) error {
 	return e
 }
 
-// apply sets what u changes on in.
-func (u ProcessUpdate) apply(in *ProcessInput) error {
+// apply sets what u changes on in, the input of cur, unless u was made
+// from another state of the process (checkFrom).
+func (u ProcessUpdate) apply(cur Process, in *ProcessInput) error {
+	if err := u.checkFrom(cur); err != nil {
+		return err
+	}
 	setIf(&in.Name, u.Name)
 	setIf(&in.Label, u.Label)
 	setIf(&in.IconName, u.IconName)
@@ -1177,30 +1181,24 @@ func (s *Service) UpdateProcess(ctx context.Context, p *Principal, id string, u 
 		return Process{}, err
 	}
 	var proc Process
-	err := s.store.Write(ctx, func(tx Tx) error {
-		cur, err := tx.GetProcess(p.OrgID, id, 0)
-		if err != nil {
-			return err
-		}
-		if err := u.checkFrom(cur); err != nil {
-			return err
-		}
+	err := s.store.Write(ctx, func(tx Tx) (err error) {
 		proc, err = s.editProcess(tx, p, id, u.apply)
 		return err
 	})
 	return proc, err
 }
 
-// editProcess loads a process, lets change edit its input, validates and
-// saves it (a new version when the current one is locked).
-func (s *Service) editProcess(tx Tx, p *Principal, id string, change func(in *ProcessInput) error) (Process, error) {
+// editProcess loads a process, lets change edit its input (knowing the
+// process as it is), validates and saves it (a new version when the
+// current one is locked).
+func (s *Service) editProcess(tx Tx, p *Principal, id string, change func(cur Process, in *ProcessInput) error) (Process, error) {
 	cur, err := tx.GetProcess(p.OrgID, id, 0)
 	if err != nil {
 		return cur, err
 	}
 	in := ProcessInput{Name: cur.Name, Label: cur.Label, IconName: cur.IconName, Code: cur.Code, Steps: cloneSteps(cur.Steps)}
 	labelFollows := cur.Label == cur.Name
-	if err := change(&in); err != nil {
+	if err := change(cur, &in); err != nil {
 		return cur, err
 	}
 	if labelFollows && in.Label == cur.Label && in.Name != cur.Name {
@@ -1352,7 +1350,7 @@ func (s *Service) AddStep(ctx context.Context, p *Principal, processID string, s
 	var out Step
 	err := s.store.Write(ctx, func(tx Tx) error {
 		st.ID = ""
-		proc, err := s.editProcess(tx, p, processID, func(in *ProcessInput) error {
+		proc, err := s.editProcess(tx, p, processID, func(_ Process, in *ProcessInput) error {
 			at := len(in.Steps)
 			if position != nil {
 				if *position < 0 || *position > len(in.Steps) {
@@ -1376,7 +1374,7 @@ func (s *Service) AddStep(ctx context.Context, p *Principal, processID string, s
 func (s *Service) UpdateStep(ctx context.Context, p *Principal, processID, stepID string, edit func(*Step) error) (Step, error) {
 	var out Step
 	err := s.store.Write(ctx, func(tx Tx) error {
-		proc, err := s.editProcess(tx, p, processID, func(in *ProcessInput) error {
+		proc, err := s.editProcess(tx, p, processID, func(_ Process, in *ProcessInput) error {
 			i := slices.IndexFunc(in.Steps, func(x Step) bool { return x.ID == stepID })
 			if i < 0 {
 				return NotFound("step")
@@ -1403,7 +1401,7 @@ func (s *Service) DeleteStep(ctx context.Context, p *Principal, processID, stepI
 		return err
 	}
 	return s.store.Write(ctx, func(tx Tx) error {
-		_, err := s.editProcess(tx, p, processID, func(in *ProcessInput) error {
+		_, err := s.editProcess(tx, p, processID, func(_ Process, in *ProcessInput) error {
 			i := slices.IndexFunc(in.Steps, func(x Step) bool { return x.ID == stepID })
 			if i < 0 {
 				return NotFound("step")

@@ -207,11 +207,27 @@ type sight struct {
 	p        *Principal
 	tx       Tx
 	entities map[string]*Entity         // nil: unknown
+	records  map[string]map[string]bool // hiddenInRecords by entity id
 	sources  map[string]map[string]bool // by process id (latest version); nil while being worked out
 }
 
 func newSight(tx Tx, p *Principal) *sight {
-	return &sight{p: p, tx: tx, entities: map[string]*Entity{}, sources: map[string]map[string]bool{}}
+	return &sight{p: p, tx: tx, entities: map[string]*Entity{}, records: map[string]map[string]bool{}, sources: map[string]map[string]bool{}}
+}
+
+// inRecords is what the reader may not see in the records of e: nil when
+// they may not read them at all (or e is unknown), else hiddenInRecords,
+// worked out once per entity.
+func (s *sight) inRecords(e *Entity) map[string]bool {
+	if e == nil || !canReadRecords(s.p, *e) {
+		return nil
+	}
+	h, ok := s.records[e.ID]
+	if !ok {
+		h = hiddenInRecords(s.p, *e)
+		s.records[e.ID] = h
+	}
+	return h
 }
 
 func (s *sight) entity(id string) *Entity {
@@ -250,10 +266,7 @@ func (s *sight) hidden(steps []Step) map[string]bool {
 		for _, prm := range st.Parameters {
 			if rf := prm.ReadFromEntity; rf != nil {
 				e := s.entity(rf.EntityID)
-				var inRecords map[string]bool
-				if e != nil && canReadRecords(p, *e) {
-					inRecords = hiddenInRecords(p, *e)
-				}
+				inRecords := s.inRecords(e)
 				rp, _ := entityParam(e, rf.ReadParameterID, "")
 				for _, id := range rf.TargetParameterIDs {
 					_, tp := paramByID(st.Parameters, id)
@@ -272,7 +285,7 @@ func (s *sight) hidden(steps []Step) map[string]bool {
 				if a := prm.AdvancedOptions; a != nil && a.EntityParameterID != "" {
 					from, name = a.EntityParameterID, ""
 				}
-				if ep, ok := entityParam(e, from, name); e == nil || !canReadRecords(p, *e) || ok && hiddenInRecords(p, *e)[ep.ID] {
+				if ep, ok := entityParam(e, from, name); s.inRecords(e) == nil || ok && s.inRecords(e)[ep.ID] {
 					hidden[prm.ID] = true
 				}
 			}
